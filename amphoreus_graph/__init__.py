@@ -1,0 +1,1 @@
+"""amphoreus-graph: a society of LLM agents living by Paths, orchestrated by LangGraph."""

@@ -1,0 +1,188 @@
+"""`amphoreus`: simulate societies, list Paths and scenarios. User errors print one line and exit 2."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from amphoreus_graph.errors import AmphoreusError
+
+app = typer.Typer(help="Simulate a society of LLM agents living by Paths.", no_args_is_help=True, add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(command: F) -> F:
+    """Turn a user error into `error: …` on stderr and exit code 2 (no traceback)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except AmphoreusError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted: resume with `amphoreus simulate --resume RUN`")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@app.command()
+@one_line_errors
+def paths() -> None:
+    """Print the catalog of Paths: Aeon, favoured and shunned actions, opposed Paths."""
+    from amphoreus_graph.paths import load_paths
+
+    table = Table(title="The Paths")
+    for column in ("Path", "Aeon", "Favours", "Shuns", "Opposes", "Lexicon"):
+        table.add_column(column)
+    for path in load_paths().paths.values():
+        table.add_row(
+            path.name,
+            path.aeon,
+            ", ".join(a.value for a in path.favoured()),
+            ", ".join(a.value for a in path.shunned()),
+            ", ".join(path.opposed),
+            ", ".join(path.lexicon[:4]) + "…",
+        )
+    console.print(table)
+
+
+@app.command()
+@one_line_errors
+def scenarios() -> None:
+    """List the packaged scenarios (any YAML file works too: --scenario PATH.yaml)."""
+    from amphoreus_graph.scenario import load_scenario, packaged_scenarios
+
+    table = Table(title="Scenarios")
+    for column in ("Name", "Title", "Heirs", "Paths", "Titans", "Rounds/cycle"):
+        table.add_column(column)
+    for name in sorted(packaged_scenarios()):
+        s = load_scenario(name)
+        table.add_row(
+            name,
+            s.title,
+            str(len(s.heirs)),
+            str(len({h.path for h in s.heirs})),
+            str(len(s.titans)),
+            str(s.rounds_per_cycle),
+        )
+    console.print(table)
+
+
+@app.command()
+@one_line_errors
+def simulate(
+    scenario: Annotated[str, typer.Option(help="packaged scenario name or a YAML file")] = "amphoreus",
+    cycles: Annotated[int, typer.Option(min=1, help="world cycles to live through")] = 2,
+    rounds: Annotated[int | None, typer.Option(min=1, help="rounds per cycle (default: the scenario's)")] = None,
+    model: Annotated[str, typer.Option(help="offline | provider:model | a model name with --base-url")] = "offline",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (vLLM, LM Studio, Ollama)")] = None,
+    seed: Annotated[int, typer.Option(help="same seed + offline model = same run")] = 7,
+    out: Annotated[Path | None, typer.Option(help="run directory (default: runs/SCENARIO-sSEED-TIME)")] = None,
+    resume: Annotated[Path | None, typer.Option(help="continue the run in this directory from its checkpoint")] = None,
+    max_concurrency: Annotated[int, typer.Option(min=1, help="parallel model calls at most")] = 16,
+    memory_dir: Annotated[Path | None, typer.Option(help="Chroma directory (default: RUN/memory)")] = None,
+    chroma_url: Annotated[str | None, typer.Option(help="use a Chroma server, e.g. http://127.0.0.1:8000")] = None,
+    recall_k: Annotated[int, typer.Option(min=0, help="memories recalled per turn")] = 5,
+    quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
+) -> None:
+    """Run a society through its cycles, writing RUN/samples/, RUN/summary.json and a resumable checkpoint."""
+    from amphoreus_graph.society.runner import RunConfig, Simulation
+
+    if resume is not None:
+        sim = Simulation.resume(resume)
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        config = RunConfig(
+            scenario=scenario,
+            cycles=cycles,
+            rounds=rounds,
+            model=model,
+            base_url=base_url,
+            seed=seed,
+            out=out or Path("runs") / f"{Path(scenario).stem}-s{seed}-{stamp}",
+            max_concurrency=max_concurrency,
+            memory_dir=memory_dir,
+            chroma_url=chroma_url,
+            recall_k=recall_k,
+        )
+        sim = Simulation(config)
+    summary = asyncio.run(_drive(sim, resume=resume is not None, quiet=quiet))
+    _print_summary(summary, sim.config.out)
+
+
+async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
+    from amphoreus_graph.society.graph import scenario_of
+
+    cfg = sim.config
+    scenario = scenario_of(cfg.scenario)
+    rounds_total = cfg.rounds or scenario.rounds_per_cycle
+    columns = (TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, disable=quiet, transient=False) as progress:
+        cycles = progress.add_task("cycles", total=cfg.cycles)
+        rounds = progress.add_task("rounds", total=rounds_total)
+        turns = progress.add_task("turns", total=len(scenario.heirs))
+        async for event in sim.stream(resume=resume):
+            kind = event.get("type")
+            if kind == "cycle_started":
+                progress.update(cycles, description=f"cycle {event['cycle']}")
+                progress.reset(rounds, total=rounds_total)
+            elif kind == "round_started":
+                progress.reset(turns, total=event["heirs"])
+                progress.update(rounds, description=f"round {event['round']}")
+            elif kind == "turn_done":
+                progress.advance(turns)
+            elif kind == "round_done":
+                progress.advance(rounds)
+            elif kind == "cycle_done":
+                progress.advance(cycles)
+            elif kind == "done":
+                return dict(event["summary"])
+    raise AmphoreusError("the run ended without a summary")
+
+
+def _print_summary(summary: dict[str, Any], out: Path) -> None:
+    table = Table(title=f"Run {summary['run']} — {summary['scenario']} with {summary['model']}")
+    for column in ("Cycle", "Outcome", "Rounds", "Coreflames delivered", "Black Tide", "Fallen"):
+        table.add_column(column)
+    for c in summary["cycles"]:
+        table.add_row(
+            str(c["cycle"]),
+            c["outcome"],
+            str(c["rounds"]),
+            str(c["coreflames_delivered"]),
+            f"{c['black_tide']:.0f}",
+            ", ".join(c["fallen"]) or "-",
+        )
+    console.print(table)
+    top = sorted(summary["coreflames_per_heir"].items(), key=lambda kv: -kv[1])[:3]
+    console.print(
+        f"samples {summary['samples_written']} · model calls {summary['model_calls']} · "
+        f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
+        f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
+        f"most Coreflames: {', '.join(f'{h} {n}' for h, n in top)}\n"
+        f"written to {out}/ (summary.json, samples/, checkpoint.sqlite)",
+        highlight=False,
+    )
+
+
+def main() -> None:  # pragma: no cover - console entry for `python -m amphoreus_graph.cli`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

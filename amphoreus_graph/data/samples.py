@@ -1,0 +1,81 @@
+"""Training samples: one per agent turn, written to JSONL shards exactly once.
+
+Each round's samples are appended at a byte offset that the graph checkpoints. A replayed round first
+truncates its shard back to that offset, so a crash between writing and checkpointing never duplicates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.policy.base import Decision
+
+
+class Sample(BaseModel):
+    """One agent turn as a chat example: the messages the model saw and the Decision it gave."""
+
+    id: str
+    run: str
+    cycle: int
+    round: int
+    heir: str
+    path: str
+    model: str
+    messages: list[dict[str, str]] = Field(description="system, user, then the assistant's Decision as JSON")
+    decision: Decision
+    flags: list[str] = Field(default_factory=list)
+
+    @staticmethod
+    def make_id(run: str, cycle: int, round_: int, heir: str) -> str:
+        return f"{run}/c{cycle}/r{round_}/{heir}"
+
+
+def shard_name(cycle: int) -> str:
+    return f"cycle-{cycle:04d}.jsonl"
+
+
+class ShardWriter:
+    """Writes rounds of samples under `RUN/samples/`; idempotent given the checkpointed offsets."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def write_round(self, samples: list[Sample], offsets: dict[str, int]) -> dict[str, int]:
+        """Append samples to their cycle shards starting at the committed offsets; return new offsets."""
+        if not samples:
+            return offsets
+        self.directory.mkdir(parents=True, exist_ok=True)
+        updated = dict(offsets)
+        by_shard: dict[str, list[Sample]] = {}
+        for sample in samples:
+            by_shard.setdefault(shard_name(sample.cycle), []).append(sample)
+        for shard, rows in by_shard.items():
+            payload = "".join(_line(s.model_dump(mode="json")) for s in rows).encode()
+            path = self.directory / shard
+            with open(path, "ab") as handle:
+                handle.truncate(updated.get(shard, 0))
+                handle.seek(updated.get(shard, 0))
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+                updated[shard] = handle.tell()
+        return updated
+
+
+def _line(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def read_samples(directory: Path) -> list[Sample]:
+    """Every sample under a run's samples directory, in shard order."""
+    return [
+        Sample.model_validate_json(line)
+        for shard in sorted(directory.glob("cycle-*.jsonl"))
+        for line in shard.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]

@@ -1,0 +1,38 @@
+"""Errors a user can cause. The CLI prints them as one line and exits 2; they never carry a traceback."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+
+class AmphoreusError(Exception):
+    """A problem the user can fix (bad input, missing extra, unknown model). Printed as one line."""
+
+
+class ScenarioError(AmphoreusError):
+    """A scenario file that cannot be loaded: names the file, the field path and what was expected."""
+
+
+class ModelSpecError(AmphoreusError):
+    """A `--model` value that cannot be turned into a policy."""
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """Render a pydantic location tuple as `heirs[3].seeks`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def format_validation_error(source: str, exc: ValidationError) -> str:
+    """One line for the first problem pydantic found: file, field path, what was expected."""
+    first = exc.errors()[0]
+    more = exc.error_count() - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    got = first.get("input")
+    got_text = "" if first["type"] == "missing" or isinstance(got, dict | list) else f", got {got!r}"
+    return f"{source}: {field_path(first['loc'])}: {first['msg']}{got_text}{suffix}"

@@ -1,0 +1,82 @@
+"""The contract between the society and whoever decides: a TurnContext in, a Decision out."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.actions import Action
+
+
+class Decision(BaseModel):
+    """The structured output of every agent turn; everything downstream reads these, never free text."""
+
+    action: Action = Field(description="one action from the options offered")
+    target: str | None = Field(default=None, description="the heir, Titan or location aimed at, if any")
+    speech: str = Field(default="", description="what the heir says aloud; others nearby hear it")
+    rationale: str = Field(default="", description="the heir's private reasoning; nobody else sees it")
+
+
+class RecalledMemory(BaseModel):
+    text: str
+    cycle: int
+    round: int
+    score: float
+
+
+class TurnContext(BaseModel):
+    """Everything a heir knows when it decides: persona, Path, situation, recalled memories, options."""
+
+    run_id: str
+    seed: int
+    cycle: int
+    round: int
+    heir: str
+    title: str
+    persona: str
+    traits: list[str]
+    path: str
+    secondary_path: str | None
+    seeks: str
+    location: str
+    health: float
+    holding: list[str]
+    black_tide: float
+    situation: str
+    observations: list[str]
+    memories: list[RecalledMemory]
+    options: dict[Action, list[str]] = Field(description="allowed actions and their valid targets")
+    trust: dict[str, float] = Field(description="this heir's trust in each other heir")
+
+    def problem_with(self, decision: Decision) -> str | None:
+        """Why a decision is not allowed here (None if it is): the repair pass shows this to the model."""
+        if decision.action not in self.options:
+            return f"action {decision.action.value!r} is not available; choose one of {self._actions()}"
+        targets = self.options[decision.action]
+        if targets and decision.target not in targets:
+            return f"action {decision.action.value!r} needs a target from {targets}, got {decision.target!r}"
+        return None
+
+    def _actions(self) -> list[str]:
+        return [a.value for a in self.options]
+
+
+class PolicyResult(BaseModel):
+    """A decision plus what it cost and whether it had to be repaired or replaced."""
+
+    decision: Decision
+    flags: list[str] = Field(default_factory=list, description="e.g. retried, repaired, fallback")
+    model_calls: int = 0
+    failures: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    error: str | None = None
+
+
+class Policy(Protocol):
+    """Anything that turns a TurnContext into a PolicyResult; called concurrently for all heirs."""
+
+    name: str
+
+    async def adecide(self, turn: TurnContext) -> PolicyResult: ...

@@ -1,0 +1,58 @@
+"""Render a TurnContext as the chat messages a model sees (and a sample records)."""
+
+from __future__ import annotations
+
+import json
+
+from amphoreus_graph.actions import ACTION_HELP
+from amphoreus_graph.paths import load_paths
+from amphoreus_graph.policy.base import Decision, TurnContext
+
+
+def system_prompt(turn: TurnContext) -> str:
+    path = load_paths()[turn.path]
+    lines = [
+        f"You are {turn.heir}, {turn.title}, a Chrysos Heir of Amphoreus.",
+        turn.persona,
+        f"You walk the Path of {path.name} (Aeon {path.aeon}): {path.summary}",
+        "Your tenets: " + " ".join(path.tenets),
+    ]
+    if turn.secondary_path:
+        lines.append(f"You also lean towards the Path of {turn.secondary_path}.")
+    if turn.traits:
+        lines.append("Traits: " + ", ".join(turn.traits) + ".")
+    lines.append(f"You seek the Coreflame of the Titan {turn.seeks}. Stay true to your Path in word and deed.")
+    return "\n".join(lines)
+
+
+def user_prompt(turn: TurnContext) -> str:
+    lines = [
+        f"Cycle {turn.cycle}, round {turn.round}. You are at {turn.location}; health {turn.health:.0f}/100.",
+        f"Coreflames you hold: {', '.join(turn.holding) or 'none'}. Black Tide: {turn.black_tide:.0f}/100.",
+        f"Situation: {turn.situation}",
+    ]
+    if turn.observations:
+        lines.append("You observe:")
+        lines.extend(f"- {o}" for o in turn.observations)
+    if turn.memories:
+        lines.append("You remember:")
+        lines.extend(f"- (cycle {m.cycle}, round {m.round}) {m.text}" for m in turn.memories)
+    lines.append("Your options (action: targets):")
+    for action, targets in turn.options.items():
+        aimed = f" [{', '.join(targets)}]" if targets else ""
+        lines.append(f"- {action.value}{aimed}: {ACTION_HELP[action]}")
+    lines.append("Answer with one JSON object with the keys action, target (null if none), speech and rationale.")
+    return "\n".join(lines)
+
+
+def render_messages(turn: TurnContext) -> list[dict[str, str]]:
+    """The messages a chat model sees for this turn, as role/content dicts (the sample format)."""
+    return [
+        {"role": "system", "content": system_prompt(turn)},
+        {"role": "user", "content": user_prompt(turn)},
+    ]
+
+
+def decision_json(decision: Decision) -> str:
+    """The canonical assistant reply for a decision (sorted keys: byte-stable samples)."""
+    return json.dumps(decision.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)

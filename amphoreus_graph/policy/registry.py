@@ -1,0 +1,65 @@
+"""`--model` strings to policies: `offline`, `provider:model`, an OpenAI-compatible `--base-url`, `scripted:`."""
+
+from __future__ import annotations
+
+from amphoreus_graph.errors import ModelSpecError
+from amphoreus_graph.policy.base import Policy
+from amphoreus_graph.policy.fake import ScriptedChatModel
+from amphoreus_graph.policy.llm import LLMPolicy
+from amphoreus_graph.policy.offline import OfflinePathPolicy
+
+_EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
+
+
+def _scripted(options: str) -> ScriptedChatModel:
+    """`scripted:latency=0.5,fail=0.3,malformed=0.2,seed=1` (all optional)."""
+    names = {"latency": "latency_s", "fail": "fail_rate", "malformed": "malformed_rate", "seed": "seed"}
+    values: dict[str, float] = {}
+    for item in filter(None, options.split(",")):
+        key, _, value = item.partition("=")
+        if key not in names:
+            raise ModelSpecError(f"--model scripted:{options}: unknown option {key!r}; expected {sorted(names)}")
+        try:
+            values[names[key]] = float(value)
+        except ValueError:
+            raise ModelSpecError(f"--model scripted:{options}: {key} must be a number, got {value!r}") from None
+    return ScriptedChatModel(**values)  # type: ignore[arg-type]
+
+
+def resolve_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    max_concurrency: int = 16,
+    timeout_s: float = 60.0,
+    temperature: float | None = None,
+) -> Policy:
+    """Turn a `--model` value into a Policy; any problem is one ModelSpecError line."""
+    if spec == "offline":
+        return OfflinePathPolicy()
+    provider, _, model_name = spec.partition(":")
+    if provider == "scripted":
+        return LLMPolicy(_scripted(model_name), name=spec, max_concurrency=max_concurrency, backoff_s=0.01)
+    if not model_name:
+        if base_url is None:
+            raise ModelSpecError(
+                f"--model {spec!r}: expected 'offline', 'provider:model' (e.g. openai:gpt-4o-mini) "
+                "or a model name with --base-url"
+            )
+        provider, model_name = "openai", spec
+    kwargs: dict[str, object] = {}
+    if base_url is not None:
+        kwargs["base_url"] = base_url
+    if temperature is not None:
+        kwargs["temperature"] = temperature
+    try:
+        from langchain.chat_models import init_chat_model
+
+        chat = init_chat_model(model_name, model_provider=provider, **kwargs)
+    except ImportError as exc:
+        extra = _EXTRAS.get(provider)
+        hint = f"pip install 'amphoreus-graph[{extra}]'" if extra else f"install the langchain-{provider} package"
+        raise ModelSpecError(f"--model {spec!r}: the {provider!r} provider is not installed ({hint})") from exc
+    except Exception as exc:
+        raise ModelSpecError(f"--model {spec!r}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+    return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s)

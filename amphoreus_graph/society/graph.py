@@ -1,0 +1,214 @@
+"""The society graph: one cycle of rounds.
+
+    genesis → director → perceive ─Send×N→ heir_turn → game_master → remember → record ─┐
+                 ▲                                                                    │
+                 └──────────────────────── next round ◄──────────────────────────────┘ → END
+
+`perceive` recalls for all heirs in one embedding batch; heir turns run concurrently; the game master
+resolves them together; `remember` embeds the round's events in one batch; `record` writes samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import cache
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from amphoreus_graph.data.samples import Sample
+from amphoreus_graph.memory.records import MemoryEvent
+from amphoreus_graph.policy.base import Decision, PolicyResult, RecalledMemory, TurnContext
+from amphoreus_graph.policy.offline import stable_rng
+from amphoreus_graph.policy.prompt import decision_json, render_messages
+from amphoreus_graph.scenario import Scenario, load_scenario
+from amphoreus_graph.society.perception import build_turn, director_situations, living_heirs, memory_query
+from amphoreus_graph.society.rules import resolve_round
+from amphoreus_graph.society.services import Services, SocietySettings, services_for
+from amphoreus_graph.society.state import SocietyInput, SocietyState, add_stats
+from amphoreus_graph.society.world import World
+
+
+@cache
+def scenario_of(name_or_path: str) -> Scenario:
+    """Scenarios are read once per process: a run must not change under its own feet."""
+    return load_scenario(name_or_path)
+
+
+def services_of(state: SocietyState, runtime: Runtime[SocietySettings]) -> Services:
+    return services_for(runtime.context, state["run_id"], scenario_of(state["scenario"]))
+
+
+def emit(event: dict[str, Any]) -> None:
+    get_stream_writer()(event)
+
+
+def genesis(state: SocietyState, config: RunnableConfig) -> dict[str, Any]:
+    """Start a cycle from the scenario's world; name the run after the thread if no name was given."""
+    scenario = scenario_of(state["scenario"])
+    cycle = state.get("cycle") or 1
+    run_id = state.get("run_id") or str(config.get("configurable", {}).get("thread_id") or "studio")
+    world = World.genesis(scenario, cycle)
+    emit({"type": "cycle_started", "cycle": cycle, "heirs": len(scenario.heirs)})
+    return {"run_id": run_id, "cycle": cycle, "world": world.model_dump(mode="json"), "turns": {}}
+
+
+def director(state: SocietyState) -> dict[str, Any]:
+    """Lycurgus opens a round: advance the clock and frame the situation for each heir."""
+    scenario = scenario_of(state["scenario"])
+    world = World.model_validate(state["world"])
+    world.round += 1
+    situations = director_situations(world, scenario, state["seed"], state["run_id"])
+    emit({"type": "round_started", "cycle": world.cycle, "round": world.round, "heirs": len(situations)})
+    return {"world": world.model_dump(mode="json"), "situations": situations, "turns": {}}
+
+
+async def perceive(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Recall memories for every heir in one batch (embedding and Chroma run off the event loop)."""
+    scenario = scenario_of(state["scenario"])
+    world = World.model_validate(state["world"])
+    services = services_of(state, runtime)
+    queries = {h: memory_query(h, world, scenario, s) for h, s in state["situations"].items()}
+    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k)
+    return {"recalled": {h: [m.model_dump() for m in found] for h, found in recalled.items()}}
+
+
+def fan_out(state: SocietyState) -> list[Send]:
+    """One concurrent turn per living heir, each with its own TurnContext."""
+    scenario = scenario_of(state["scenario"])
+    world = World.model_validate(state["world"])
+    sends = []
+    for heir in living_heirs(world, scenario):
+        turn = build_turn(
+            heir,
+            world,
+            scenario,
+            situation=state["situations"][heir],
+            memories=[RecalledMemory.model_validate(m) for m in state["recalled"].get(heir, [])],
+            seed=state["seed"],
+            run_id=state["run_id"],
+        )
+        sends.append(
+            Send(
+                "heir_turn",
+                {"turn": turn.model_dump(mode="json"), "run_id": state["run_id"], "scenario": state["scenario"]},
+            )
+        )
+    return sends
+
+
+async def heir_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """A heir decides. The policy never raises: model faults come back flagged."""
+    turn = TurnContext.model_validate(payload["turn"])
+    services = services_for(runtime.context, payload["run_id"], scenario_of(payload["scenario"]))
+    result = await services.policy.adecide(turn)
+    emit({"type": "turn_done", "heir": turn.heir, "action": result.decision.action.value, "flags": result.flags})
+    record = {
+        "messages": render_messages(turn),
+        "result": result.model_dump(mode="json"),
+        "path": turn.path,
+        "model": services.policy.name,
+    }
+    return {"turns": {turn.heir: record}}
+
+
+def game_master(state: SocietyState) -> dict[str, Any]:
+    """Resolve all of the round's decisions at once into events and a new world."""
+    scenario = scenario_of(state["scenario"])
+    world = World.model_validate(state["world"])
+    decisions = {h: Decision.model_validate(t["result"]["decision"]) for h, t in state["turns"].items()}
+    rng = stable_rng(state["seed"], state["run_id"], world.cycle, world.round, "game-master")
+    limit = state.get("rounds") or scenario.rounds_per_cycle
+    world, events = resolve_round(world, scenario, decisions, rng, limit)
+    return {"world": world.model_dump(mode="json"), "round_events": [e.model_dump(mode="json") for e in events]}
+
+
+async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Embed the round's events once and file them for their witnesses (idempotent upserts)."""
+    services = services_of(state, runtime)
+    events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
+    await asyncio.to_thread(services.memory.remember, events)
+    return {}
+
+
+async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Write each turn of the round as a sample (exactly once) and add up what the round cost."""
+    services = services_of(state, runtime)
+    world = World.model_validate(state["world"])
+    scenario = scenario_of(state["scenario"])
+    samples: list[Sample] = []
+    delta = {"turns": 0.0}
+    for heir in [h for h in scenario.heir_names if h in state["turns"]]:
+        turn = state["turns"][heir]
+        result = PolicyResult.model_validate(turn["result"])
+        samples.append(
+            Sample(
+                id=Sample.make_id(state["run_id"], world.cycle, world.round, heir),
+                run=state["run_id"],
+                cycle=world.cycle,
+                round=world.round,
+                heir=heir,
+                path=turn["path"],
+                model=turn["model"],
+                messages=[*turn["messages"], {"role": "assistant", "content": decision_json(result.decision)}],
+                decision=result.decision,
+                flags=result.flags,
+            )
+        )
+        delta["turns"] += 1
+        delta["model_calls"] = delta.get("model_calls", 0) + result.model_calls
+        delta["failures"] = delta.get("failures", 0) + result.failures
+        delta["tokens_in"] = delta.get("tokens_in", 0) + result.tokens_in
+        delta["tokens_out"] = delta.get("tokens_out", 0) + result.tokens_out
+        delta["fallbacks"] = delta.get("fallbacks", 0) + ("fallback" in result.flags)
+        delta["repaired"] = delta.get("repaired", 0) + ("repaired" in result.flags)
+    offsets = state.get("sample_offsets") or {}
+    if services.samples is not None:
+        offsets = await asyncio.to_thread(services.samples.write_round, samples, offsets)
+        delta["samples_written"] = float(len(samples))
+    emit(
+        {
+            "type": "round_done",
+            "cycle": world.cycle,
+            "round": world.round,
+            "black_tide": world.black_tide,
+            "delivered": len(world.delivered),
+            "outcome": world.outcome.value if world.outcome else None,
+            "actions": {s.heir: s.decision.action.value for s in samples},
+        }
+    )
+    return {"stats": add_stats(state.get("stats"), delta), "sample_offsets": offsets, "turns": {}}
+
+
+def next_round(state: SocietyState) -> str:
+    return END if state["world"].get("outcome") else "director"
+
+
+def build_society_graph() -> StateGraph:
+    """The uncompiled one-cycle graph; compile it with or without a checkpointer."""
+    builder = StateGraph(SocietyState, context_schema=SocietySettings, input_schema=SocietyInput)
+    add_cycle_nodes(builder)
+    builder.add_edge(START, "genesis")
+    builder.add_edge("genesis", "director")
+    builder.add_conditional_edges("record", next_round, ["director", END])
+    return builder
+
+
+def add_cycle_nodes(builder: StateGraph) -> None:
+    """The round loop's nodes and fixed edges, shared by the society and recurrence graphs."""
+    builder.add_node("genesis", genesis)
+    builder.add_node("director", director)
+    builder.add_node("perceive", perceive)
+    builder.add_node("heir_turn", heir_turn)  # type: ignore[arg-type]
+    builder.add_node("game_master", game_master)
+    builder.add_node("remember", remember)
+    builder.add_node("record", record)
+    builder.add_edge("director", "perceive")
+    builder.add_conditional_edges("perceive", fan_out, ["heir_turn"])
+    builder.add_edge("heir_turn", "game_master")
+    builder.add_edge("game_master", "remember")
+    builder.add_edge("remember", "record")

@@ -1,0 +1,82 @@
+"""Run-level services (policy, memory, sample writer) resolved from JSON-able settings.
+
+The graph's Runtime context is `SocietySettings`, which Studio can fill in; the heavy objects it names
+are built once per process and run, or registered ready-made by the library (a custom chat model).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from amphoreus_graph.data.samples import ShardWriter
+from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
+from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_chroma
+from amphoreus_graph.policy.base import Policy
+from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.scenario import Scenario
+
+
+class SocietySettings(BaseSettings):
+    """Who decides and where memory and samples live; also read from AMPHOREUS_* environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="AMPHOREUS_", frozen=True)
+
+    model: str = Field(default="offline", description="offline, provider:model, or a name with base_url")
+    base_url: str | None = Field(default=None, description="an OpenAI-compatible endpoint (vLLM, Ollama…)")
+    max_concurrency: int = Field(default=16, ge=1, description="parallel model calls at most")
+    recall_k: int = Field(default=5, ge=0, description="memories recalled per turn")
+    memory_dir: str | None = Field(default="memory/chroma", description="embedded Chroma directory")
+    chroma_url: str | None = Field(default=None, description="a Chroma server, instead of memory_dir")
+    embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or path")
+    runs_dir: str = Field(default="runs", description="where runs without an explicit directory write")
+    run_dir: str | None = Field(default=None, description="this run's directory (samples/ goes inside)")
+
+
+@dataclass
+class Services:
+    policy: Policy
+    memory: Memory
+    samples: ShardWriter | None
+    recall_k: int = 5
+
+
+_lock = threading.Lock()
+_registered: dict[str, Services] = {}
+_clients: dict[tuple[str | None, str | None], tuple[object, StoreLock | None]] = {}
+
+
+def register_services(run_id: str, services: Services) -> None:
+    """Use these ready-made services for `run_id` (the library does this for a custom policy)."""
+    with _lock:
+        _registered[run_id] = services
+
+
+def unregister_services(run_id: str) -> None:
+    with _lock:
+        _registered.pop(run_id, None)
+
+
+def services_for(settings: SocietySettings | None, run_id: str, scenario: Scenario) -> Services:
+    """The services of a run: registered ones, else built from the settings once per process."""
+    with _lock:
+        if run_id in _registered:
+            return _registered[run_id]
+        settings = settings or SocietySettings()
+        key = (settings.memory_dir if settings.chroma_url is None else None, settings.chroma_url)
+        if key not in _clients:
+            _clients[key] = open_chroma(Path(key[0]) if key[0] else None, key[1])
+        client, _ = _clients[key]
+        run_dir = Path(settings.run_dir) if settings.run_dir else Path(settings.runs_dir) / run_id
+        services = Services(
+            policy=resolve_model(settings.model, base_url=settings.base_url, max_concurrency=settings.max_concurrency),
+            memory=ChromaMemory(client, run_id, scenario.heir_names, default_embedder(settings.embedder)),  # type: ignore[arg-type]
+            samples=ShardWriter(run_dir / "samples"),
+            recall_k=settings.recall_k,
+        )
+        _registered[run_id] = services
+        return services

@@ -1,0 +1,69 @@
+"""Graph state for the society (one cycle) and the recurrence (many cycles).
+
+State holds plain JSON-able data only (models are dumped), so it checkpoints to SQLite, streams to
+Studio and round-trips through `langgraph dev` unchanged. Inputs are pydantic models with defaults:
+a Studio user can press Submit without filling anything in.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from pydantic import BaseModel, Field
+
+JSON = dict[str, Any]
+
+
+def merge_turns(current: dict[str, JSON] | None, update: dict[str, JSON] | None) -> dict[str, JSON]:
+    """Parallel heir turns merge their results; an empty update clears the round's turns."""
+    if not update:
+        return {}
+    return {**(current or {}), **update}
+
+
+class SocietyInput(BaseModel):
+    """Run one cycle of a society."""
+
+    scenario: str = Field(default="amphoreus", description="packaged scenario name or path to a YAML file")
+    seed: int = Field(default=7, description="same seed, same offline run")
+    rounds: int | None = Field(default=None, description="rounds per cycle; default: the scenario's")
+    run_id: str = Field(default="", description="names the run's memory and samples; default: the thread id")
+    cycle: int = Field(default=1, ge=1, description="which cycle of the world this is")
+
+
+class RecurrenceInput(BaseModel):
+    """Run the world through several cycles; memories carry over by each Path's retention."""
+
+    scenario: str = Field(default="amphoreus", description="packaged scenario name or path to a YAML file")
+    seed: int = Field(default=7, description="same seed, same offline run")
+    rounds: int | None = Field(default=None, description="rounds per cycle; default: the scenario's")
+    run_id: str = Field(default="", description="names the run's memory and samples; default: the thread id")
+    cycles: int = Field(default=2, ge=1, description="how many cycles the world lives through")
+
+
+class SocietyState(TypedDict, total=False):
+    scenario: str
+    seed: int
+    rounds: int | None
+    run_id: str
+    cycle: int
+    world: JSON
+    situations: dict[str, str]
+    recalled: dict[str, list[JSON]]
+    turns: Annotated[dict[str, JSON], merge_turns]
+    round_events: list[JSON]
+    stats: dict[str, float]
+    sample_offsets: dict[str, int]
+
+
+class RecurrenceState(SocietyState, total=False):
+    cycles: int
+    cycle_summaries: list[JSON]
+
+
+STAT_KEYS = ("samples_written", "turns", "model_calls", "failures", "fallbacks", "repaired", "tokens_in", "tokens_out")
+
+
+def add_stats(current: dict[str, float] | None, delta: dict[str, float]) -> dict[str, float]:
+    base = {key: 0.0 for key in STAT_KEYS} | (current or {})
+    return {key: base[key] + delta.get(key, 0.0) for key in base}
