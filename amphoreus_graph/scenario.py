@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from amphoreus_graph.errors import ScenarioError, format_validation_error
 from amphoreus_graph.paths import PathCatalog, load_paths
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -164,7 +166,7 @@ def load_scenario(name_or_path: str | FsPath) -> Scenario:
     """Load and validate a scenario; any problem is one ScenarioError line (file: field: expected)."""
     path = resolve_scenario_path(name_or_path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"

@@ -88,10 +88,9 @@ class Simulation:
             raise AmphoreusError(format_validation_error(str(path), exc)) from None
         return cls(config.model_copy(update={"out": run_dir}), policy=policy)
 
-    def _services(self) -> tuple[Services, ChromaMemory | None]:
+    def _services(self, policy: Policy) -> tuple[Services, ChromaMemory | None]:
         cfg = self.config
         scenario = scenario_of(cfg.scenario)
-        policy = self._policy or resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
         owned: ChromaMemory | None = None
         memory = self._memory
         if memory is None:
@@ -106,7 +105,9 @@ class Simulation:
     async def stream(self, *, resume: bool = False) -> AsyncIterator[dict[str, Any]]:
         """Run (or resume) to the end, yielding the graph's progress events as they happen."""
         cfg = self.config
-        scenario_of(cfg.scenario)  # a broken scenario fails here, before anything is written
+        # A broken scenario or model spec fails here, before anything is written.
+        scenario_of(cfg.scenario)
+        policy = self._policy or resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
         checkpoint = cfg.out / CHECKPOINT_FILE
         if not resume and checkpoint.exists():
             raise AmphoreusError(f"{cfg.out}: already holds a run; expected a new --out, or --resume {cfg.out}")
@@ -115,7 +116,7 @@ class Simulation:
         cfg.out.mkdir(parents=True, exist_ok=True)
         if not resume:
             _write_json(cfg.out / CONFIG_FILE, json.loads(cfg.model_dump_json()))
-        services, owned = self._services()
+        services, owned = self._services(policy)
         register_services(cfg.run_id, services)
         started = time.perf_counter()
         thread = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}

@@ -1,0 +1,37 @@
+"""Shared fixtures: offline environment, tiny runs, and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real all-MiniLM-L6-v2 embedder, loaded once for the whole session."""
+    from amphoreus_graph.memory.embedder import default_embedder
+
+    return default_embedder()
+
+
+@pytest.fixture
+def cli():
+    """Invoke `amphoreus …` in-process; returns (exit code, stdout, stderr)."""
+    from typer.testing import CliRunner
+
+    from amphoreus_graph.cli import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        result = runner.invoke(app, list(args))
+        return result.exit_code, result.stdout, result.stderr
+
+    return invoke

@@ -1,0 +1,239 @@
+"""The graphs as LangGraph Studio runs them: the real `langgraph dev` server, driven through langgraph-sdk.
+
+One server is started per module (its first graph import loads torch, so it takes a while); the tests
+stream runs through the HTTP API exactly as Studio would, offline, with memory and samples in tmp dirs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+langgraph_sdk = pytest.importorskip("langgraph_sdk")
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+READY_TIMEOUT_S = 120.0
+RUN_TIMEOUT_S = 90.0
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not LANGGRAPH.exists(), reason="langgraph-cli[inmem] is not installed (pip install -e .[dev])"),
+]
+
+
+@dataclass
+class Server:
+    url: str
+    runs_dir: Path
+    memory_dir: Path
+    log: Path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(memory_dir: Path, runs_dir: Path) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AMPHOREUS_", "LANGSMITH_", "LANGCHAIN_", "LANGGRAPH_"))
+    }
+    env.update(
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        ANONYMIZED_TELEMETRY="False",
+        DO_NOT_TRACK="1",
+        LANGSMITH_TRACING="false",
+        LANGCHAIN_TRACING_V2="false",
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGGRAPH_NO_VERSION_CHECK="true",
+        AMPHOREUS_MEMORY_DIR=str(memory_dir),
+        AMPHOREUS_RUNS_DIR=str(runs_dir),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"langgraph dev exited with {process.returncode} before it was ready")
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"langgraph dev not ready at {url} after {timeout:.0f}s")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate the server's whole process group (uvicorn may have children), then kill what is left."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    try:  # children that outlived the leader
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("studio")
+    runs_dir, memory_dir, log = base / "runs", base / "memory", base / "langgraph-dev.log"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    failed_before = request.session.testsfailed
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            [str(LANGGRAPH), "dev", "--port", str(port), "--host", "127.0.0.1", "--no-browser", "--no-reload"],
+            cwd=ROOT,
+            env=server_env(memory_dir, runs_dir),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            try:
+                wait_ready(url, process, READY_TIMEOUT_S)
+            except Exception:
+                failed_before = -1
+                raise
+            yield Server(url=url, runs_dir=runs_dir, memory_dir=memory_dir, log=log)
+        finally:
+            stop(process)
+            if request.session.testsfailed != failed_before:
+                sys.stderr.write(f"\n----- langgraph dev log ({log}) -----\n")
+                sys.stderr.write(log.read_text(encoding="utf-8", errors="replace")[-20000:])
+                sys.stderr.write("\n----- end of langgraph dev log -----\n")
+
+
+def log_tail(server: Server, chars: int = 6000) -> str:
+    return server.log.read_text(encoding="utf-8", errors="replace")[-chars:]
+
+
+async def stream_run(
+    client: Any, thread_id: str, payload: dict[str, Any], stop_after: str | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any], str | None]:
+    """Stream a `society` run; return custom events, values snapshots, errors, and the run id."""
+    custom: list[dict[str, Any]] = []
+    values: list[dict[str, Any]] = []
+    errors: list[Any] = []
+    run_id: str | None = None
+    async for part in client.runs.stream(
+        thread_id, "society", input=payload, stream_mode=["custom", "values"], on_disconnect="cancel"
+    ):
+        if part.event == "metadata":
+            run_id = part.data.get("run_id")
+        elif part.event == "custom":
+            custom.append(part.data)
+            if stop_after is not None and part.data.get("type") == stop_after:
+                break
+        elif part.event == "values":
+            values.append(part.data)
+        elif part.event == "error":
+            errors.append(part.data)
+    return custom, values, errors, run_id
+
+
+async def test_society_trio_streams_progress_and_writes_samples(server: Server) -> None:
+    import asyncio
+
+    client = langgraph_sdk.get_client(url=server.url)
+    thread = await client.threads.create()
+    thread_id = thread["thread_id"]
+
+    custom, values, errors, _ = await asyncio.wait_for(
+        stream_run(client, thread_id, {"scenario": "trio", "rounds": 2, "seed": 3}), RUN_TIMEOUT_S
+    )
+    assert not errors, f"run failed: {errors}\n{log_tail(server)}"
+
+    types = [event.get("type") for event in custom]
+    assert types.count("round_started") == 2, types
+    assert types.count("round_done") == 2, types
+    assert types.count("turn_done") == 6, types
+    heirs = {e["heir"] for e in custom if e.get("type") == "turn_done"}
+    assert len(heirs) == 3, heirs
+    assert [e["round"] for e in custom if e.get("type") == "round_done"] == [1, 2]
+    assert values, "no values were streamed"
+
+    state = await client.threads.get_state(thread_id)
+    final = state["values"]
+    assert not state["next"], state["next"]
+    assert final["world"]["round"] == 2
+    assert final["world"]["outcome"]
+    assert final["run_id"] == thread_id
+    assert final["stats"]["turns"] == 6
+    assert final["stats"]["samples_written"] == 6
+    assert values[-1]["world"]["round"] == 2
+
+    samples_dir = server.runs_dir / thread_id / "samples"
+    shards = sorted(samples_dir.glob("cycle-*.jsonl"))
+    assert shards, f"no samples under {samples_dir}"
+    rows = [json.loads(line) for shard in shards for line in shard.read_text(encoding="utf-8").splitlines() if line]
+    assert len(rows) == 6
+    assert {row["run"] for row in rows} == {thread_id}
+    assert sorted((row["round"], row["heir"]) for row in rows) == sorted((r, h) for r in (1, 2) for h in heirs)
+    assert any(server.memory_dir.iterdir()), "memory was not written under AMPHOREUS_MEMORY_DIR"
+
+
+async def test_society_runs_from_empty_input(server: Server) -> None:
+    """Studio's Submit with nothing filled in: the input schema has defaults and a run starts from {}.
+
+    The default scenario runs a full 12-round cycle, too long here: the run is cancelled after its first
+    round completes, which is enough to show genesis, a full round, and sample writing work on defaults.
+    """
+    import asyncio
+
+    client = langgraph_sdk.get_client(url=server.url)
+
+    schemas = await client.assistants.get_schemas("society")
+    properties = schemas["input_schema"]["properties"]
+    assert properties["scenario"]["default"] == "amphoreus"
+    assert properties["seed"]["default"] == 7
+    assert schemas["input_schema"].get("required", []) == []
+
+    thread = await client.threads.create()
+    thread_id = thread["thread_id"]
+    custom, _, errors, run_id = await asyncio.wait_for(
+        stream_run(client, thread_id, {}, stop_after="round_done"), RUN_TIMEOUT_S
+    )
+    assert not errors, f"run failed: {errors}\n{log_tail(server)}"
+    types = [event.get("type") for event in custom]
+    assert types[0] == "cycle_started", types
+    assert custom[0]["heirs"] == 12
+    assert types.count("turn_done") == 12, types
+    assert types[-1] == "round_done", types
+    if run_id is not None:
+        await client.runs.cancel(thread_id, run_id, wait=True)
+    samples_dir = server.runs_dir / thread_id / "samples"
+    assert sorted(samples_dir.glob("cycle-*.jsonl")), f"no samples under {samples_dir}"
