@@ -133,7 +133,7 @@ class Simulation:
                         "rounds": cfg.rounds,
                         "run_id": cfg.run_id,
                     }
-                if start is not None or state.next:
+                if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
                     async for event in graph.astream(start, thread, context=cfg.settings(), stream_mode="custom"):
                         yield event
                 final = (await graph.aget_state(thread)).values
