@@ -100,5 +100,4 @@ async def test_remembrance_carries_a_cycle_summary_that_nihility_loses(tmp_path,
     assert len([r for r in rows["Cyrene"] if r["cycle"] == 1]) >= 3, "Remembrance keeps all of cycle 1"
     assert [r for r in rows["Phainon"] if r["cycle"] == 1] == [], "Destruction (retention: none) keeps nothing"
     assert [r for r in rows["Cyrene"] if r["cycle"] == 2], "and keeps the last cycle too"
-    echoes = [r for r in rows["Anaxagoras"] if r["cycle"] == 1]
-    assert 0 < len(echoes) <= 3, "Erudition keeps at most 3 echoes"
+    assert 0 < len(rows["Anaxagoras"]) <= 3, "Erudition keeps at most 3 echoes"
