@@ -6,6 +6,8 @@ stream runs through the HTTP API exactly as Studio would, offline, with memory a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -99,10 +101,8 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
-    try:  # children that outlived the leader
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # children that outlived the leader
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -142,32 +142,42 @@ def log_tail(server: Server, chars: int = 6000) -> str:
 
 
 async def stream_run(
-    client: Any, thread_id: str, payload: dict[str, Any], stop_after: str | None = None
+    client: Any, thread_id: str, payload: dict[str, Any], stop_after: str | None = None, graph: str = "society"
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any], str | None]:
-    """Stream a `society` run; return custom events, values snapshots, errors, and the run id."""
+    """Stream a run of `graph`; return its custom events, values snapshots, errors, and run id."""
     custom: list[dict[str, Any]] = []
     values: list[dict[str, Any]] = []
     errors: list[Any] = []
     run_id: str | None = None
-    async for part in client.runs.stream(
-        thread_id, "society", input=payload, stream_mode=["custom", "values"], on_disconnect="cancel"
-    ):
-        if part.event == "metadata":
-            run_id = part.data.get("run_id")
-        elif part.event == "custom":
-            custom.append(part.data)
-            if stop_after is not None and part.data.get("type") == stop_after:
-                break
-        elif part.event == "values":
-            values.append(part.data)
-        elif part.event == "error":
-            errors.append(part.data)
+    stream = client.runs.stream(
+        thread_id, graph, input=payload, stream_mode=["custom", "values"], on_disconnect="cancel"
+    )
+    async with contextlib.aclosing(stream):  # leaving early disconnects, and the server cancels the run
+        async for part in stream:
+            if part.event == "metadata":
+                run_id = part.data.get("run_id")
+            elif part.event == "custom":
+                custom.append(part.data)
+                if stop_after is not None and part.data.get("type") == stop_after:
+                    break
+            elif part.event == "values":
+                values.append(part.data)
+            elif part.event == "error":
+                errors.append(part.data)
     return custom, values, errors, run_id
 
 
-async def test_society_trio_streams_progress_and_writes_samples(server: Server) -> None:
-    import asyncio
+async def wait_settled(client: Any, thread_id: str, run_id: str, timeout: float = 30.0) -> str:
+    """Wait until a run is no longer pending or running (a cancelled one must not hold the worker)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run = await client.runs.get(thread_id, run_id)
+        if run["status"] not in ("pending", "running") or time.monotonic() > deadline:
+            return str(run["status"])
+        await asyncio.sleep(0.2)
 
+
+async def test_society_trio_streams_progress_and_writes_samples(server: Server) -> None:
     client = langgraph_sdk.get_client(url=server.url)
     thread = await client.threads.create()
     thread_id = thread["thread_id"]
@@ -212,15 +222,19 @@ async def test_society_runs_from_empty_input(server: Server) -> None:
     The default scenario runs a full 12-round cycle, too long here: the run is cancelled after its first
     round completes, which is enough to show genesis, a full round, and sample writing work on defaults.
     """
-    import asyncio
-
     client = langgraph_sdk.get_client(url=server.url)
 
-    schemas = await client.assistants.get_schemas("society")
+    assistants = await client.assistants.search(graph_id="society")
+    assert assistants, "langgraph dev registered no assistant for the society graph"
+    schemas = await client.assistants.get_schemas(assistants[0]["assistant_id"])
     properties = schemas["input_schema"]["properties"]
     assert properties["scenario"]["default"] == "amphoreus"
     assert properties["seed"]["default"] == 7
     assert schemas["input_schema"].get("required", []) == []
+    # Studio draws the state and output panels from these; None means langgraph-api failed to build them
+    assert schemas["state_schema"] is not None, f"no state schema\n{log_tail(server)}"
+    assert schemas["output_schema"] is not None, f"no output schema\n{log_tail(server)}"
+    assert schemas["context_schema"]["properties"]["memory_dir"]["default"] == "memory/chroma"
 
     thread = await client.threads.create()
     thread_id = thread["thread_id"]
@@ -233,7 +247,31 @@ async def test_society_runs_from_empty_input(server: Server) -> None:
     assert custom[0]["heirs"] == 12
     assert types.count("turn_done") == 12, types
     assert types[-1] == "round_done", types
-    if run_id is not None:
-        await client.runs.cancel(thread_id, run_id, wait=True)
+    assert run_id is not None
+    assert await wait_settled(client, thread_id, run_id) in ("interrupted", "success"), log_tail(server)
     samples_dir = server.runs_dir / thread_id / "samples"
     assert sorted(samples_dir.glob("cycle-*.jsonl")), f"no samples under {samples_dir}"
+
+
+async def test_recurrence_carries_memories_across_cycles(server: Server) -> None:
+    """The second exported graph: two short trio cycles, each ended by `end_cycle`."""
+    client = langgraph_sdk.get_client(url=server.url)
+    thread = await client.threads.create()
+    thread_id = thread["thread_id"]
+    custom, _, errors, _ = await asyncio.wait_for(
+        stream_run(client, thread_id, {"scenario": "trio", "rounds": 1, "cycles": 2, "seed": 5}, graph="recurrence"),
+        RUN_TIMEOUT_S,
+    )
+    assert not errors, f"run failed: {errors}\n{log_tail(server)}"
+    types = [event.get("type") for event in custom]
+    assert types.count("cycle_started") == 2, types
+    assert types.count("cycle_done") == 2, types
+    assert types.count("turn_done") == 6, types
+
+    state = await client.threads.get_state(thread_id)
+    final = state["values"]
+    assert not state["next"], state["next"]
+    assert [s["rounds"] for s in final["cycle_summaries"]] == [1, 1]
+    assert final["stats"]["turns"] == 6
+    shards = sorted((server.runs_dir / thread_id / "samples").glob("cycle-*.jsonl"))
+    assert len(shards) == 2, shards

@@ -49,7 +49,11 @@ class Embedder:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
             if missing:
                 vectors = self._model.encode(
-                    missing, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+                    missing,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
                 )
                 for text, vector in zip(missing, vectors, strict=True):
                     self._cache[text] = vector.astype(np.float32)

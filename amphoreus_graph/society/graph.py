@@ -43,18 +43,35 @@ def services_of(state: SocietyState, runtime: Runtime[SocietySettings]) -> Servi
     return services_for(runtime.context, state["run_id"], scenario_of(state["scenario"]))
 
 
+async def aservices_of(state: SocietyState, runtime: Runtime[SocietySettings]) -> Services:
+    """Resolve a run's services off the event loop: the first call opens Chroma and loads the embedder."""
+    return await asyncio.to_thread(services_of, state, runtime)
+
+
 def emit(event: dict[str, Any]) -> None:
     get_stream_writer()(event)
 
 
 def genesis(state: SocietyState, config: RunnableConfig) -> dict[str, Any]:
     """Start a cycle from the scenario's world; name the run after the thread if no name was given."""
-    scenario = scenario_of(state["scenario"])
-    cycle = state.get("cycle") or 1
-    run_id = state.get("run_id") or str(config.get("configurable", {}).get("thread_id") or "studio")
+    # A dict input (the HTTP API, Studio, `graph.invoke({})`) is not run through SocietyInput by LangGraph,
+    # so its defaults are applied here and written back to the state for the nodes that follow.
+    given = {k: state[k] for k in SocietyInput.model_fields if state.get(k) is not None}
+    inputs = SocietyInput.model_validate(given)
+    scenario = scenario_of(inputs.scenario)
+    cycle = inputs.cycle
+    run_id = inputs.run_id or str(config.get("configurable", {}).get("thread_id") or "studio")
     world = World.genesis(scenario, cycle)
     emit({"type": "cycle_started", "cycle": cycle, "heirs": len(scenario.heirs)})
-    return {"run_id": run_id, "cycle": cycle, "world": world.model_dump(mode="json"), "turns": {}}
+    return {
+        "scenario": inputs.scenario,
+        "seed": inputs.seed,
+        "rounds": inputs.rounds,
+        "run_id": run_id,
+        "cycle": cycle,
+        "world": world.model_dump(mode="json"),
+        "turns": {},
+    }
 
 
 def director(state: SocietyState) -> dict[str, Any]:
@@ -71,7 +88,7 @@ async def perceive(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     """Recall memories for every heir in one batch (embedding and Chroma run off the event loop)."""
     scenario = scenario_of(state["scenario"])
     world = World.model_validate(state["world"])
-    services = services_of(state, runtime)
+    services = await aservices_of(state, runtime)
     queries = {h: memory_query(h, world, scenario, s) for h, s in state["situations"].items()}
     recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k)
     return {"recalled": {h: [m.model_dump() for m in found] for h, found in recalled.items()}}
@@ -104,7 +121,8 @@ def fan_out(state: SocietyState) -> list[Send]:
 async def heir_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """A heir decides. The policy never raises: model faults come back flagged."""
     turn = TurnContext.model_validate(payload["turn"])
-    services = services_for(runtime.context, payload["run_id"], scenario_of(payload["scenario"]))
+    scenario = scenario_of(payload["scenario"])
+    services = await asyncio.to_thread(services_for, runtime.context, payload["run_id"], scenario)
     result = await services.policy.adecide(turn)
     emit({"type": "turn_done", "heir": turn.heir, "action": result.decision.action.value, "flags": result.flags})
     record = {
@@ -129,7 +147,7 @@ def game_master(state: SocietyState) -> dict[str, Any]:
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Embed the round's events once and file them for their witnesses (idempotent upserts)."""
-    services = services_of(state, runtime)
+    services = await aservices_of(state, runtime)
     events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
     await asyncio.to_thread(services.memory.remember, events)
     return {}
@@ -137,7 +155,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
 
 async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Write each turn of the round as a sample (exactly once) and add up what the round cost."""
-    services = services_of(state, runtime)
+    services = await aservices_of(state, runtime)
     world = World.model_validate(state["world"])
     scenario = scenario_of(state["scenario"])
     samples: list[Sample] = []

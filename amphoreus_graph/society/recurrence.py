@@ -41,11 +41,16 @@ def cycle_summary(world: World) -> dict[str, Any]:
     }
 
 
+def cycles_of(state: RecurrenceState) -> int:
+    """How many cycles to run; a dict input skips RecurrenceInput, so its default is applied here."""
+    return state.get("cycles") or RecurrenceInput.model_fields["cycles"].default
+
+
 async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Remember how the cycle ended, apply each Path's retention, then reset for the next cycle."""
     scenario = scenario_of(state["scenario"])
     world = World.model_validate(state["world"])
-    services = services_of(state, runtime)
+    services = await asyncio.to_thread(services_of, state, runtime)
     outcome = world.outcome or Outcome.ROUND_LIMIT
     echo = MemoryEvent(
         id=f"c{world.cycle}-end",
@@ -69,7 +74,7 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
     summary = cycle_summary(world) | {"memories_kept": kept}
     emit({"type": "cycle_done", **summary})
     update: dict[str, Any] = {"cycle_summaries": [*(state.get("cycle_summaries") or []), summary]}
-    if world.cycle < state["cycles"]:
+    if world.cycle < cycles_of(state):
         update["cycle"] = world.cycle + 1
     return update
 
@@ -79,7 +84,7 @@ def after_round(state: RecurrenceState) -> str:
 
 
 def after_cycle(state: RecurrenceState) -> str:
-    return "genesis" if len(state.get("cycle_summaries") or []) < state["cycles"] else END
+    return "genesis" if len(state.get("cycle_summaries") or []) < cycles_of(state) else END
 
 
 def build_recurrence_graph() -> StateGraph:

@@ -7,9 +7,10 @@ a Studio user can press Submit without filling anything in.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict  # not typing's: pydantic (langgraph-api's schemas) needs it on 3.11
 
 JSON = dict[str, Any]
 
