@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -186,4 +185,4 @@ def main() -> None:  # pragma: no cover - console entry for `python -m amphoreus
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

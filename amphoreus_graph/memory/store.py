@@ -178,17 +178,17 @@ class ChromaMemory:
             if rule.mode is RetentionMode.ALL:
                 kept[heir] = len(ids)
                 continue
-            ranked = sorted(zip(ids, metas, strict=True), key=lambda im: (-float(im[1]["importance"]), im[0]))
+            ranked = sorted(zip(ids, metas, strict=True), key=lambda im: (-_num(im[1]["importance"]), im[0]))
             keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
             drop = [i for i, _ in ranked[len(keep) :]]
             if drop:
                 collection.delete(ids=drop)
-            to_decay = [(i, m) for i, m in keep if int(m.get("carried_to", 0)) < next_cycle]
+            to_decay = [(i, m) for i, m in keep if _num(m.get("carried_to", 0)) < next_cycle]
             if to_decay:
                 collection.update(
                     ids=[i for i, _ in to_decay],
                     metadatas=[
-                        {**m, "importance": max(1.0, float(m["importance"]) * rule.decay), "carried_to": next_cycle}
+                        {**m, "importance": max(1.0, _num(m["importance"]) * rule.decay), "carried_to": next_cycle}
                         for _, m in to_decay
                     ],
                 )
@@ -206,6 +206,11 @@ class ChromaMemory:
             ]
             out[heir] = sorted(rows, key=lambda r: r["id"])
         return out
+
+
+def _num(value: Any) -> float:
+    """Chroma types metadata values loosely; ours are always numbers where this is used."""
+    return float(value)
 
 
 def _first(batch: Any) -> list[Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.fake import ScriptedChatModel
@@ -47,7 +49,7 @@ def resolve_model(
                 "or a model name with --base-url"
             )
         provider, model_name = "openai", spec
-    kwargs: dict[str, object] = {}
+    kwargs: dict[str, Any] = {}
     if base_url is not None:
         kwargs["base_url"] = base_url
     if temperature is not None:

@@ -56,7 +56,8 @@ def genesis(state: SocietyState, config: RunnableConfig) -> dict[str, Any]:
     """Start a cycle from the scenario's world; name the run after the thread if no name was given."""
     # A dict input (the HTTP API, Studio, `graph.invoke({})`) is not run through SocietyInput by LangGraph,
     # so its defaults are applied here and written back to the state for the nodes that follow.
-    given = {k: state[k] for k in SocietyInput.model_fields if state.get(k) is not None}
+    raw: dict[str, Any] = dict(state)
+    given = {k: raw[k] for k in SocietyInput.model_fields if raw.get(k) is not None}
     inputs = SocietyInput.model_validate(given)
     scenario = scenario_of(inputs.scenario)
     cycle = inputs.cycle
@@ -206,7 +207,7 @@ def next_round(state: SocietyState) -> str:
     return END if state["world"].get("outcome") else "director"
 
 
-def build_society_graph() -> StateGraph:
+def build_society_graph() -> StateGraph[Any, SocietySettings, Any, Any]:
     """The uncompiled one-cycle graph; compile it with or without a checkpointer."""
     builder = StateGraph(SocietyState, context_schema=SocietySettings, input_schema=SocietyInput)
     add_cycle_nodes(builder)
@@ -216,7 +217,7 @@ def build_society_graph() -> StateGraph:
     return builder
 
 
-def add_cycle_nodes(builder: StateGraph) -> None:
+def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None:
     """The round loop's nodes and fixed edges, shared by the society and recurrence graphs."""
     builder.add_node("genesis", genesis)
     builder.add_node("director", director)

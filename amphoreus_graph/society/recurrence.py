@@ -87,7 +87,7 @@ def after_cycle(state: RecurrenceState) -> str:
     return "genesis" if len(state.get("cycle_summaries") or []) < cycles_of(state) else END
 
 
-def build_recurrence_graph() -> StateGraph:
+def build_recurrence_graph() -> StateGraph[Any, SocietySettings, Any, Any]:
     """The uncompiled many-cycle graph; compile it with or without a checkpointer."""
     builder = StateGraph(RecurrenceState, context_schema=SocietySettings, input_schema=RecurrenceInput)
     add_cycle_nodes(builder)

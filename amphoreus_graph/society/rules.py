@@ -70,9 +70,7 @@ def resolve_round(
     """Apply every decision of a round; returns the new world and the events it produced."""
     state = _Round(world=world.model_copy(deep=True), scenario=scenario, rng=rng, decisions=decisions)
     order = [h for h in scenario.heir_names if h in decisions]
-    for heir in order:
-        if decisions[heir].action is Action.DEFEND and decisions[heir].target:
-            state.shielded.add(decisions[heir].target)
+    state.shielded = {d.target for d in decisions.values() if d.action is Action.DEFEND and d.target}
     for heir in order:
         _RESOLVERS[decisions[heir].action](state, heir, decisions[heir])
     w = state.world

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field, ValidationError
 
@@ -119,7 +120,7 @@ class Simulation:
         services, owned = self._services(policy)
         register_services(cfg.run_id, services)
         started = time.perf_counter()
-        thread = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
+        thread: RunnableConfig = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
         try:
             async with AsyncSqliteSaver.from_conn_string(str(checkpoint)) as saver:
                 graph = build_recurrence_graph().compile(checkpointer=saver)
