@@ -22,23 +22,22 @@ def merge_turns(current: dict[str, JSON] | None, update: dict[str, JSON] | None)
     return {**(current or {}), **update}
 
 
-class SocietyInput(BaseModel):
-    """Run one cycle of a society."""
-
+class _RunInput(BaseModel):
     scenario: str = Field(default="amphoreus", description="packaged scenario name or path to a YAML file")
     seed: int = Field(default=7, description="same seed, same offline run")
     rounds: int | None = Field(default=None, description="rounds per cycle; default: the scenario's")
     run_id: str = Field(default="", description="names the run's memory and samples; default: the thread id")
+
+
+class SocietyInput(_RunInput):
+    """Run one cycle of a society."""
+
     cycle: int = Field(default=1, ge=1, description="which cycle of the world this is")
 
 
-class RecurrenceInput(BaseModel):
+class RecurrenceInput(_RunInput):
     """Run the world through several cycles; memories carry over by each Path's retention."""
 
-    scenario: str = Field(default="amphoreus", description="packaged scenario name or path to a YAML file")
-    seed: int = Field(default=7, description="same seed, same offline run")
-    rounds: int | None = Field(default=None, description="rounds per cycle; default: the scenario's")
-    run_id: str = Field(default="", description="names the run's memory and samples; default: the thread id")
     cycles: int = Field(default=2, ge=1, description="how many cycles the world lives through")
 
 
