@@ -11,6 +11,7 @@ resolves them together; `remember` embeds the round's events in one batch; `reco
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from functools import cache
 from typing import Any
 
@@ -160,7 +161,7 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
     world = World.model_validate(state["world"])
     scenario = scenario_of(state["scenario"])
     samples: list[Sample] = []
-    delta = {"turns": 0.0}
+    delta: Counter[str] = Counter()
     for heir in [h for h in scenario.heir_names if h in state["turns"]]:
         turn = state["turns"][heir]
         result = PolicyResult.model_validate(turn["result"])
@@ -178,17 +179,19 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
                 flags=result.flags,
             )
         )
-        delta["turns"] += 1
-        delta["model_calls"] = delta.get("model_calls", 0) + result.model_calls
-        delta["failures"] = delta.get("failures", 0) + result.failures
-        delta["tokens_in"] = delta.get("tokens_in", 0) + result.tokens_in
-        delta["tokens_out"] = delta.get("tokens_out", 0) + result.tokens_out
-        delta["fallbacks"] = delta.get("fallbacks", 0) + ("fallback" in result.flags)
-        delta["repaired"] = delta.get("repaired", 0) + ("repaired" in result.flags)
+        delta.update(
+            turns=1,
+            model_calls=result.model_calls,
+            failures=result.failures,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            fallbacks=int("fallback" in result.flags),
+            repaired=int("repaired" in result.flags),
+        )
     offsets = state.get("sample_offsets") or {}
     if services.samples is not None:
         offsets = await asyncio.to_thread(services.samples.write_round, samples, offsets)
-        delta["samples_written"] = float(len(samples))
+        delta["samples_written"] = len(samples)
     emit(
         {
             "type": "round_done",

@@ -7,6 +7,7 @@ a Studio user can press Submit without filling anything in.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -64,6 +65,7 @@ class RecurrenceState(SocietyState, total=False):
 STAT_KEYS = ("samples_written", "turns", "model_calls", "failures", "fallbacks", "repaired", "tokens_in", "tokens_out")
 
 
-def add_stats(current: dict[str, float] | None, delta: dict[str, float]) -> dict[str, float]:
+def add_stats(current: dict[str, float] | None, delta: Mapping[str, float]) -> dict[str, float]:
+    """Running totals of what the run cost; every key of STAT_KEYS is always present."""
     base = {key: 0.0 for key in STAT_KEYS} | (current or {})
     return {key: base[key] + delta.get(key, 0.0) for key in base}
