@@ -39,7 +39,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -47,14 +47,14 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from amphoreus_graph.data.samples import ShardWriter  # noqa: E402
-from amphoreus_graph.memory.embedder import default_embedder  # noqa: E402
-from amphoreus_graph.memory.store import ChromaMemory, NullMemory, open_chroma  # noqa: E402
-from amphoreus_graph.policy.registry import resolve_model  # noqa: E402
-from amphoreus_graph.society.graph import scenario_of  # noqa: E402
-from amphoreus_graph.society.runner import RunConfig, Simulation  # noqa: E402
+from amphoreus_graph.data.samples import ShardWriter
+from amphoreus_graph.memory.embedder import default_embedder
+from amphoreus_graph.memory.store import ChromaMemory, NullMemory, open_chroma
+from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.society.runner import RunConfig, Simulation
 
 RESULTS = Path(__file__).resolve().parent / "results" / "society.json"
 PROFILE_FILE = RESULTS.with_name("society-offline-real-memory.prof")
@@ -127,14 +127,32 @@ class TimedEmbedder:
     def __init__(self, inner: Any, timer: Timer) -> None:
         self._inner = inner
         self._timer = timer
+        self.texts: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def encode(self, texts: list[str]) -> Any:
         self._timer.count("texts_embedded", len(texts))
+        self.texts.extend(texts)
         with self._timer.measure("embed"):
             return self._inner.encode(texts)
+
+    def token_stats(self) -> dict[str, Any]:
+        """How much text went through the model (counted after the run, outside the timing)."""
+        model = getattr(self._inner, "_model", None)
+        tokenizer = getattr(model, "tokenizer", None)
+        if tokenizer is None or not self.texts:
+            return {}
+        limit = int(getattr(model, "max_seq_length", 0) or 0)
+        lengths = [len(ids) for ids in tokenizer(self.texts, add_special_tokens=True, verbose=False)["input_ids"]]
+        return {
+            "texts": len(lengths),
+            "tokens_mean": round(sum(lengths) / len(lengths), 1),
+            "tokens_max": max(lengths),
+            "max_seq_length": limit,
+            "texts_truncated": sum(n > limit for n in lengths) if limit else None,
+        }
 
 
 class TimedMemory:
@@ -243,17 +261,19 @@ async def one_run(
         with patched(timer, profiles):
             started = time.perf_counter()
             owned: ChromaMemory | None = None
+            timed_embedder: TimedEmbedder | None = None
             if kind == "offline_real_memory":
                 # What Simulation._services builds by itself, with the embedder and the memory timed.
                 embedder = default_embedder(config.embedder)
                 clear_text_cache(embedder)
+                timed_embedder = TimedEmbedder(embedder, timer)
                 with timer.measure("memory.open"):
                     client, lock = open_chroma(config.out / "memory")
                     owned = ChromaMemory(
                         client,
                         config.run_id,
                         scenario_of(config.scenario).heir_names,
-                        TimedEmbedder(embedder, timer),  # type: ignore[arg-type]
+                        timed_embedder,  # type: ignore[arg-type]
                         lock,
                     )
                 memory: Any = TimedMemory(owned, timer, profiles)
@@ -275,6 +295,7 @@ async def one_run(
         "fallbacks": int(summary["fallbacks"]),
         "seconds": dict(timer.seconds),
         "calls": dict(timer.calls),
+        "embedded": timed_embedder.token_stats() if timed_embedder is not None else {},
     }
 
 
@@ -314,16 +335,15 @@ def summarise(kind: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
         "breakdown_ms_per_turn": breakdown,
         "timed_ms_per_turn": {k: round(v, 3) for k, v in ms.items()},
         "calls": median_run["calls"],
+        **({"embedded": median_run["embedded"]} if median_run["embedded"] else {}),
     }
 
 
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "sentence-transformers", "torch", "pydantic"):
-        try:
+        with suppress(metadata.PackageNotFoundError):
             out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
@@ -339,14 +359,12 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     rounds = args.rounds or scenario.rounds_per_cycle
     load_before = os.getloadavg()
 
-    # Load and warm the embedder the runs use. Note: `default_embedder()` and `default_embedder(DEFAULT_MODEL)`
-    # are different functools.cache entries, i.e. two model loads; warm the one Simulation/ChromaMemory asks for.
+    # Load and warm the embedder the runs use. `default_embedder()` and `default_embedder(DEFAULT_MODEL)` are
+    # separate functools.cache entries (two model loads), so warm the one Simulation asks for: the named one.
     started = time.perf_counter()
     embedder = default_embedder(RunConfig().embedder)
     embedder.encode(["warm"])
     embedder_load_s = time.perf_counter() - started
-    if default_embedder() is not embedder:
-        default_embedder().encode(["warm"])
 
     import torch
 
@@ -356,9 +374,10 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         await one_run(kind, args, min(rounds, 2))  # first-call costs: graph compile, SQLite, Chroma, torch shapes
         warmup_s[kind] = round(time.perf_counter() - started, 3)
-    for _ in range(args.repeats):
+    for i in range(max(args.repeats, args.overhead_repeats)):
         for kind in CONFIGS:  # interleaved, so background load hits all configurations alike
-            results.setdefault(kind, []).append(await one_run(kind, args, rounds))
+            if i < (args.repeats if kind == "offline_real_memory" else args.overhead_repeats):
+                results.setdefault(kind, []).append(await one_run(kind, args, rounds))
 
     summary = {kind: summarise(kind, runs) for kind, runs in results.items()}
     real, fake, null = (summary[k] for k in CONFIGS)
@@ -377,6 +396,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "turns": real["turns"],
             "seed": args.seed,
             "repeats": args.repeats,
+            "overhead_repeats": args.overhead_repeats,
             "statistic": "median of repeats (one untimed warm-up run each)",
             "offline": "OfflinePathPolicy + ChromaMemory (embedded PersistentClient, temp dir) + real embedder",
             "overhead": f"LLMPolicy(ScriptedChatModel latency={args.latency}) + NullMemory",
@@ -432,7 +452,7 @@ def table(report: dict[str, Any]) -> str:
     s = report["settings"]
     lines = [
         f"society benchmark: scenario={s['scenario']} heirs={s['heirs']} cycles={s['cycles']} rounds={s['rounds']} "
-        f"turns={s['turns']} repeats={s['repeats']} (median)",
+        f"turns={s['turns']} repeats={s['repeats']}/{s['overhead_repeats']} (median)",
         "",
         f"  turns_per_s_offline   {report['turns_per_s_offline']:>10.1f}   (offline policy, Chroma + real embedder)",
         f"  overhead_ms_per_turn  {report['overhead_ms_per_turn']:>10.3f}   (instant scripted model, NullMemory)",
@@ -449,7 +469,13 @@ def table(report: dict[str, Any]) -> str:
             lines.append(f"    {label:<64} {ms:>9.3f} ms/turn")
         overlapping = {k: v for k, v in figures["timed_ms_per_turn"].items() if k.startswith("checkpoint.")}
         for label, ms in overlapping.items():
-            lines.append(f"    ({label}, awaited in the background, overlaps){'':<12} {ms:>9.3f} ms/turn")
+            lines.append(f"    {'(' + label + ', in the background, overlaps)':<64} {ms:>9.3f} ms/turn")
+        if "embedded" in figures:
+            e = figures["embedded"]
+            lines.append(
+                f"    embedded {e['texts']} texts, {e['tokens_mean']} tokens each on average (max {e['tokens_max']}), "
+                f"{e['texts_truncated']} over the model's {e['max_seq_length']}-token limit"
+            )
         lines.append("")
     env = report["environment"]
     lines.append(
@@ -469,6 +495,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=12, help="rounds per cycle (0: the scenario's)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per configuration (median reported)")
+    parser.add_argument(
+        "--overhead-repeats", type=int, default=9, help="timed runs of the (sub-second) null-memory configurations"
+    )
     parser.add_argument("--latency", type=float, default=0.0, help="the scripted model's latency in seconds")
     parser.add_argument("--max-concurrency", type=int, default=16)
     parser.add_argument("--profile", action="store_true", help="also cProfile one offline + real-memory run")
@@ -476,8 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")
     args = parser.parse_args(argv)
-    if args.repeats < 1 or args.cycles < 1 or args.rounds < 0:
-        parser.error("--repeats and --cycles must be at least 1, --rounds at least 0")
+    if min(args.repeats, args.overhead_repeats, args.cycles) < 1 or args.rounds < 0:
+        parser.error("--repeats, --overhead-repeats and --cycles must be at least 1, --rounds at least 0")
 
     report = asyncio.run(benchmark(args))
     if "profile" in report:  # the JSON keeps where the profile went, not its text
