@@ -62,6 +62,9 @@ async def test_same_seed_same_name_gives_identical_samples_and_summary(tmp_path,
     first.pop("wall_time_s"), second.pop("wall_time_s")
     assert first == second
     assert first["samples_written"] == 24 and len(first["cycles"]) == 2
+    speeches = [s.decision.speech for s in read_samples(tmp_path / "a/same-name/samples")]
+    assert any("I remember:" in speech for speech in speeches), "offline speech draws on recalled memories"
+    assert max(map(len, speeches)) < 400, "quoted memories must not nest round after round"
 
 
 def test_shard_writer_is_exactly_once_on_replay(tmp_path):

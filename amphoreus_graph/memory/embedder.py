@@ -65,7 +65,11 @@ class Embedder:
         return np.stack(rows) if rows else np.zeros((0, self.dims), dtype=np.float32)
 
 
-@cache
 def default_embedder(model: str = DEFAULT_MODEL) -> Embedder:
     """One embedder per process and model name: loading costs seconds, encoding is cheap."""
+    return _shared_embedder(model)
+
+
+@cache
+def _shared_embedder(model: str) -> Embedder:
     return Embedder(model)

@@ -7,6 +7,15 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 
+def gist(text: str, limit: int = 160) -> str:
+    """The first sentence of a memory (the fact, without the speech that followed), at most `limit` chars.
+
+    Quoting gists, not whole memories, keeps speech from nesting memories inside memories round after round.
+    """
+    head = text.split(". ", 1)[0].split('"', 1)[0].rstrip(" .")
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
+
+
 class MemoryKind(StrEnum):
     OBSERVATION = "observation"
     SPEECH = "speech"

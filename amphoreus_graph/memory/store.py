@@ -148,16 +148,13 @@ class ChromaMemory:
 
     def recall(self, queries: dict[str, str], k: int) -> dict[str, list[RecalledMemory]]:
         """Each heir's k most similar memories to its query, from its own collection only."""
-        heirs = [h for h in queries if h in self._collections]
-        if not heirs or k <= 0:
-            return {h: [] for h in queries}
-        vectors = self.embedder.encode([queries[h] for h in heirs])
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
+        heirs = [h for h in queries if h in self._collections and k > 0 and self._collections[h].count() > 0]
+        if not heirs:
+            return found
+        vectors = self.embedder.encode([queries[h] for h in heirs])
         for heir, vector in zip(heirs, vectors, strict=True):
-            collection = self._collections[heir]
-            if collection.count() == 0:
-                continue
-            result = collection.query(
+            result = self._collections[heir].query(
                 query_embeddings=[vector.tolist()], n_results=k, include=["documents", "metadatas", "distances"]
             )
             found[heir] = [

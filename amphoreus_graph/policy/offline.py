@@ -13,6 +13,7 @@ import math
 import random
 
 from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
+from amphoreus_graph.memory.records import gist
 from amphoreus_graph.paths import Path, load_paths
 from amphoreus_graph.policy.base import Decision, PolicyResult, TurnContext
 
@@ -120,7 +121,7 @@ def _speech(action: Action, target: str | None, turn: TurnContext, path: Path, r
     words = rng.sample(path.lexicon, k=min(3, len(path.lexicon)))
     parts = [f"{words[0].capitalize()}!", f"I will {_VERBS[action].format(target=target or 'this')}."]
     if turn.memories:
-        parts.append(f"I remember: {turn.memories[0].text}")
+        parts.append(f"I remember: {gist(turn.memories[0].text)}.")
     parts.append(f"This is the way of {words[1]} and {words[2]}.")
     return " ".join(parts)
 

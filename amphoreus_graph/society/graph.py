@@ -144,7 +144,11 @@ def game_master(state: SocietyState) -> dict[str, Any]:
     rng = stable_rng(state["seed"], state["run_id"], world.cycle, world.round, "game-master")
     limit = state.get("rounds") or scenario.rounds_per_cycle
     world, events = resolve_round(world, scenario, decisions, rng, limit)
-    return {"world": world.model_dump(mode="json"), "round_events": [e.model_dump(mode="json") for e in events]}
+    return {
+        "world": world.model_dump(mode="json"),
+        "round_events": [e.model_dump(mode="json") for e in events],
+        "recalled": {},  # the turns have read it: keep checkpoints small
+    }
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:

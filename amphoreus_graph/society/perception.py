@@ -6,6 +6,7 @@ Builds the TurnContext a policy decides on; the memory query is derived from the
 from __future__ import annotations
 
 from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
+from amphoreus_graph.memory.records import gist
 from amphoreus_graph.policy.base import RecalledMemory, TurnContext
 from amphoreus_graph.policy.offline import stable_rng
 from amphoreus_graph.scenario import Scenario
@@ -34,7 +35,7 @@ def director_situations(world: World, scenario: Scenario, seed: int, run_id: str
 def memory_query(heir: str, world: World, scenario: Scenario, situation: str) -> str:
     """What a heir's recall looks for: the situation, its quest, and where it stands."""
     seeks = scenario.titan(scenario.heir(heir).seeks)
-    return f"{situation} {heir} seeks the {seeks.coreflame} of {seeks.name} at {world.heirs[heir].location}."
+    return f"{gist(situation)}. {heir} seeks the {seeks.coreflame} of {seeks.name} at {world.heirs[heir].location}."
 
 
 def options_for(heir: str, world: World, scenario: Scenario) -> dict[Action, list[str]]:
