@@ -1,4 +1,5 @@
 # `make run` and `make test` set up .venv themselves on a fresh machine (Python 3.11 + pip is enough).
+# `make run RUN_ARGS="--out runs/mine"` passes more options to `amphoreus simulate`.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
@@ -17,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/amphoreus simulate --scenario amphoreus --cycles 2 --rounds 12 --model offline --seed 7
+	$(VENV)/bin/amphoreus simulate --scenario amphoreus --cycles 2 --rounds 12 --model offline --seed 7 $(RUN_ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -1,0 +1,34 @@
+"""`make run`: the default 12-heir society through 2 cycles, with its closing summary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+
+@pytest.mark.slow
+def test_make_run_completes_and_prints_the_summary(tmp_path):
+    venv = Path(sys.prefix)
+    if not list(venv.glob(".installed-*")):
+        pytest.skip("tests are not running in a venv that `make` set up (run them with `make test`)")
+    run = tmp_path / "make-run"
+    done = subprocess.run(
+        ["make", "--no-print-directory", "run", f"VENV={venv}", f"RUN_ARGS=--out {run}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((run / "summary.json").read_text())
+    assert [c["cycle"] for c in summary["cycles"]] == [1, 2]
+    turns = 12 * sum(c["rounds"] for c in summary["cycles"])
+    assert summary["samples_written"] == turns and summary["fallbacks"] == 0
+    assert "Coreflames delivered" in done.stdout and f"samples {turns}" in done.stdout
+    assert sum(1 for _ in (run / "samples").glob("cycle-*.jsonl")) == 2
