@@ -118,5 +118,7 @@ def test_unknown_model_is_one_line(cli, tmp_path):
 
 
 def test_base_url_without_the_openai_extra_is_one_line(cli, tmp_path):
-    code, _, err = cli("simulate", "--model", "qwen2.5", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "b"))
+    code, _, err = cli(
+        "simulate", "--model", "qwen2.5", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "b")
+    )
     assert code == 2 and "amphoreus-graph[openai]" in err and "Traceback" not in err
