@@ -64,6 +64,29 @@ class Retention(_Strict):
     decay: float = Field(default=0.5, gt=0, le=1, description="echoes: importance multiplier per reset")
 
 
+class RecallMode(StrEnum):
+    RANKED = "ranked"
+    COSINE = "cosine"
+
+
+class RecallWeights(_Strict):
+    recency: float = Field(default=1.0, ge=0)
+    importance: float = Field(default=1.0, ge=0)
+    relevance: float = Field(default=1.0, ge=0)
+
+
+class MemoryConfig(_Strict):
+    """How heirs recall and reflect (Generative Agents' scoring, plus a weight per cycle gone by)."""
+
+    mode: RecallMode = Field(default=RecallMode.RANKED, description="ranked, or plain cosine top-k")
+    weights: RecallWeights = RecallWeights()
+    recency_decay: float = Field(default=0.9, gt=0, le=1, description="recency multiplier per round since access")
+    cycle_weight: float = Field(default=0.8, gt=0, le=1, description="score multiplier per cycle gone by")
+    overfetch: int = Field(default=4, ge=1, description="fetch k × overfetch by similarity, then rank")
+    reflection_budget: float = Field(default=40.0, gt=0, description="unreflected importance that triggers one")
+    reflection_evidence: int = Field(default=5, ge=1, description="salient memories a reflection draws on")
+
+
 class BlackTide(_Strict):
     start: float = Field(default=10.0, ge=0)
     rise_per_round: float = Field(default=4.0, ge=0)
@@ -92,6 +115,7 @@ class Scenario(_Strict):
     end_conditions: EndConditions = EndConditions()
     retention: dict[str, Retention] = Field(default_factory=dict, description="per Path")
     default_retention: Retention = Retention(mode=RetentionMode.ECHOES)
+    memory: MemoryConfig = MemoryConfig()
     situations: list[str] = Field(
         default_factory=list, description="situation templates the director draws from each round"
     )

@@ -35,3 +35,26 @@ def cli():
         return result.exit_code, result.stdout, result.stderr
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def chroma_url(tmp_path_factory):
+    """A real Chroma server (`chroma run` on 127.0.0.1), shared by the session."""
+    from tests.chroma_server import chroma_server
+
+    with chroma_server(tmp_path_factory.mktemp("chroma-server")) as url:
+        yield url
+
+
+@pytest.fixture(params=["embedded", "server"])
+def chroma_client(request, tmp_path):
+    """Each memory test runs on an embedded PersistentClient and on a real Chroma server."""
+    from amphoreus_graph.memory.store import open_chroma
+
+    if request.param == "server":
+        client, lock = open_chroma(url=request.getfixturevalue("chroma_url"))
+    else:
+        client, lock = open_chroma(tmp_path / "chroma")
+    yield client
+    if lock is not None:
+        lock.release()

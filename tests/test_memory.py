@@ -1,103 +1,154 @@
-"""Memory on real Chroma with the real embedder: privacy, retention across resets, idempotent writes."""
+"""Remembrance on real Chroma (embedded and a `chroma run` server) with the real embedder."""
 
 from __future__ import annotations
 
 import uuid
 
-from amphoreus_graph.memory.records import MemoryEvent
+import pytest
+
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
-from amphoreus_graph.scenario import Retention, RetentionMode
+from amphoreus_graph.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
 
 HEIRS = ["Cyrene", "Phainon", "Anaxagoras"]
+RULES = {
+    "Cyrene": Retention(mode=RetentionMode.ALL),
+    "Phainon": Retention(mode=RetentionMode.NONE),
+    "Anaxagoras": Retention(mode=RetentionMode.ECHOES, keep=2, decay=0.5),
+}
+NOW = Moment(cycle=1, round=5, tick=5)
 
 
-def _memory(embedder, tmp_path=None) -> ChromaMemory:
-    """A fresh society: in-process ephemeral Chroma is shared, so each test names its own."""
-    client, lock = open_chroma(tmp_path)
-    return ChromaMemory(client, uuid.uuid4().hex, HEIRS, embedder, lock)
+def _memory(client, embedder, **kwargs) -> ChromaMemory:
+    """A fresh society per test: clients are shared within a process, so each test names its own."""
+    return ChromaMemory(client, uuid.uuid4().hex[:12], HEIRS, embedder, **kwargs)
 
 
-def test_only_witnesses_recall_an_event(embedder):
-    memory = _memory(embedder)
-    memory.remember(
-        [
-            MemoryEvent(
-                id="e1",
-                text="Cyrene hid the Coreflame of Time under the olive tree.",
-                cycle=1,
-                round=1,
-                witnesses=["Cyrene"],
-            )
-        ]
+def _event(i: int, text: str, witnesses: list[str], **kwargs) -> MemoryEvent:
+    return MemoryEvent(
+        id=f"e{i}", text=text, cycle=kwargs.pop("cycle", 1), round=i, tick=i, witnesses=witnesses, **kwargs
     )
-    found = memory.recall({h: "Where is the Coreflame of Time hidden?" for h in HEIRS}, k=5)
+
+
+def test_only_witnesses_recall_an_event(chroma_client, embedder):
+    memory = _memory(chroma_client, embedder)
+    memory.remember([_event(1, "Cyrene hid the Coreflame of Time under the olive tree.", ["Cyrene"])])
+    found = memory.recall({h: "Where is the Coreflame of Time hidden?" for h in HEIRS}, 5, NOW)
     assert [m.text for m in found["Cyrene"]] == ["Cyrene hid the Coreflame of Time under the olive tree."]
     assert found["Phainon"] == [] and found["Anaxagoras"] == []
 
 
-def test_recall_ranks_by_similarity(embedder):
-    memory = _memory(embedder)
-    texts = ["The Black Tide flooded the harbour.", "Anaxagoras read about the stars.", "A feast of olives in Okhema."]
-    memory.remember([MemoryEvent(id=f"e{i}", text=t, cycle=1, round=i, witnesses=HEIRS) for i, t in enumerate(texts)])
-    top = memory.recall({"Phainon": "astronomy and the night sky"}, k=3)["Phainon"]
-    assert top[0].text == "Anaxagoras read about the stars." and top[0].score > top[-1].score
+def test_a_fact_outlives_resets_only_for_remembrance(chroma_client, embedder):
+    """Witnessed by Cyrene (Remembrance) and Phainon (keeps nothing) in cycle 1; asked in cycle 3."""
+    memory = _memory(chroma_client, embedder)
+    fact = "The key to the Vortex is hidden beneath the third pillar of the Marmoreal Palace."
+    memory.remember([_event(1, fact, ["Cyrene", "Phainon"], importance=4)])
+    memory.remember([_event(i, f"Ordinary day number {i} in Okhema.", HEIRS, importance=6) for i in range(2, 8)])
+    memory.carry_over(RULES, next_cycle=2)
+    memory.remember([_event(9, "A feast in cycle two.", HEIRS, cycle=2)])
+    memory.carry_over(RULES, next_cycle=3)
+    found = memory.recall(
+        {h: "Where is the key to the Vortex hidden?" for h in HEIRS}, 3, Moment(cycle=3, round=1, tick=25)
+    )
+    assert fact in [m.text for m in found["Cyrene"]]
+    assert found["Cyrene"][0].cycle == 1
+    assert found["Phainon"] == []
+    assert fact not in [m.text for m in found["Anaxagoras"]]
 
 
-def test_retention_keeps_all_echoes_or_nothing_and_is_idempotent(embedder, tmp_path):
-    memory = _memory(embedder, tmp_path)
+def test_ranked_recall_weighs_importance_recency_and_relevance(chroma_client, embedder):
+    memory = _memory(chroma_client, embedder)
     memory.remember(
         [
-            MemoryEvent(id=f"e{i}", text=f"Event number {i}", cycle=1, round=i, witnesses=HEIRS, importance=1 + i)
-            for i in range(6)
+            _event(1, "Anaxagoras read about the stars.", HEIRS, importance=2),
+            _event(2, "Phainon won the Coreflame of Worldbearing.", HEIRS, importance=10),
+            _event(3, "A feast of olives in Okhema.", HEIRS, importance=3),
         ]
     )
-    rules = {
-        "Cyrene": Retention(mode=RetentionMode.ALL),
-        "Phainon": Retention(mode=RetentionMode.NONE),
-        "Anaxagoras": Retention(mode=RetentionMode.ECHOES, keep=2, decay=0.5),
+    query = {"Cyrene": "astronomy and the night sky"}
+    only = {  # recency first: every recall refreshes what it returned
+        "recency": RecallWeights(recency=1, importance=0, relevance=0),
+        "relevance": RecallWeights(recency=0, importance=0, relevance=1),
+        "importance": RecallWeights(recency=0, importance=1, relevance=0),
     }
-    assert memory.carry_over(rules, next_cycle=2) == {"Cyrene": 6, "Phainon": 0, "Anaxagoras": 2}
+    best = {part: _recall_with(memory, MemoryConfig(weights=w), query)[0].text for part, w in only.items()}
+    assert best == {
+        "relevance": "Anaxagoras read about the stars.",
+        "importance": "Phainon won the Coreflame of Worldbearing.",
+        "recency": "A feast of olives in Okhema.",
+    }
+    cosine = _recall_with(memory, MemoryConfig(mode=RecallMode.COSINE), query)
+    assert cosine[0].text == "Anaxagoras read about the stars." and cosine[0].score == cosine[0].relevance
+    assert [m.score for m in cosine] == sorted((m.score for m in cosine), reverse=True)
+
+
+def _recall_with(memory: ChromaMemory, config: MemoryConfig, query: dict[str, str]):
+    memory.config = config
+    return memory.recall(query, 3, NOW)["Cyrene"]
+
+
+def test_recall_marks_what_it_returned_as_accessed(chroma_client, embedder):
+    memory = _memory(chroma_client, embedder)
+    memory.remember([_event(1, "The olive tree bloomed.", ["Cyrene"]), _event(2, "A storm broke.", ["Cyrene"])])
+    memory.recall({"Cyrene": "olive tree"}, 1, Moment(cycle=1, round=9, tick=9))
+    accessed = {r.text: r.last_accessed for r in memory.records("Cyrene")}
+    assert accessed == {"The olive tree bloomed.": 9, "A storm broke.": 2}
+
+
+def test_public_records_are_for_everyone_and_only_seeds_survive_a_reset(chroma_client, embedder):
+    memory = _memory(chroma_client, embedder)
+    memory.remember(
+        [
+            _event(1, "Twelve Titans hold the Coreflames.", [], public=True, kind=MemoryKind.SEED),
+            _event(2, "Phainon delivered the Coreflame of Worldbearing.", [], public=True),
+        ]
+    )
+    found = memory.recall({h: "Coreflames" for h in HEIRS}, 5, NOW)
+    assert all(len(found[h]) == 2 and all(m.public for m in found[h]) for h in HEIRS)
+    memory.carry_over(RULES, next_cycle=2)
+    assert [r.text for r in memory.records(PUBLIC)] == ["Twelve Titans hold the Coreflames."]
+
+
+def test_retention_keeps_all_echoes_or_nothing_and_is_idempotent(chroma_client, embedder):
+    memory = _memory(chroma_client, embedder)
+    memory.remember([_event(i, f"Event number {i}", HEIRS, importance=1 + i) for i in range(6)])
+    assert memory.carry_over(RULES, next_cycle=2) == {"Cyrene": 6, "Phainon": 0, "Anaxagoras": 2}
     snapshot = memory.dump()
     assert len(snapshot["Cyrene"]) == 6 and snapshot["Phainon"] == []
-    echoes = {r["text"]: r["importance"] for r in snapshot["Anaxagoras"]}
-    assert echoes == {"Event number 5": 3.0, "Event number 4": 2.5}
-    memory.carry_over(rules, next_cycle=2)  # a replayed cycle end changes nothing
+    assert {r["text"]: r["importance"] for r in snapshot["Anaxagoras"]} == {
+        "Event number 5": 3.0,
+        "Event number 4": 2.5,
+    }
+    memory.carry_over(RULES, next_cycle=2)  # a replayed cycle end changes nothing
     assert memory.dump() == snapshot
-    memory.close()
 
 
-def test_remember_twice_files_once(embedder):
-    memory = _memory(embedder)
-    event = MemoryEvent(id="e1", text="Phainon swore an oath.", cycle=1, round=1, witnesses=["Phainon", "Cyrene"])
-    assert memory.remember([event]) == 2
+def test_remember_twice_files_once_and_reports_importance_gained(chroma_client, embedder):
+    memory = _memory(chroma_client, embedder)
+    event = _event(1, "Phainon swore an oath.", ["Phainon", "Cyrene"], importance=4)
+    assert memory.remember([event]) == {"Phainon": 4.0, "Cyrene": 4.0}
     memory.remember([event])
-    assert [len(v) for v in memory.dump().values()] == [1, 1, 0]
+    assert [len(v) for v in memory.dump().values()] == [1, 1, 0, 0]
 
 
-def test_a_store_in_use_is_one_clear_error(embedder, tmp_path):
-    import pytest
+def test_reflection_cites_existing_evidence(chroma_client, embedder):
+    memory = _memory(chroma_client, embedder, paths={"Cyrene": "Remembrance"})
+    memory.remember(
+        [_event(i, f"Cyrene watched Phainon fight the Tide, day {i}.", ["Cyrene"], importance=5 + i) for i in range(4)]
+    )
+    (reflection,) = memory.reflect(["Cyrene"], NOW)
+    records = {r.id: r for r in memory.records("Cyrene")}
+    assert reflection.kind is MemoryKind.REFLECTION and reflection.evidence
+    assert set(reflection.evidence) <= set(records), "a reflection cites records that exist"
+    stored = records[f"{reflection.id}@Cyrene"]
+    assert stored.evidence == reflection.evidence and "Remembrance" in stored.text and "Phainon" in stored.text
 
-    from amphoreus_graph.errors import AmphoreusError
 
-    first = _memory(embedder, tmp_path)
+def test_a_store_in_use_is_one_clear_error(tmp_path):
+    _, lock = open_chroma(tmp_path)
     with pytest.raises(AmphoreusError, match="in use by another running simulation"):
         open_chroma(tmp_path)
-    first.close()
-    open_chroma(tmp_path)[1].release()
-
-
-async def test_remembrance_carries_a_cycle_summary_that_nihility_loses(tmp_path, embedder):
-    from amphoreus_graph.society.runner import RunConfig, Simulation
-
-    run = tmp_path / "recur"
-    await Simulation(RunConfig(scenario="trio", cycles=2, rounds=2, out=run)).run()
-    client, lock = open_chroma(run / "memory")
-    memory = ChromaMemory(client, "recur", HEIRS, embedder, lock)
-    rows = memory.dump()
-    memory.close()
-    echo = "Cycle 1 ended after 2 rounds"
-    assert any(r["text"].startswith(echo) for r in rows["Cyrene"]), "Remembrance keeps the cycle's echo"
-    assert len([r for r in rows["Cyrene"] if r["cycle"] == 1]) >= 3, "Remembrance keeps all of cycle 1"
-    assert [r for r in rows["Phainon"] if r["cycle"] == 1] == [], "Destruction (retention: none) keeps nothing"
-    assert [r for r in rows["Cyrene"] if r["cycle"] == 2], "and keeps the last cycle too"
-    assert 0 < len(rows["Anaxagoras"]) <= 3, "Erudition keeps at most 3 echoes"
+    assert lock is not None
+    lock.release()
+    open_chroma(tmp_path)[1].release()  # type: ignore[union-attr]

@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
+PUBLIC = "*"  # the owner of public records: any heir may recall them
+
 
 def gist(text: str, limit: int = 160) -> str:
     """The first sentence of a memory (the fact, without the speech that followed), at most `limit` chars.
@@ -24,20 +26,37 @@ class MemoryKind(StrEnum):
     CYCLE_ECHO = "cycle_echo"
 
 
+class Moment(BaseModel):
+    """When something happens: cycle and round, plus `tick`, a round count that keeps rising across cycles."""
+
+    cycle: int
+    round: int
+    tick: int
+
+    @classmethod
+    def of(cls, cycle: int, round_: int, rounds_per_cycle: int) -> Moment:
+        return cls(cycle=cycle, round=round_, tick=(cycle - 1) * rounds_per_cycle + round_)
+
+
 class MemoryEvent(BaseModel):
-    """Something that happened, embedded once and filed for every witness."""
+    """Something that happened, embedded once and filed for every witness (or once, publicly)."""
 
     id: str
     text: str
     cycle: int
     round: int
-    witnesses: list[str]
-    importance: float = Field(default=3.0, ge=1, le=10)
+    tick: int = 0
+    witnesses: list[str] = Field(default_factory=list)
+    public: bool = Field(default=False, description="filed once where every heir can recall it")
+    importance: float = Field(default=3.0, ge=1, le=10, description="the base rating; raters adjust per witness")
     kind: MemoryKind = MemoryKind.OBSERVATION
+    action: str | None = None
+    involved: list[str] = Field(default_factory=list, description="the heirs it happened to (actor, target)")
+    evidence: list[str] = Field(default_factory=list, description="record ids a reflection draws on")
 
 
 class MemoryRecord(BaseModel):
-    """One heir's private copy of an event."""
+    """One heir's private copy of an event (owner PUBLIC: the society's shared copy)."""
 
     id: str
     owner: str
@@ -45,11 +64,15 @@ class MemoryRecord(BaseModel):
     event_id: str
     cycle: int
     round: int
+    created: int = Field(description="tick it was filed")
+    last_accessed: int = Field(description="tick it was last recalled")
     importance: float
     kind: MemoryKind
+    evidence: list[str] = Field(default_factory=list)
+    carried_to: int = Field(default=0, description="the last cycle retention already carried it into")
 
     @classmethod
-    def of(cls, event: MemoryEvent, owner: str) -> MemoryRecord:
+    def of(cls, event: MemoryEvent, owner: str, importance: float) -> MemoryRecord:
         return cls(
             id=f"{event.id}@{owner}",
             owner=owner,
@@ -57,9 +80,20 @@ class MemoryRecord(BaseModel):
             event_id=event.id,
             cycle=event.cycle,
             round=event.round,
-            importance=event.importance,
+            created=event.tick,
+            last_accessed=event.tick,
+            importance=importance,
             kind=event.kind,
+            evidence=event.evidence,
         )
 
     def metadata(self) -> dict[str, str | int | float]:
-        return self.model_dump(mode="json", exclude={"id", "text"})
+        """Chroma metadata holds scalars only: evidence ids are joined with spaces."""
+        meta = self.model_dump(mode="json", exclude={"id", "text", "evidence"})
+        meta["evidence"] = " ".join(self.evidence)
+        return meta
+
+    @classmethod
+    def from_chroma(cls, record_id: str, text: str, meta: dict[str, object]) -> MemoryRecord:
+        evidence = str(meta.get("evidence") or "")
+        return cls.model_validate({**meta, "id": record_id, "text": text, "evidence": evidence.split()})

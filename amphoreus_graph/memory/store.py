@@ -15,23 +15,32 @@ from urllib.parse import urlparse
 
 import chromadb
 from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import Embedder
-from amphoreus_graph.memory.records import MemoryEvent, MemoryRecord
+from amphoreus_graph.memory.importance import ImportanceRater
+from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord, Moment
+from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
+from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.policy.base import RecalledMemory
-from amphoreus_graph.scenario import Retention, RetentionMode
+from amphoreus_graph.scenario import MemoryConfig, Retention, RetentionMode
 
-_SETTINGS = Settings(anonymized_telemetry=False, allow_reset=False)
+
+def _settings() -> Settings:
+    """Fresh settings per client: chromadb's client constructors mutate the object they are given."""
+    return Settings(anonymized_telemetry=False, allow_reset=False)
 
 
 class Memory(Protocol):
     """What the society needs from memory; ChromaMemory is the real one, NullMemory remembers nothing."""
 
-    def remember(self, events: list[MemoryEvent]) -> int: ...
+    def remember(self, events: list[MemoryEvent]) -> dict[str, float]: ...
 
-    def recall(self, queries: dict[str, str], k: int) -> dict[str, list[RecalledMemory]]: ...
+    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]: ...
+
+    def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]: ...
 
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]: ...
 
@@ -39,11 +48,14 @@ class Memory(Protocol):
 class NullMemory:
     """Remembers nothing: for measuring what the framework costs without memory."""
 
-    def remember(self, events: list[MemoryEvent]) -> int:
-        return 0
+    def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
+        return {}
 
-    def recall(self, queries: dict[str, str], k: int) -> dict[str, list[RecalledMemory]]:
+    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
         return {heir: [] for heir in queries}
+
+    def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
+        return []
 
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:
         return {heir: 0 for heir in retention}
@@ -83,13 +95,13 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
         if not parsed.hostname:
             raise AmphoreusError(f"--chroma-url {url!r}: expected http://HOST:PORT")
         client = chromadb.HttpClient(
-            host=parsed.hostname, port=parsed.port or 8000, ssl=parsed.scheme == "https", settings=_SETTINGS
+            host=parsed.hostname, port=parsed.port or 8000, ssl=parsed.scheme == "https", settings=_settings()
         )
         return client, None
     if persist_dir is None:
-        return chromadb.EphemeralClient(settings=_SETTINGS), None
+        return chromadb.EphemeralClient(settings=_settings()), None
     lock = StoreLock(persist_dir)
-    return chromadb.PersistentClient(path=str(persist_dir), settings=_SETTINGS), lock
+    return chromadb.PersistentClient(path=str(persist_dir), settings=_settings()), lock
 
 
 def collection_name(society: str, heir: str) -> str:
@@ -98,8 +110,19 @@ def collection_name(society: str, heir: str) -> str:
     return f"m-{slug}"[:500]
 
 
+class _BaseImportance:
+    """Without a rater every witness keeps the event's base importance."""
+
+    def rate(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
+        return {e.id: {w: e.importance for w in e.witnesses} for e in events}
+
+
 class ChromaMemory:
-    """Per-heir collections in one Chroma client; every text is embedded once per batch."""
+    """Per-heir collections plus one public collection, in one Chroma client.
+
+    Every event text is embedded once per batch; recall over-fetches by similarity from the asking heir's
+    own collection and the public one, then ranks (see scoring.py) and marks what it returned as accessed.
+    """
 
     def __init__(
         self,
@@ -108,107 +131,159 @@ class ChromaMemory:
         heirs: list[str],
         embedder: Embedder,
         lock: StoreLock | None = None,
+        *,
+        config: MemoryConfig | None = None,
+        paths: dict[str, str] | None = None,
+        rater: ImportanceRater | None = None,
+        reflector: Reflector | None = None,
     ) -> None:
         self.client = client
         self.society = society
         self.embedder = embedder
+        self.config = config or MemoryConfig()
+        self.paths = paths or {}
+        self.rater: ImportanceRater = rater or _BaseImportance()
+        self.reflector: Reflector = reflector or OfflineReflector(heirs)
         self._lock = lock
-        self._collections = {
-            heir: client.get_or_create_collection(
-                collection_name(society, heir),
-                embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
-            )
-            for heir in heirs
-        }
+        self._collections = {owner: self._collection(owner) for owner in [*heirs, PUBLIC]}
+
+    def _collection(self, owner: str) -> Collection:
+        return self.client.get_or_create_collection(
+            collection_name(self.society, "public" if owner == PUBLIC else owner),
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+        )
 
     def close(self) -> None:
         if self._lock is not None:
             self._lock.release()
 
-    def remember(self, events: list[MemoryEvent]) -> int:
-        """File each event for each of its witnesses; returns the number of records written."""
-        events = [e for e in events if any(w in self._collections for w in e.witnesses)]
+    def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
+        """File each event for each witness (public ones once); returns the importance each heir gained."""
+        events = [e for e in events if e.public or any(w in self._collections for w in e.witnesses)]
         if not events:
-            return 0
+            return {}
+        ratings = self.rater.rate([e for e in events if not e.public])
         vectors = self.embedder.encode([e.text for e in events])
-        per_heir: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
+        rows: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
         for event, vector in zip(events, vectors, strict=True):
-            for witness in dict.fromkeys(event.witnesses):
-                if witness in self._collections:
-                    per_heir.setdefault(witness, []).append((MemoryRecord.of(event, witness), vector.tolist()))
-        for heir, rows in per_heir.items():
-            self._collections[heir].upsert(
-                ids=[r.id for r, _ in rows],
-                documents=[r.text for r, _ in rows],
-                metadatas=[r.metadata() for r, _ in rows],  # type: ignore[misc]
-                embeddings=[v for _, v in rows],  # type: ignore[arg-type]
+            owners = [PUBLIC] if event.public else [w for w in dict.fromkeys(event.witnesses) if w in self._collections]
+            for owner in owners:
+                weight = event.importance if event.public else ratings[event.id][owner]
+                rows.setdefault(owner, []).append((MemoryRecord.of(event, owner, weight), vector.tolist()))
+        for owner, batch in rows.items():
+            self._collections[owner].upsert(
+                ids=[r.id for r, _ in batch],
+                documents=[r.text for r, _ in batch],
+                metadatas=[r.metadata() for r, _ in batch],  # type: ignore[misc]
+                embeddings=[v for _, v in batch],  # type: ignore[arg-type]
             )
-        return sum(len(rows) for rows in per_heir.values())
+        return {owner: sum(r.importance for r, _ in batch) for owner, batch in rows.items() if owner != PUBLIC}
 
-    def recall(self, queries: dict[str, str], k: int) -> dict[str, list[RecalledMemory]]:
-        """Each heir's k most similar memories to its query, from its own collection only."""
+    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
+        """Each heir's k best memories for its query: its own records and public ones, never another's."""
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
-        heirs = [h for h in queries if h in self._collections and k > 0 and self._collections[h].count() > 0]
+        public = self._collections[PUBLIC]
+        public_count = public.count()
+        heirs = [h for h in queries if h in self._collections and h != PUBLIC and k > 0]
+        own_counts = {h: self._collections[h].count() for h in heirs}
+        heirs = [h for h in heirs if own_counts[h] or public_count]
         if not heirs:
             return found
-        vectors = self.embedder.encode([queries[h] for h in heirs])
-        for heir, vector in zip(heirs, vectors, strict=True):
-            result = self._collections[heir].query(
-                query_embeddings=[vector.tolist()], n_results=k, include=["documents", "metadatas", "distances"]
+        vectors = self.embedder.encode([queries[h] for h in heirs]).tolist()
+        fetch = k * self.config.overfetch
+        shared = self._query(public, vectors, min(fetch, public_count)) if public_count else [[] for _ in heirs]
+        for heir, vector, public_hits in zip(heirs, vectors, shared, strict=True):
+            own = (
+                self._query(self._collections[heir], [vector], min(fetch, own_counts[heir]))[0]
+                if own_counts[heir]
+                else []
             )
-            found[heir] = [
-                RecalledMemory(text=doc, cycle=int(meta["cycle"]), round=int(meta["round"]), score=1.0 - dist)
-                for doc, meta, dist in zip(
-                    _first(result["documents"]), _first(result["metadatas"]), _first(result["distances"]), strict=True
-                )
-            ]
+            found[heir] = rank([*own, *public_hits], now, self.config, k)
+            self._touch(heir, [r for r, _ in own], {m.id for m in found[heir]}, now)
         return found
 
+    @staticmethod
+    def _query(collection: Collection, vectors: list[list[float]], n: int) -> list[list[tuple[MemoryRecord, float]]]:
+        result = collection.query(
+            query_embeddings=vectors,  # type: ignore[arg-type]
+            n_results=n,
+            include=["documents", "metadatas", "distances"],
+        )
+        return [
+            [
+                (MemoryRecord.from_chroma(i, d, dict(m or {})), 1.0 - float(dist))
+                for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+            ]
+            for ids, docs, metas, dists in zip(
+                result["ids"],
+                result["documents"] or [],
+                result["metadatas"] or [],
+                result["distances"] or [],
+                strict=True,
+            )
+        ]
+
+    def _touch(self, heir: str, candidates: list[MemoryRecord], returned: set[str], now: Moment) -> None:
+        """Recall refreshes the last-accessed tick of the heir's own records it returned."""
+        touched = [r for r in candidates if r.id in returned and r.last_accessed != now.tick]
+        if touched:
+            self._collections[heir].update(
+                ids=[r.id for r in touched],
+                metadatas=[r.model_copy(update={"last_accessed": now.tick}).metadata() for r in touched],  # type: ignore[misc]
+            )
+
+    def records(self, owner: str) -> list[MemoryRecord]:
+        """Every record of one heir (or PUBLIC), sorted by id."""
+        got = self._collections[owner].get(include=["documents", "metadatas"])
+        rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+        return sorted((MemoryRecord.from_chroma(i, d, dict(m or {})) for i, d, m in rows), key=lambda r: r.id)
+
+    def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
+        """Each named heir reflects on its most salient memories; the reflections are remembered."""
+        events = []
+        for heir in heirs:
+            evidence = salient(self.records(heir), self.config.reflection_evidence)
+            if evidence:
+                insight, cites = self.reflector.reflect(heir, self.paths.get(heir, "Remembrance"), evidence)
+                events.append(reflection_event(heir, insight, cites, evidence, now))
+        self.remember(events)
+        return events
+
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:
-        """Apply each heir's retention at a world reset; returns how many records each heir keeps."""
+        """Apply each heir's retention at a world reset (public: only seeds survive); returns records kept."""
         kept: dict[str, int] = {}
-        for heir, rule in retention.items():
-            collection = self._collections[heir]
-            got = collection.get(include=["metadatas"])
-            ids, metas = got["ids"], got["metadatas"] or []
+        for heir, rule in [*retention.items(), (PUBLIC, _PUBLIC_RETENTION)]:
+            records = self.records(heir)
             if rule.mode is RetentionMode.ALL:
-                kept[heir] = len(ids)
+                kept[heir] = len(records)
                 continue
-            ranked = sorted(zip(ids, metas, strict=True), key=lambda im: (-_num(im[1]["importance"]), im[0]))
-            keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
-            drop = [i for i, _ in ranked[len(keep) :]]
+            if heir == PUBLIC:
+                keep = [r for r in records if r.kind is MemoryKind.SEED]
+            else:
+                ranked = sorted(records, key=lambda r: (-r.importance, r.id))
+                keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
+            drop = sorted({r.id for r in records} - {r.id for r in keep})
             if drop:
-                collection.delete(ids=drop)
-            to_decay = [(i, m) for i, m in keep if _num(m.get("carried_to", 0)) < next_cycle]
-            if to_decay:
-                collection.update(
-                    ids=[i for i, _ in to_decay],
-                    metadatas=[
-                        {**m, "importance": max(1.0, _num(m["importance"]) * rule.decay), "carried_to": next_cycle}
-                        for _, m in to_decay
+                self._collections[heir].delete(ids=drop)
+            decay = [r for r in keep if r.carried_to < next_cycle and heir != PUBLIC]
+            if decay:
+                self._collections[heir].update(
+                    ids=[r.id for r in decay],
+                    metadatas=[  # type: ignore[misc]
+                        r.model_copy(
+                            update={"importance": max(1.0, r.importance * rule.decay), "carried_to": next_cycle}
+                        ).metadata()
+                        for r in decay
                     ],
                 )
             kept[heir] = len(keep)
+        kept.pop(PUBLIC)
         return kept
 
     def dump(self) -> dict[str, list[dict[str, Any]]]:
-        """Every record per heir, sorted by id: for tests and inspection."""
-        out: dict[str, list[dict[str, Any]]] = {}
-        for heir, collection in self._collections.items():
-            got = collection.get(include=["documents", "metadatas"])
-            rows = [
-                {"id": i, "text": d, **(m or {})}
-                for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
-            ]
-            out[heir] = sorted(rows, key=lambda r: r["id"])
-        return out
+        """Every record per owner, sorted by id: for tests and inspection."""
+        return {owner: [r.model_dump(mode="json") for r in self.records(owner)] for owner in self._collections}
 
 
-def _num(value: Any) -> float:
-    """Chroma types metadata values loosely; ours are always numbers where this is used."""
-    return float(value)
-
-
-def _first(batch: Any) -> list[Any]:
-    return list(batch[0]) if batch else []
+_PUBLIC_RETENTION = Retention(mode=RetentionMode.ECHOES, keep=0)

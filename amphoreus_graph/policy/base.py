@@ -19,10 +19,18 @@ class Decision(BaseModel):
 
 
 class RecalledMemory(BaseModel):
+    """A memory as recall hands it to a heir, with the parts of its score (for `memory inspect`)."""
+
     text: str
     cycle: int
     round: int
     score: float
+    id: str = ""
+    kind: str = "observation"
+    public: bool = False
+    importance: float = 0.0
+    recency: float = 0.0
+    relevance: float = 0.0
 
 
 class TurnContext(BaseModel):

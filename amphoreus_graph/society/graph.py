@@ -15,14 +15,14 @@ from collections import Counter
 from functools import cache
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
+from langgraph.config import get_config, get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from amphoreus_graph.data.samples import Sample
-from amphoreus_graph.memory.records import MemoryEvent
+from amphoreus_graph.memory.records import MemoryEvent, Moment
+from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.policy.base import Decision, PolicyResult, RecalledMemory, TurnContext
 from amphoreus_graph.policy.offline import stable_rng
 from amphoreus_graph.policy.prompt import decision_json, render_messages
@@ -53,8 +53,15 @@ def emit(event: dict[str, Any]) -> None:
     get_stream_writer()(event)
 
 
-def genesis(state: SocietyState, config: RunnableConfig) -> dict[str, Any]:
-    """Start a cycle from the scenario's world; name the run after the thread if no name was given."""
+def now_of(state: SocietyState, world: World) -> Moment:
+    """The world's clock as memory sees it (ticks keep rising across cycles)."""
+    limit = state.get("rounds") or scenario_of(state["scenario"]).rounds_per_cycle
+    return Moment.of(world.cycle, world.round, limit)
+
+
+async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Start a cycle from the scenario's world (cycle 1 also plants the seed memories); name the run after
+    the thread if no name was given."""
     # A dict input (the HTTP API, Studio, `graph.invoke({})`) is not run through SocietyInput by LangGraph,
     # so its defaults are applied here and written back to the state for the nodes that follow.
     raw: dict[str, Any] = dict(state)
@@ -62,8 +69,13 @@ def genesis(state: SocietyState, config: RunnableConfig) -> dict[str, Any]:
     inputs = SocietyInput.model_validate(given)
     scenario = scenario_of(inputs.scenario)
     cycle = inputs.cycle
-    run_id = inputs.run_id or str(config.get("configurable", {}).get("thread_id") or "studio")
+    run_id = inputs.run_id or str(get_config().get("configurable", {}).get("thread_id") or "studio")
     world = World.genesis(scenario, cycle)
+    if cycle == 1:
+        services = await asyncio.to_thread(services_for, runtime.context, run_id, scenario)
+        folder = seeds_folder(services.seeds_dir, scenario.name)
+        seeds = await asyncio.to_thread(load_seeds, folder, scenario.heir_names)
+        await asyncio.to_thread(services.memory.remember, seeds)
     emit({"type": "cycle_started", "cycle": cycle, "heirs": len(scenario.heirs)})
     return {
         "scenario": inputs.scenario,
@@ -92,7 +104,7 @@ async def perceive(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     world = World.model_validate(state["world"])
     services = await aservices_of(state, runtime)
     queries = {h: memory_query(h, world, scenario, s) for h, s in state["situations"].items()}
-    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k)
+    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now_of(state, world))
     return {"recalled": {h: [m.model_dump() for m in found] for h, found in recalled.items()}}
 
 
@@ -152,11 +164,24 @@ def game_master(state: SocietyState) -> dict[str, Any]:
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Embed the round's events once and file them for their witnesses (idempotent upserts)."""
+    """Embed the round's events once and file them for their witnesses (idempotent upserts); heirs whose
+    unreflected importance passed the scenario's budget then reflect."""
     services = await aservices_of(state, runtime)
+    scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
-    await asyncio.to_thread(services.memory.remember, events)
-    return {}
+    gained = await asyncio.to_thread(services.memory.remember, events)
+    pending = dict(state.get("unreflected") or {})
+    for heir, importance in gained.items():
+        pending[heir] = pending.get(heir, 0.0) + importance
+    due = [h for h in scenario.heir_names if pending.get(h, 0.0) >= scenario.memory.reflection_budget]
+    if due:
+        now = now_of(state, World.model_validate(state["world"]))
+        reflections = await asyncio.to_thread(services.memory.reflect, due, now)
+        for event in reflections:
+            emit({"type": "reflected", "heir": event.witnesses[0], "text": event.text, "evidence": event.evidence})
+        for heir in due:
+            pending[heir] = 0.0
+    return {"unreflected": {h: round(v, 3) for h, v in pending.items()}}
 
 
 async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:

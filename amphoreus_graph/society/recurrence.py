@@ -16,7 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from amphoreus_graph.memory.records import MemoryEvent, MemoryKind
-from amphoreus_graph.society.graph import add_cycle_nodes, emit, scenario_of, services_of
+from amphoreus_graph.society.graph import add_cycle_nodes, emit, now_of, scenario_of, services_of
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
 from amphoreus_graph.society.world import Outcome, World
@@ -60,6 +60,7 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
         ),
         cycle=world.cycle,
         round=world.round,
+        tick=now_of(state, world).tick,
         witnesses=scenario.heir_names,
         importance=8,
         kind=MemoryKind.CYCLE_ECHO,

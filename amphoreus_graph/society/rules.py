@@ -41,11 +41,22 @@ class _Round:
     scenario: Scenario
     rng: random.Random
     decisions: dict[str, Decision]
+    tick: int
     shielded: set[str] = field(default_factory=set)
     events: list[MemoryEvent] = field(default_factory=list)
 
-    def log(self, actor: str, decision: Decision, what: str, *, also: tuple[str, ...] = (), bump: float = 0) -> None:
-        """Record an event, witnessed by the actor, anyone named and everyone at the actor's location."""
+    def log(
+        self,
+        actor: str,
+        decision: Decision,
+        what: str,
+        *,
+        also: tuple[str, ...] = (),
+        bump: float = 0,
+        public: bool = False,
+    ) -> None:
+        """Record an event, witnessed by the actor, anyone named and everyone at the actor's location
+        (public news is filed once, for every heir to recall)."""
         where = self.world.heirs[actor].location
         text = f"At {where}, {what}"
         if decision.speech:
@@ -57,9 +68,13 @@ class _Round:
                 text=text,
                 cycle=self.world.cycle,
                 round=self.world.round,
+                tick=self.tick,
                 witnesses=witnesses,
+                public=public,
                 importance=min(10.0, IMPORTANCE[decision.action] + bump),
                 kind=MemoryKind.SPEECH if decision.speech else MemoryKind.OBSERVATION,
+                action=decision.action.value,
+                involved=[actor, *also],
             )
         )
 
@@ -68,7 +83,8 @@ def resolve_round(
     world: World, scenario: Scenario, decisions: dict[str, Decision], rng: random.Random, round_limit: int
 ) -> tuple[World, list[MemoryEvent]]:
     """Apply every decision of a round; returns the new world and the events it produced."""
-    state = _Round(world=world.model_copy(deep=True), scenario=scenario, rng=rng, decisions=decisions)
+    tick = (world.cycle - 1) * round_limit + world.round
+    state = _Round(world=world.model_copy(deep=True), scenario=scenario, rng=rng, decisions=decisions, tick=tick)
     order = [h for h in scenario.heir_names if h in decisions]
     state.shielded = {d.target for d in decisions.values() if d.action is Action.DEFEND and d.target}
     for heir in order:
@@ -119,7 +135,7 @@ def _deliver(r: _Round, actor: str, d: Decision) -> None:
     r.world.delivered += flames
     r.world.black_tide = max(0.0, r.world.black_tide - 3.0 * len(flames))
     names = ", ".join(r.scenario.titan(t).coreflame for t in flames) or "nothing"
-    r.log(actor, d, f"{actor} delivered {names} to the Vortex of Genesis.")
+    r.log(actor, d, f"{actor} delivered {names} to the Vortex of Genesis.", public=bool(flames))
 
 
 def _attack(r: _Round, actor: str, d: Decision) -> None:

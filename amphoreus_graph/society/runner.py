@@ -22,13 +22,19 @@ from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.data.samples import ShardWriter
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
+from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.store import ChromaMemory, Memory, open_chroma
 from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.recurrence import build_recurrence_graph
-from amphoreus_graph.society.services import Services, SocietySettings, register_services, unregister_services
+from amphoreus_graph.society.services import (
+    Services,
+    SocietySettings,
+    build_memory,
+    register_services,
+    unregister_services,
+)
 
 CONFIG_FILE = "config.json"
 CHECKPOINT_FILE = "checkpoint.sqlite"
@@ -50,6 +56,7 @@ class RunConfig(BaseModel):
     chroma_url: str | None = None
     recall_k: int = Field(default=5, ge=0)
     embedder: str = DEFAULT_MODEL
+    seeds_dir: str = "memory/seeds"
 
     @property
     def run_id(self) -> str:
@@ -65,6 +72,7 @@ class RunConfig(BaseModel):
             chroma_url=self.chroma_url,
             embedder=self.embedder,
             run_dir=str(self.out),
+            seeds_dir=self.seeds_dir,
         )
 
 
@@ -96,10 +104,14 @@ class Simulation:
         memory = self._memory
         if memory is None:
             client, lock = open_chroma(cfg.memory_dir or cfg.out / "memory", cfg.chroma_url)
-            owned = ChromaMemory(client, cfg.run_id, scenario.heir_names, default_embedder(cfg.embedder), lock)
+            owned = build_memory(client, cfg.run_id, scenario, cfg.embedder, policy, lock)
             memory = owned
         services = Services(
-            policy=policy, memory=memory, samples=ShardWriter(cfg.out / "samples"), recall_k=cfg.recall_k
+            policy=policy,
+            memory=memory,
+            samples=ShardWriter(cfg.out / "samples"),
+            recall_k=cfg.recall_k,
+            seeds_dir=cfg.seeds_dir,
         )
         return services, owned
 

@@ -10,13 +10,17 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from chromadb.api import ClientAPI
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.data.samples import ShardWriter
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
+from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
+from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_chroma
 from amphoreus_graph.policy.base import Policy
+from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scenario import Scenario
 
@@ -35,6 +39,7 @@ class SocietySettings(BaseSettings):
     embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or path")
     runs_dir: str = Field(default="runs", description="where runs without an explicit directory write")
     run_dir: str | None = Field(default=None, description="this run's directory (samples/ goes inside)")
+    seeds_dir: str = Field(default="memory/seeds", description="seed memories: SEEDS_DIR/<scenario>/*.yaml")
 
 
 @dataclass
@@ -43,11 +48,36 @@ class Services:
     memory: Memory
     samples: ShardWriter | None
     recall_k: int = 5
+    seeds_dir: str = "memory/seeds"
+
+
+def build_memory(
+    client: ClientAPI, society: str, scenario: Scenario, embedder: str, policy: Policy, lock: StoreLock | None = None
+) -> ChromaMemory:
+    """A society's Chroma memory set up from its scenario; a chat-model policy also rates and reflects."""
+    importance = PathImportance(scenario)
+    offline = OfflineReflector(scenario.heir_names)
+    reflector: Reflector = offline
+    rater: ImportanceRater = importance
+    if isinstance(policy, LLMPolicy):
+        rater = ModelImportance(policy.model, importance)
+        reflector = ModelReflector(policy.model, offline)
+    return ChromaMemory(
+        client,
+        society,
+        scenario.heir_names,
+        default_embedder(embedder),
+        lock,
+        config=scenario.memory,
+        paths={h.name: h.path for h in scenario.heirs},
+        rater=rater,
+        reflector=reflector,
+    )
 
 
 _lock = threading.Lock()
 _registered: dict[str, Services] = {}
-_clients: dict[tuple[str | None, str | None], tuple[object, StoreLock | None]] = {}
+_clients: dict[tuple[str | None, str | None], tuple[ClientAPI, StoreLock | None]] = {}
 
 
 def register_services(run_id: str, services: Services) -> None:
@@ -72,11 +102,13 @@ def services_for(settings: SocietySettings | None, run_id: str, scenario: Scenar
             _clients[key] = open_chroma(Path(key[0]) if key[0] else None, key[1])
         client, _ = _clients[key]
         run_dir = Path(settings.run_dir) if settings.run_dir else Path(settings.runs_dir) / run_id
+        policy = resolve_model(settings.model, base_url=settings.base_url, max_concurrency=settings.max_concurrency)
         services = Services(
-            policy=resolve_model(settings.model, base_url=settings.base_url, max_concurrency=settings.max_concurrency),
-            memory=ChromaMemory(client, run_id, scenario.heir_names, default_embedder(settings.embedder)),  # type: ignore[arg-type]
+            policy=policy,
+            memory=build_memory(client, run_id, scenario, settings.embedder, policy),
             samples=ShardWriter(run_dir / "samples"),
             recall_k=settings.recall_k,
+            seeds_dir=settings.seeds_dir,
         )
         _registered[run_id] = services
         return services

@@ -55,6 +55,7 @@ class SocietyState(TypedDict, total=False):
     round_events: list[JSON]
     stats: dict[str, float]
     sample_offsets: dict[str, int]
+    unreflected: dict[str, float]
 
 
 class RecurrenceState(SocietyState, total=False):

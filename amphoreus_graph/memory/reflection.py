@@ -1,0 +1,89 @@
+"""Reflection: once a heir's unreflected importance passes the budget, it draws conclusions from its most
+salient memories, each citing the records it rests on (Generative Agents' reflection, per Path).
+
+Offline, a reflection is composed from the memories' gists and the heir's Path; with a chat model, the model
+is asked for it, and a reply that cites no valid evidence falls back to the offline composition.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Protocol
+
+from langchain_core.language_models import BaseChatModel
+
+from amphoreus_graph.memory.records import MemoryEvent, MemoryKind, MemoryRecord, Moment, gist
+from amphoreus_graph.paths import load_paths
+
+
+class Reflector(Protocol):
+    def reflect(self, heir: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+        """One insight and the ids of the records it cites."""
+        ...
+
+
+class OfflineReflector:
+    """Composes an insight from the salient memories' gists, the heir met most often in them, and the Path."""
+
+    def __init__(self, heirs: list[str]) -> None:
+        self.heirs = heirs
+
+    def reflect(self, heir: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+        cited = salient[:3]
+        met = Counter(h for r in salient for h in self.heirs if h != heir and h in r.text)
+        tenet = load_paths()[path].tenets[0].rstrip(".")
+        lines = "; ".join(gist(r.text, 90) for r in cited)
+        who = f" {met.most_common(1)[0][0]} keeps crossing my path." if met else ""
+        return f"{heir} reflects on {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]
+
+
+class ModelReflector:
+    """Asks a chat model for one insight citing memory numbers; falls back to the offline reflector."""
+
+    PROMPT = (
+        "You are {heir}, who walks the Path of {path}. Here are your most salient memories:\n{memories}\n"
+        'What is one high-level insight you draw from them? Answer as JSON: {{"insight": "...", "cites": [1, 2]}}'
+    )
+
+    def __init__(self, model: BaseChatModel, offline: OfflineReflector) -> None:
+        self.model = model
+        self.offline = offline
+
+    def reflect(self, heir: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+        listing = "\n".join(f"{i}. {gist(r.text)}" for i, r in enumerate(salient, 1))
+        try:
+            reply = self.model.invoke(self.PROMPT.format(heir=heir, path=path, memories=listing))
+            found = re.search(r"\{.*\}", str(reply.content), re.DOTALL)
+            parsed = json.loads(found.group()) if found else {}
+            cites = [salient[int(i) - 1].id for i in parsed.get("cites", []) if 1 <= int(i) <= len(salient)]
+            insight = str(parsed.get("insight", "")).strip()
+            if insight and cites:
+                return insight, cites
+        except Exception:
+            pass
+        return self.offline.reflect(heir, path, salient)
+
+
+def salient(records: list[MemoryRecord], n: int) -> list[MemoryRecord]:
+    """The n most important memories, newest first among equals (reflections may build on reflections)."""
+    return sorted(records, key=lambda r: (-r.importance, -r.created, r.id))[:n]
+
+
+def reflection_event(
+    heir: str, insight: str, cites: list[str], evidence: list[MemoryRecord], now: Moment
+) -> MemoryEvent:
+    """A reflection is a private memory of its author, as important as what it rests on, plus one."""
+    weight = sum(r.importance for r in evidence if r.id in cites) / max(1, len(cites))
+    return MemoryEvent(
+        id=f"reflection-c{now.cycle}-r{now.round}-{heir}",
+        text=insight,
+        cycle=now.cycle,
+        round=now.round,
+        tick=now.tick,
+        witnesses=[heir],
+        importance=min(10.0, weight + 1.0),
+        kind=MemoryKind.REFLECTION,
+        evidence=cites,
+    )

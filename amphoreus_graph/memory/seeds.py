@@ -1,0 +1,66 @@
+"""Seed memories: what heirs (or everyone, publicly) remember at the genesis of cycle 1.
+
+Files: `memory/seeds/<scenario>/*.yaml`, each a list of entries
+`{text: ..., heirs: [Name, ...] | public: true, importance: 1-10}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from amphoreus_graph.errors import ScenarioError, format_validation_error
+from amphoreus_graph.memory.records import MemoryEvent, MemoryKind
+
+REPO_SEEDS = Path(__file__).resolve().parents[2] / "memory" / "seeds"
+
+
+class SeedMemory(BaseModel):
+    text: str = Field(min_length=1)
+    heirs: list[str] = Field(default_factory=list)
+    public: bool = False
+    importance: float = Field(default=5.0, ge=1, le=10)
+
+
+def seeds_folder(seeds_dir: str | Path, scenario: str) -> Path:
+    """`seeds_dir/<scenario>`, relative to the working directory, else to this checkout's memory/seeds."""
+    folder = Path(seeds_dir) / scenario
+    if folder.is_dir() or Path(seeds_dir).is_absolute():
+        return folder
+    return REPO_SEEDS / scenario
+
+
+def load_seeds(folder: Path, heirs: list[str]) -> list[MemoryEvent]:
+    """Seed events for cycle 1, round 0; a bad file is one ScenarioError line (file, entry, expected)."""
+    events: list[MemoryEvent] = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            entries = TypeAdapter(list[SeedMemory]).validate_python(
+                yaml.safe_load(path.read_text(encoding="utf-8")) or []
+            )
+        except ValidationError as exc:
+            raise ScenarioError(format_validation_error(str(path), exc)) from None
+        except yaml.YAMLError as exc:
+            raise ScenarioError(
+                f"{path}: invalid YAML ({exc.__class__.__name__}); expected a list of seed memories"
+            ) from None
+        for i, entry in enumerate(entries):
+            unknown = [h for h in entry.heirs if h not in heirs]
+            if unknown or not (entry.heirs or entry.public):
+                expected = f"unknown heirs {unknown}" if unknown else "no heirs and not public"
+                raise ScenarioError(f"{path}: [{i}].heirs: {expected}; expected names from {heirs} or public: true")
+            events.append(
+                MemoryEvent(
+                    id=f"seed-{path.stem}-{i}",
+                    text=entry.text,
+                    cycle=1,
+                    round=0,
+                    witnesses=entry.heirs,
+                    public=entry.public,
+                    importance=entry.importance,
+                    kind=MemoryKind.SEED,
+                )
+            )
+    return events
