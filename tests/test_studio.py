@@ -69,6 +69,7 @@ def server_env(memory_dir: Path, runs_dir: Path) -> dict[str, str]:
         LANGGRAPH_NO_VERSION_CHECK="true",
         AMPHOREUS_MEMORY_DIR=str(memory_dir),
         AMPHOREUS_RUNS_DIR=str(runs_dir),
+        AMPHOREUS_STORE_DIR=str(memory_dir.parent / "store"),
         PYTHONUNBUFFERED="1",
     )
     return env
