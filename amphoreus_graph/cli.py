@@ -180,6 +180,35 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     )
 
 
+memory_app = typer.Typer(help="Look inside a run's memory.", no_args_is_help=True)
+app.add_typer(memory_app, name="memory")
+
+
+@memory_app.command("inspect")
+@one_line_errors
+def memory_inspect(
+    run: Annotated[Path, typer.Argument(help="a run directory")],
+    heir: Annotated[str, typer.Option(help="whose memory")],
+    query: Annotated[str, typer.Option(help="what the heir is trying to remember")],
+    k: Annotated[int, typer.Option("-k", "--k", min=1, help="how many memories")] = 5,
+) -> None:
+    """Show what a heir would recall for a query, with the parts of each score."""
+    from amphoreus_graph.memory.inspect import inspect_recall
+    from amphoreus_graph.memory.records import gist
+
+    now, found = inspect_recall(run, heir, query, k)
+    table = Table(title=f"{heir} recalls “{query}” (cycle {now.cycle}, tick {now.tick})")
+    for column in ("#", "score", "rel", "imp", "rec", "c.r", "kind"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("memory", ratio=1, overflow="fold")
+    for i, m in enumerate(found, 1):
+        kind = "public" if m.public else m.kind
+        row = (f"{m.score:.2f}", f"{m.relevance:.2f}", f"{m.importance:.0f}", f"{m.recency:.2f}")
+        table.add_row(str(i), *row, f"{m.cycle}.{m.round}", kind, gist(m.text, 120))
+    console.print("score = w_rec·rec + w_imp·imp/10 + w_rel·rel, × cycle weight per cycle gone by", style="dim")
+    console.print(table if found else f"{heir} remembers nothing that matches.")
+
+
 def main() -> None:  # pragma: no cover - console entry for `python -m amphoreus_graph.cli`
     app()
 

@@ -72,7 +72,7 @@ class RecallMode(StrEnum):
 class RecallWeights(_Strict):
     recency: float = Field(default=1.0, ge=0)
     importance: float = Field(default=1.0, ge=0)
-    relevance: float = Field(default=1.0, ge=0)
+    relevance: float = Field(default=2.0, ge=0, description="cosine spreads less than the others: weigh it more")
 
 
 class MemoryConfig(_Strict):

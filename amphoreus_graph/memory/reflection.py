@@ -34,9 +34,13 @@ class OfflineReflector:
         cited = salient[:3]
         met = Counter(h for r in salient for h in self.heirs if h != heir and h in r.text)
         tenet = load_paths()[path].tenets[0].rstrip(".")
-        lines = "; ".join(gist(r.text, 90) for r in cited)
+        lines = "; ".join(_lower_first(gist(r.text, 90)) for r in cited)
         who = f" {met.most_common(1)[0][0]} keeps crossing my path." if met else ""
-        return f"{heir} reflects on {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]
+        return f"{heir} reflects: {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 class ModelReflector:
@@ -67,7 +71,7 @@ class ModelReflector:
 
 
 def salient(records: list[MemoryRecord], n: int) -> list[MemoryRecord]:
-    """The n most important memories, newest first among equals (reflections may build on reflections)."""
+    """The n most important memories, newest first among equals."""
     return sorted(records, key=lambda r: (-r.importance, -r.created, r.id))[:n]
 
 

@@ -180,8 +180,12 @@ class ChromaMemory:
             )
         return {owner: sum(r.importance for r, _ in batch) for owner, batch in rows.items() if owner != PUBLIC}
 
-    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
-        """Each heir's k best memories for its query: its own records and public ones, never another's."""
+    def recall(
+        self, queries: dict[str, str], k: int, now: Moment, *, touch: bool = True
+    ) -> dict[str, list[RecalledMemory]]:
+        """Each heir's k best memories for its query: its own records and public ones, never another's.
+
+        `touch=False` leaves last-accessed ticks alone (inspection must not change what it inspects)."""
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
         public = self._collections[PUBLIC]
         public_count = public.count()
@@ -200,7 +204,8 @@ class ChromaMemory:
                 else []
             )
             found[heir] = rank([*own, *public_hits], now, self.config, k)
-            self._touch(heir, [r for r, _ in own], {m.id for m in found[heir]}, now)
+            if touch:
+                self._touch(heir, [r for r, _ in own], {m.id for m in found[heir]}, now)
         return found
 
     @staticmethod
@@ -243,7 +248,8 @@ class ChromaMemory:
         """Each named heir reflects on its most salient memories; the reflections are remembered."""
         events = []
         for heir in heirs:
-            evidence = salient(self.records(heir), self.config.reflection_evidence)
+            observed = [r for r in self.records(heir) if r.kind is not MemoryKind.REFLECTION]
+            evidence = salient(observed, self.config.reflection_evidence)
             if evidence:
                 insight, cites = self.reflector.reflect(heir, self.paths.get(heir, "Remembrance"), evidence)
                 events.append(reflection_event(heir, insight, cites, evidence, now))

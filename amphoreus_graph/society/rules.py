@@ -17,20 +17,22 @@ from amphoreus_graph.society.world import Outcome, World
 
 ATTACK_HARM = 25.0
 TIDE_FIGHT_COST = 8.0
+# Base importance of what each action makes happen (1-10); raters add for involvement and Path.
+# Kept low for routine acts so that a heir's own habits do not crowd out the rare events that matter.
 IMPORTANCE: dict[Action, float] = {
-    Action.SEEK_COREFLAME: 5,
-    Action.DELIVER_COREFLAME: 9,
-    Action.ATTACK: 7,
-    Action.DEFEND: 4,
-    Action.AID: 5,
-    Action.ALLY: 5,
-    Action.STUDY: 3,
-    Action.REMEMBER: 7,
+    Action.SEEK_COREFLAME: 3,
+    Action.DELIVER_COREFLAME: 8,
+    Action.ATTACK: 6,
+    Action.DEFEND: 3,
+    Action.AID: 4,
+    Action.ALLY: 4,
+    Action.STUDY: 2,
+    Action.REMEMBER: 3,
     Action.DECEIVE: 5,
     Action.EXPLORE: 2,
-    Action.DECREE: 4,
-    Action.JEST: 3,
-    Action.FIGHT_TIDE: 5,
+    Action.DECREE: 3,
+    Action.JEST: 2,
+    Action.FIGHT_TIDE: 3,
     Action.WITHDRAW: 1,
 }
 
@@ -121,7 +123,7 @@ def _seek(r: _Round, actor: str, d: Decision) -> None:
     if r.rng.random() < chance:
         r.world.free_coreflames.remove(titan.name)
         me.holding.append(titan.name)
-        r.log(actor, d, f"{actor} won the {titan.coreflame} from the Titan {titan.name}.", bump=3)
+        r.log(actor, d, f"{actor} won the {titan.coreflame} from the Titan {titan.name}.", bump=4)
     else:
         r.log(actor, d, f"{actor} sought the {titan.coreflame} from the Titan {titan.name} and failed.")
 
