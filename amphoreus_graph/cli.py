@@ -98,6 +98,7 @@ def simulate(
     memory_dir: Annotated[Path | None, typer.Option(help="Chroma directory (default: RUN/memory)")] = None,
     chroma_url: Annotated[str | None, typer.Option(help="use a Chroma server, e.g. http://127.0.0.1:8000")] = None,
     recall_k: Annotated[int, typer.Option(min=0, help="memories recalled per turn")] = 5,
+    seeds_dir: Annotated[Path, typer.Option(help="seed memories: SEEDS_DIR/<scenario>/*.yaml")] = Path("memory/seeds"),
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
 ) -> None:
     """Run a society through its cycles, writing RUN/samples/, RUN/summary.json and a resumable checkpoint."""
@@ -119,6 +120,7 @@ def simulate(
             memory_dir=memory_dir,
             chroma_url=chroma_url,
             recall_k=recall_k,
+            seeds_dir=str(seeds_dir),
         )
         sim = Simulation(config)
     summary = asyncio.run(_drive(sim, resume=resume is not None, quiet=quiet))

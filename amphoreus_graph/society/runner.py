@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from amphoreus_graph.data.samples import ShardWriter
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
+from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory, open_chroma
 from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.registry import resolve_model
@@ -118,8 +119,9 @@ class Simulation:
     async def stream(self, *, resume: bool = False) -> AsyncIterator[dict[str, Any]]:
         """Run (or resume) to the end, yielding the graph's progress events as they happen."""
         cfg = self.config
-        # A broken scenario or model spec fails here, before anything is written.
-        scenario_of(cfg.scenario)
+        # A broken scenario, seed file or model spec fails here, before anything is written.
+        scenario = scenario_of(cfg.scenario)
+        load_seeds(seeds_folder(cfg.seeds_dir, scenario.name), scenario.heir_names)
         policy = self._policy or resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
         checkpoint = cfg.out / CHECKPOINT_FILE
         if not resume and checkpoint.exists():

@@ -1,0 +1,862 @@
+"""Benchmark ChromaMemory: write throughput against raw embedding, and recall latency at society scale.
+
+    .venv/bin/python benchmarks/memory.py --json                 # one JSON object on stdout
+    .venv/bin/python benchmarks/memory.py                        # a readable table
+    .venv/bin/python benchmarks/memory.py --sizes 10000,100000   # record counts for the recall part
+    .venv/bin/python benchmarks/memory.py --quick                # small sizes, few queries: a smoke run
+
+Everything runs on an embedded PersistentClient in a temp dir (removed afterwards), with the real
+sentence-transformers embedder, loaded and warmed up before anything is timed, and the scenario's 12 heirs.
+
+Write (`write_ratio`): rounds of ~12 events (60-200 characters, each witnessed by 1-6 heirs, a few public) go
+through `ChromaMemory.remember`, one round per call, with the embedder's text cache cleared so every text is
+really embedded. The same texts, in the same round-sized batches, also go through the raw SentenceTransformer
+(`embedder._model.encode`, same batch size, normalize_embeddings=True). Both are texts (events) per second;
+`write_ratio` is remember / raw encode, the median of the per-repeat ratios (each repeat times both, back to
+back, so background load hits both alike). The store starts empty for every repeat.
+
+Recall (`recall_p50_ms`, `recall_p99_ms`): for each size N a store with N records spread evenly over the 12
+heirs' collections plus a public collection of a few hundred records. Records are upserted directly (batches of
+at most 5000) with valid `MemoryRecord.metadata()`; their vectors are synthetic: by default real embeddings of
+event texts plus Gaussian noise, renormalised (cosine ~0.8 to their source text, so similarities and HNSW
+behave as with real memories), or random unit vectors (`--vectors random`). Each recall is ONE heir's
+`ChromaMemory.recall({heir: query}, k, now)` with a distinct, society-style query text (heirs taken in turn),
+after a few untimed warm-up recalls; every recall has its own `now.tick`, so the last-accessed update really
+happens whenever an own record is returned. Three passes over the same queries:
+
+- with embedding (the headline): text cache cleared, so the query is embedded inside recall;
+- without embedding: the query texts are encoded first, so recall's encode is a cache hit;
+- breakdown: with embedding again, with thin timing wrappers around the embedder, the collections (count,
+  query, update), the record parsing, `rank` and `_touch` (microseconds of overhead), to show where time goes.
+
+The JSON also goes to benchmarks/results/memory.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+
+from amphoreus_graph.memory import store as store_module
+from amphoreus_graph.memory.embedder import default_embedder
+from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord, Moment, gist
+from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.scenario import MemoryConfig
+from amphoreus_graph.society.graph import scenario_of
+
+RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"
+UPSERT_BATCH = 5000  # Chroma's max batch is larger, but the brief keeps build batches at most this
+WARMUP_QUERIES = 5
+
+# ---------------------------------------------------------------------------------------------------- texts
+
+_LEXICON = [
+    "memory", "flame", "dawn", "oath", "tide", "reason", "mercy", "strife", "the loom", "the council",
+    "remembrance", "trickery", "passage", "the sky", "the earth", "the sea", "romance", "law", "death", "time",
+    "the hearth", "ruin", "the wall", "the harvest", "the city", "the lost", "the living", "our elders",
+]
+_VERBS = [
+    "hold the line here", "find the Coreflame first", "guard {target}", "learn what the Titans hide",
+    "carry this to the Vortex", "keep faith with {target}", "see {target} answer for it", "outlast the Tide",
+    "remember every name", "make them laugh again", "bring {target} home", "write it down before it fades",
+]
+
+
+def _what(rng: random.Random, actor: str, target: str, titan: Any, place: str) -> str:
+    acts = [
+        f"{actor} sought the {titan.coreflame}, but {target} already has it.",
+        f"{actor} won the {titan.coreflame} from the Titan {titan.name}.",
+        f"{actor} sought the {titan.coreflame} from the Titan {titan.name} and failed.",
+        f"{actor} attacked {target}, who was hurt badly.",
+        f"{actor} shielded {target} from harm.",
+        f"{actor} tended to {target}.",
+        f"{actor} offered an alliance to {target}, who accepted.",
+        f"{actor} studied the lore of the Titans.",
+        f"{actor} set down a record of this round so that it would outlast the cycle.",
+        f"{actor} turned {target} against someone else with a lie.",
+        f"{actor} tried to deceive {target} and was found out.",
+        f"{actor} set out for {place}.",
+        f"{actor} proclaimed a law.",
+        f"{actor} made everyone nearby laugh.",
+        f"{actor} fought back the Black Tide.",
+        f"{actor} withdrew from the world for a while.",
+    ]
+    return acts[rng.randrange(len(acts))]
+
+
+def _speech(rng: random.Random, target: str) -> str:
+    w = rng.sample(_LEXICON, 3)
+    verb = rng.choice(_VERBS).format(target=target)
+    return f"{w[0].capitalize()}! I will {verb}. This is the way of {w[1]} and {w[2]}."
+
+
+def make_events(rng: random.Random, rounds: int, per_round: int, public_fraction: float) -> list[list[MemoryEvent]]:
+    """`rounds` batches of `per_round` events like the society's: 60-200 chars, 1-6 witnesses, a few public."""
+    scenario = scenario_of("amphoreus")
+    heirs = scenario.heir_names
+    places = [loc.name for loc in scenario.locations]
+    seen: set[str] = set()
+    batches = []
+    for r in range(1, rounds + 1):
+        batch: list[MemoryEvent] = []
+        cycle, round_ = (r - 1) // scenario.rounds_per_cycle + 1, (r - 1) % scenario.rounds_per_cycle + 1
+        while len(batch) < per_round:
+            actor, target = rng.sample(heirs, 2)
+            titan = rng.choice(scenario.titans)
+            where = rng.choice(places)
+            text = f"At {where}, {_what(rng, actor, target, titan, rng.choice(places))}"
+            if rng.random() < 0.6:
+                text += f' {actor} said: "{_speech(rng, target)}"'
+            if not 60 <= len(text) <= 200 or text in seen:
+                continue
+            seen.add(text)
+            public = rng.random() < public_fraction
+            n = rng.randint(1, 6)
+            witnesses = list(dict.fromkeys([actor, *rng.sample(heirs, n)]))[:n]
+            batch.append(
+                MemoryEvent(
+                    id=f"c{cycle}-r{round_}-{actor}-{len(batch)}",
+                    text=text,
+                    cycle=cycle,
+                    round=round_,
+                    tick=r,
+                    witnesses=witnesses,
+                    public=public,
+                    importance=float(rng.randint(1, 10)),
+                    kind=MemoryKind.SPEECH if '"' in text else MemoryKind.OBSERVATION,
+                    involved=[actor, target],
+                )
+            )
+        batches.append(batch)
+    return batches
+
+
+def make_queries(rng: random.Random, n: int) -> list[tuple[str, str]]:
+    """(heir, query) pairs shaped like perception.memory_query: a situation's gist, the quest, the place."""
+    scenario = scenario_of("amphoreus")
+    heirs = scenario.heir_names
+    places = [loc.name for loc in scenario.locations]
+    templates = scenario.situations or ["Another day passes at {location}."]
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        heir = heirs[len(out) % len(heirs)]
+        seeks = scenario.titan(scenario.heir(heir).seeks)
+        situation = rng.choice(templates).format(location=rng.choice(places))
+        stakes = f"{rng.randint(0, 12)} of 12 Coreflames delivered, {rng.randint(0, 12)} still held by Titans."
+        query = f"{gist(situation + ' ' + stakes)}. {heir} seeks the {seeks.coreflame} of {seeks.name} at {rng.choice(places)}."
+        if query in seen:
+            continue
+        seen.add(query)
+        out.append((heir, query))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- timing
+
+
+class Timer:
+    """Seconds and calls per label."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+
+    @contextmanager
+    def measure(self, label: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[label] += time.perf_counter() - started
+            self.calls[label] += 1
+
+    def reset(self) -> None:
+        self.seconds.clear()
+        self.calls.clear()
+
+
+class TimedEmbedder:
+    """The real embedder, timed (ChromaMemory only calls `encode`)."""
+
+    def __init__(self, inner: Any, timer: Timer) -> None:
+        self._inner = inner
+        self._timer = timer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def encode(self, texts: list[str]) -> Any:
+        with self._timer.measure("embed"):
+            return self._inner.encode(texts)
+
+
+class TimedCollection:
+    """A Chroma collection whose count/query/update/upsert calls are timed under `<role>.<method>`."""
+
+    def __init__(self, inner: Any, role: str, timer: Timer) -> None:
+        self._inner = inner
+        self._role = role
+        self._timer = timer
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if name not in ("count", "query", "update", "upsert"):
+            return attr
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self._timer.measure(f"{self._role}.{name}"):
+                return attr(*args, **kwargs)
+
+        return timed
+
+
+@contextmanager
+def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
+    """Time the parts of recall/remember on this one memory object (the package's files are left untouched)."""
+    embedder, collections = memory.embedder, memory._collections
+    original_rank = store_module.rank
+
+    def timed_query(collection: Any, vectors: Any, n: int) -> Any:
+        with timer.measure("_query"):
+            return ChromaMemory._query(collection, vectors, n)
+
+    def timed_touch(*args: Any) -> None:
+        with timer.measure("_touch"):
+            ChromaMemory._touch(memory, *args)
+
+    def timed_rank(*args: Any, **kwargs: Any) -> Any:
+        with timer.measure("rank"):
+            return original_rank(*args, **kwargs)
+
+    memory.embedder = TimedEmbedder(embedder, timer)  # type: ignore[assignment]
+    memory._collections = {
+        owner: TimedCollection(c, "public" if owner == PUBLIC else "own", timer)  # type: ignore[misc]
+        for owner, c in collections.items()
+    }
+    memory._query = timed_query  # type: ignore[method-assign]
+    memory._touch = timed_touch  # type: ignore[method-assign]
+    store_module.rank = timed_rank  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        store_module.rank = original_rank
+        del memory._query, memory._touch
+        memory.embedder, memory._collections = embedder, collections
+
+
+@contextmanager
+def chroma_store(tmp_root: str | None, society: str, heirs: list[str], embedder: Any) -> Iterator[tuple[ChromaMemory, Path]]:
+    """A ChromaMemory on a fresh embedded PersistentClient in a temp dir, closed and removed afterwards."""
+    directory = Path(tempfile.mkdtemp(prefix="amphoreus-membench-", dir=tmp_root))
+    memory: ChromaMemory | None = None
+    try:
+        client, lock = open_chroma(directory)
+        memory = ChromaMemory(client, society, heirs, embedder, lock)
+        yield memory, directory
+    finally:
+        if memory is not None:
+            memory.close()
+        memory = client = None  # type: ignore[assignment]
+        gc.collect()
+        with suppress(Exception):
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()  # let go of the Rust bindings holding the directory
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def disk_bytes(directory: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            with suppress(OSError):
+                total += os.stat(os.path.join(root, name)).st_blocks * 512
+    return total
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def ms(seconds: float) -> float:
+    return round(1000 * seconds, 3)
+
+
+# ---------------------------------------------------------------------------------------------------- write
+
+
+def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    batches = make_events(rng, args.write_rounds, args.batch, args.public_fraction)
+    texts = [[e.text for e in b] for b in batches]
+    n_texts = sum(len(t) for t in texts)
+    model = embedder._model
+    raw_kwargs = dict(
+        batch_size=embedder.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
+    model.encode(texts[0], **raw_kwargs)  # warm shapes
+
+    repeats = []
+    vectors: list[np.ndarray] = []
+    for rep in range(args.repeats):
+        started = time.perf_counter()
+        vectors = [model.encode(t, **raw_kwargs) for t in texts]
+        raw_s = time.perf_counter() - started
+
+        timer = Timer()
+        with chroma_store(args.tmp_dir, f"bench-write-{rep}", heirs, embedder) as (memory, directory):
+            embedder._cache.clear()
+            with instrumented(memory, timer):
+                started = time.perf_counter()
+                for batch in batches:
+                    memory.remember(batch)
+                remember_s = time.perf_counter() - started
+            records = sum(len(memory.records(owner)) for owner in [*heirs, PUBLIC])
+            disk = disk_bytes(directory)
+        upserts = timer.seconds["own.upsert"] + timer.seconds["public.upsert"]
+        upsert_calls = timer.calls["own.upsert"] + timer.calls["public.upsert"]
+        repeats.append(
+            {
+                "raw_encode_s": round(raw_s, 4),
+                "remember_s": round(remember_s, 4),
+                "raw_encode_texts_per_s": round(n_texts / raw_s, 1),
+                "remember_texts_per_s": round(n_texts / remember_s, 1),
+                "ratio": round(raw_s / remember_s, 4),
+                "remember_breakdown_ms_per_round": {
+                    "embed (Embedder.encode)": ms(timer.seconds["embed"] / len(batches)),
+                    "chroma upserts": ms(upserts / len(batches)),
+                    "rest (rating, MemoryRecord, metadata, lists)": ms(
+                        (remember_s - timer.seconds["embed"] - upserts) / len(batches)
+                    ),
+                },
+                "upsert_calls_per_round": round(upsert_calls / len(batches), 2),
+                "ms_per_upsert_call": ms(upserts / max(1, upsert_calls)),
+                "records_written": records,
+                "disk_mib": round(disk / 2**20, 2),
+            }
+        )
+    probe = probe_write_calls(args, embedder, heirs, batches, vectors)
+    ratios = [r["ratio"] for r in repeats]
+    mid = sorted(repeats, key=lambda r: r["ratio"])[len(repeats) // 2]
+    return {
+        "write_ratio": round(statistics.median(ratios), 4),
+        "remember_texts_per_s": round(statistics.median(r["remember_texts_per_s"] for r in repeats), 1),
+        "raw_encode_texts_per_s": round(statistics.median(r["raw_encode_texts_per_s"] for r in repeats), 1),
+        "texts": n_texts,
+        "rounds": len(batches),
+        "records_per_round": round(mid["records_written"] / len(batches), 2),
+        "text_chars": {
+            "mean": round(statistics.mean(len(t) for b in texts for t in b), 1),
+            "min": min(len(t) for b in texts for t in b),
+            "max": max(len(t) for b in texts for t in b),
+        },
+        "witnesses_mean": round(statistics.mean(len(e.witnesses) for b in batches for e in b if not e.public), 2),
+        "public_events": sum(e.public for b in batches for e in b),
+        "median_repeat": mid,
+        "repeats": repeats,
+        "probe_write_calls": probe,
+    }
+
+
+def probe_write_calls(
+    args: argparse.Namespace, embedder: Any, heirs: list[str], batches: list[list[MemoryEvent]], vectors: list[Any]
+) -> dict[str, Any]:
+    """The same rounds' records written as remember writes them (one upsert per owner per round) and as one
+    upsert per round into a single collection, no embedding: what the number of Chroma calls costs."""
+    rows_per_round = []
+    for batch, vecs in zip(batches, vectors, strict=True):
+        rows: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
+        for event, vector in zip(batch, vecs, strict=True):
+            for owner in [PUBLIC] if event.public else list(dict.fromkeys(event.witnesses)):
+                rows.setdefault(owner, []).append((MemoryRecord.of(event, owner, event.importance), vector.tolist()))
+        rows_per_round.append(rows)
+
+    def write(collection: Any, batch: list[tuple[MemoryRecord, list[float]]]) -> None:
+        collection.upsert(
+            ids=[r.id for r, _ in batch],
+            documents=[r.text for r, _ in batch],
+            metadatas=[r.metadata() for r, _ in batch],
+            embeddings=[v for _, v in batch],
+        )
+
+    with chroma_store(args.tmp_dir, "bench-probe-per-owner", heirs, embedder) as (memory, _):
+        started = time.perf_counter()
+        for rows in rows_per_round:
+            for owner, batch in rows.items():
+                write(memory._collections[owner], batch)
+        per_owner_s = time.perf_counter() - started
+    with chroma_store(args.tmp_dir, "bench-probe-single", [], embedder) as (memory, _):
+        single = memory.client.get_or_create_collection(
+            "m-bench-probe-all-owners", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )
+        started = time.perf_counter()
+        for rows in rows_per_round:
+            write(single, [row for batch in rows.values() for row in batch])
+        single_s = time.perf_counter() - started
+    n = len(rows_per_round)
+    return {
+        "per_owner_upserts_ms_per_round": ms(per_owner_s / n),
+        "one_upsert_ms_per_round": ms(single_s / n),
+        "upserts_per_round": round(sum(len(r) for r in rows_per_round) / n, 2),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------- recall
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def build_store(
+    memory: ChromaMemory,
+    heirs: list[str],
+    size: int,
+    public: int,
+    pool_texts: list[str],
+    pool_vectors: np.ndarray,
+    args: argparse.Namespace,
+    records_per_round: float,
+) -> dict[str, Any]:
+    """`size` records spread over the heirs' collections plus `public` public ones, upserted directly."""
+    rng = np.random.default_rng(args.seed + size)
+    dims = pool_vectors.shape[1]
+    ticks = max(1, math.ceil(size / records_per_round))  # rounds a society would need to file `size` records
+    rounds_per_cycle = scenario_of("amphoreus").rounds_per_cycle
+    kinds = [MemoryKind.OBSERVATION, MemoryKind.SPEECH, MemoryKind.OBSERVATION, MemoryKind.REFLECTION]
+    generate_s = upsert_s = 0.0
+    upserts = 0
+    owners = [(h, size // len(heirs) + (i < size % len(heirs))) for i, h in enumerate(heirs)] + [(PUBLIC, public)]
+    for owner, count in owners:
+        collection = memory._collections[owner]
+        for start in range(0, count, UPSERT_BATCH):
+            n = min(UPSERT_BATCH, count - start)
+            t0 = time.perf_counter()
+            source = rng.integers(0, len(pool_texts), n)
+            if args.vectors == "random":
+                vectors = unit(rng.standard_normal((n, dims)))
+            else:
+                noise = rng.standard_normal((n, dims)) * (args.noise / math.sqrt(dims))
+                vectors = unit(pool_vectors[source] + noise)
+            created = rng.integers(1, ticks + 1, n)
+            accessed = created + (rng.random(n) * (ticks + 1 - created)).astype(int) * (rng.random(n) < 0.3)
+            importance = rng.integers(1, 11, n)
+            slug = "public" if owner == PUBLIC else owner
+            records = []
+            for j in range(n):
+                tick = int(created[j])
+                cycle, round_ = (tick - 1) // rounds_per_cycle + 1, (tick - 1) % rounds_per_cycle + 1
+                event_id = f"c{cycle}-r{round_}-{slug}-{start + j}"
+                records.append(
+                    MemoryRecord(
+                        id=f"{event_id}@{owner}",
+                        owner=owner,
+                        text=pool_texts[int(source[j])],
+                        event_id=event_id,
+                        cycle=cycle,
+                        round=round_,
+                        created=tick,
+                        last_accessed=int(accessed[j]),
+                        importance=float(importance[j]),
+                        kind=MemoryKind.SEED if owner == PUBLIC and j % 3 == 0 else kinds[j % len(kinds)],
+                    )
+                )
+            ids = [r.id for r in records]
+            documents = [r.text for r in records]
+            metadatas = [r.metadata() for r in records]
+            t1 = time.perf_counter()
+            collection.upsert(ids=ids, documents=documents, metadatas=metadatas, embeddings=vectors)  # type: ignore[arg-type]
+            t2 = time.perf_counter()
+            generate_s += t1 - t0
+            upsert_s += t2 - t1
+            upserts += 1
+    total = size + public
+    return {
+        "records": total,
+        "generate_s": round(generate_s, 3),
+        "upsert_s": round(upsert_s, 3),
+        "upsert_calls": upserts,
+        "upsert_records_per_s": round(total / upsert_s, 1) if upsert_s else None,
+        "ticks": ticks,
+    }
+
+
+def run_recalls(
+    memory: ChromaMemory, queries: list[tuple[str, str]], k: int, first_tick: int, rounds_per_cycle: int
+) -> tuple[list[float], int]:
+    """Time each recall; every one at its own tick. Returns the latencies and the next free tick."""
+    latencies = []
+    tick = first_tick
+    for heir, query in queries:
+        now = Moment(cycle=(tick - 1) // rounds_per_cycle + 1, round=(tick - 1) % rounds_per_cycle + 1, tick=tick)
+        started = time.perf_counter()
+        found = memory.recall({heir: query}, k, now)
+        latencies.append(time.perf_counter() - started)
+        assert len(found[heir]) == k, (heir, len(found[heir]))
+        tick += 1
+    return latencies, tick
+
+
+def summary_ms(latencies: list[float]) -> dict[str, float]:
+    return {
+        "p50": ms(pct(latencies, 50)),
+        "p90": ms(pct(latencies, 90)),
+        "p99": ms(pct(latencies, 99)),
+        "mean": ms(statistics.mean(latencies)),
+        "max": ms(max(latencies)),
+    }
+
+
+def bench_recall_size(
+    args: argparse.Namespace,
+    embedder: Any,
+    heirs: list[str],
+    size: int,
+    pool_texts: list[str],
+    pool_vectors: np.ndarray,
+    records_per_round: float,
+) -> dict[str, Any]:
+    rng = random.Random(args.seed * 7919 + size)
+    warmup = make_queries(rng, WARMUP_QUERIES)
+    queries = [q for q in make_queries(rng, args.queries + WARMUP_QUERIES) if q not in warmup][: args.queries]
+    rounds_per_cycle = scenario_of("amphoreus").rounds_per_cycle
+    config = MemoryConfig()
+    with chroma_store(args.tmp_dir, f"bench-recall-{size}", heirs, embedder) as (memory, directory):
+        started = time.perf_counter()
+        build = build_store(memory, heirs, size, args.public, pool_texts, pool_vectors, args, records_per_round)
+        build["wall_s"] = round(time.perf_counter() - started, 3)
+        build["disk_mib"] = round(disk_bytes(directory) / 2**20, 1)
+        counts = {h: memory._collections[h].count() for h in heirs}
+        build["records_per_heir"] = {"min": min(counts.values()), "max": max(counts.values())}
+        build["public_records"] = memory._collections[PUBLIC].count()
+        tick = build["ticks"] + 1
+
+        embedder._cache.clear()
+        _, tick = run_recalls(memory, warmup, args.k, tick, rounds_per_cycle)
+
+        embedder._cache.clear()  # with embedding: each query is embedded inside recall
+        with_embedding, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
+
+        embedder.encode([q for _, q in queries])  # without embedding: encode is a cache hit
+        without_embedding, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
+
+        embedder._cache.clear()  # breakdown: with embedding again, parts timed
+        timer = Timer()
+        with instrumented(memory, timer):
+            instrumented_latencies, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
+        probes = probe_recall_calls(memory, heirs, embedder, queries, args.k * config.overfetch)
+        build["disk_mib_after_recalls"] = round(disk_bytes(directory) / 2**20, 1)
+
+    n = len(queries)
+    s = timer.seconds
+    chroma_query = s["own.query"] + s["public.query"]
+    parts = {
+        "embed": s["embed"],
+        "count (public + own)": s["public.count"] + s["own.count"],
+        "query public (chroma)": s["public.query"],
+        "query own (chroma)": s["own.query"],
+        "parse results (MemoryRecord.from_chroma)": s["_query"] - chroma_query,
+        "rank": s["rank"],
+        "touch: update last-accessed (chroma)": s["own.update"],
+        "touch: select + build metadata": s["_touch"] - s["own.update"],
+    }
+    parts["rest"] = sum(instrumented_latencies) - sum(parts.values())
+    return {
+        "records": size,
+        "recall_ms_with_embedding": summary_ms(with_embedding),
+        "recall_ms_without_embedding": summary_ms(without_embedding),
+        "recall_ms_instrumented": summary_ms(instrumented_latencies),
+        "breakdown_mean_ms": {label: ms(v / n) for label, v in parts.items()},
+        "updates_per_recall": round(timer.calls["own.update"] / n, 3),
+        "update_ms_per_call": ms(s["own.update"] / max(1, timer.calls["own.update"])),
+        "probes_ms": probes,
+        "build": build,
+        "queries": n,
+    }
+
+
+def probe_recall_calls(
+    memory: ChromaMemory, heirs: list[str], embedder: Any, queries: list[tuple[str, str]], fetch: int
+) -> dict[str, float]:
+    """Median cost of single Chroma calls on this store, for what-if estimates (one heir's collection)."""
+    heir = heirs[0]
+    own = memory._collections[heir]
+    vectors = embedder.encode([q for _, q in queries[:40]]).tolist()
+
+    def median_ms(fn: Callable[[int], Any], n: int = 40) -> float:
+        times = []
+        for i in range(n):
+            started = time.perf_counter()
+            fn(i)
+            times.append(time.perf_counter() - started)
+        return ms(statistics.median(times))
+
+    got = own.query(query_embeddings=vectors[:1], n_results=fetch, include=[])
+    ids = got["ids"][0]
+    metas = own.get(ids=ids[:3], include=["metadatas"])["metadatas"]
+    return {
+        "count": median_ms(lambda i: own.count()),
+        f"query n={fetch} documents+metadatas+distances": median_ms(
+            lambda i: own.query(
+                query_embeddings=[vectors[i]], n_results=fetch, include=["documents", "metadatas", "distances"]
+            )
+        ),
+        f"query n={fetch} distances only": median_ms(
+            lambda i: own.query(query_embeddings=[vectors[i]], n_results=fetch, include=["distances"])
+        ),
+        f"query n={fetch} 12 vectors in one call": median_ms(
+            lambda i: own.query(
+                query_embeddings=vectors[:12], n_results=fetch, include=["documents", "metadatas", "distances"]
+            ),
+            10,
+        ),
+        "update 3 records (metadata only)": median_ms(lambda i: own.update(ids=ids[:3], metadatas=metas), 20),
+        "get 3 records by id": median_ms(lambda i: own.get(ids=ids[:3], include=["metadatas"])),
+        "embed one query (model.encode)": median_ms(
+            lambda i: embedder._model.encode(
+                [queries[i][1]], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+        ),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------- report
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("chromadb", "sentence-transformers", "transformers", "torch", "numpy", "pydantic"):
+        with suppress(metadata.PackageNotFoundError):
+            out[name] = metadata.version(name)
+    return out
+
+
+def cpu_pressure() -> str | None:
+    try:
+        return Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except OSError:
+        return None
+
+
+def benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    load_before = os.getloadavg()
+    total_started = time.perf_counter()
+    heirs = scenario_of("amphoreus").heir_names
+
+    started = time.perf_counter()
+    embedder = default_embedder()
+    embedder.encode(["warm up the model"])
+    embedder._cache.clear()
+    embedder_load_s = time.perf_counter() - started
+
+    import torch
+
+    started = time.perf_counter()
+    write = bench_write(args, embedder, heirs)
+    write_s = time.perf_counter() - started
+
+    # The vector pool for synthetic records: real embeddings of event texts (its own seed, not timed).
+    pool_events = [e for b in make_events(random.Random(args.seed + 1), args.pool // args.batch + 1, args.batch, 0) for e in b]
+    pool_texts = [e.text for e in pool_events][: args.pool]
+    started = time.perf_counter()
+    pool_vectors = embedder._model.encode(
+        pool_texts, batch_size=embedder.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    ).astype(np.float32)
+    pool_s = time.perf_counter() - started
+
+    recall: dict[str, Any] = {}
+    recall_s: dict[str, float] = {}
+    for size in args.sizes:
+        started = time.perf_counter()
+        recall[str(size)] = bench_recall_size(
+            args, embedder, heirs, size, pool_texts, pool_vectors, write["records_per_round"]
+        )
+        recall_s[str(size)] = round(time.perf_counter() - started, 2)
+
+    config = MemoryConfig()
+    return {
+        "benchmark": "memory",
+        "write_ratio": write["write_ratio"],
+        "remember_texts_per_s": write["remember_texts_per_s"],
+        "raw_encode_texts_per_s": write["raw_encode_texts_per_s"],
+        "recall_p50_ms": {s: r["recall_ms_with_embedding"]["p50"] for s, r in recall.items()},
+        "recall_p99_ms": {s: r["recall_ms_with_embedding"]["p99"] for s, r in recall.items()},
+        "recall_p50_ms_without_embedding": {s: r["recall_ms_without_embedding"]["p50"] for s, r in recall.items()},
+        "recall_p99_ms_without_embedding": {s: r["recall_ms_without_embedding"]["p99"] for s, r in recall.items()},
+        "goals": {
+            "write_ratio >= 0.9": write["write_ratio"] >= 0.9,
+            **(
+                {"recall_p50_ms[100000] <= 10": recall["100000"]["recall_ms_with_embedding"]["p50"] <= 10}
+                if "100000" in recall
+                else {}
+            ),
+        },
+        "settings": {
+            "quick": args.quick,
+            "sizes": args.sizes,
+            "k": args.k,
+            "overfetch": config.overfetch,
+            "fetched_per_collection": args.k * config.overfetch,
+            "recall_mode": config.mode.value,
+            "heirs": len(heirs),
+            "public_records": args.public,
+            "queries_per_size": args.queries,
+            "warmup_queries": WARMUP_QUERIES,
+            "recall_query_embedding": "included in recall_p50_ms / recall_p99_ms (text cache cleared); "
+            "recall_*_without_embedding: query texts pre-encoded, so recall's encode is a cache hit",
+            "recall_now": "each recall at its own tick, so last-accessed updates happen whenever own records return",
+            "vectors": args.vectors,
+            "noise": args.noise if args.vectors == "perturbed" else None,
+            "vector_pool_texts": len(pool_texts),
+            "upsert_batch_max": UPSERT_BATCH,
+            "write_rounds": args.write_rounds,
+            "write_batch_events": args.batch,
+            "write_public_fraction": args.public_fraction,
+            "embedder": embedder.name,
+            "embedder_batch_size": embedder.batch_size,
+            "repeats": args.repeats,
+            "statistic": "write: median of per-repeat ratios; recall: percentiles over the queries",
+            "store": "ChromaMemory on chromadb.PersistentClient in a temp dir (removed afterwards)",
+            "tmp_dir": args.tmp_dir or tempfile.gettempdir(),
+            "seed": args.seed,
+        },
+        "write": write,
+        "recall": recall,
+        "timings_s": {
+            "embedder_load_and_warm": round(embedder_load_s, 3),
+            "write_phase": round(write_s, 2),
+            "vector_pool_encode": round(pool_s, 2),
+            "recall_phase_per_size": recall_s,
+            "build_per_size": {s: r["build"]["wall_s"] for s, r in recall.items()},
+            "total": round(time.perf_counter() - total_started, 2),
+        },
+        "environment": {
+            **versions(),
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+            "cpu_pressure_after": cpu_pressure(),
+        },
+    }
+
+
+def table(report: dict[str, Any]) -> str:
+    s, w = report["settings"], report["write"]
+    lines = [
+        f"memory benchmark: heirs={s['heirs']} k={s['k']} overfetch={s['overfetch']} vectors={s['vectors']} "
+        f"queries={s['queries_per_size']}/size",
+        "",
+        f"write ({w['texts']} events in {w['rounds']} rounds of {s['write_batch_events']}, "
+        f"{w['records_per_round']} records/round, median of {s['repeats']}):",
+        f"  remember            {report['remember_texts_per_s']:>9.1f} texts/s",
+        f"  raw model.encode    {report['raw_encode_texts_per_s']:>9.1f} texts/s",
+        f"  write_ratio         {report['write_ratio']:>9.3f}   (goal >= 0.9)",
+    ]
+    for label, v in w["median_repeat"]["remember_breakdown_ms_per_round"].items():
+        lines.append(f"    {label:<48} {v:>9.2f} ms/round")
+    lines.append(
+        f"    {w['median_repeat']['upsert_calls_per_round']} upserts/round at {w['median_repeat']['ms_per_upsert_call']} ms"
+    )
+    p = w["probe_write_calls"]
+    lines.append(
+        f"    probe: per-owner upserts {p['per_owner_upserts_ms_per_round']} ms/round vs one upsert "
+        f"{p['one_upsert_ms_per_round']} ms/round"
+    )
+    lines += ["", f"recall, one heir (ms)          {'p50':>8} {'p90':>8} {'p99':>8} {'mean':>8}"]
+    for size, r in report["recall"].items():
+        for label, key in (("with embedding", "recall_ms_with_embedding"), ("without", "recall_ms_without_embedding")):
+            f = r[key]
+            lines.append(f"  {size:>7} {label:<20} {f['p50']:>8.2f} {f['p90']:>8.2f} {f['p99']:>8.2f} {f['mean']:>8.2f}")
+    for size, r in report["recall"].items():
+        b = r["build"]
+        lines += [
+            "",
+            f"  {size} records: build {b['wall_s']} s (upsert {b['upsert_s']} s, {b['upsert_records_per_s']} rec/s), "
+            f"disk {b['disk_mib']} MiB; {r['updates_per_recall']} updates/recall",
+        ]
+        for label, v in r["breakdown_mean_ms"].items():
+            lines.append(f"    {label:<44} {v:>8.3f} ms")
+        for label, v in r["probes_ms"].items():
+            lines.append(f"    probe: {label:<37} {v:>8.3f} ms")
+    env, t = report["environment"], report["timings_s"]
+    lines += [
+        "",
+        f"cpus={env['cpu_count']} torch_threads={env['torch_threads']} loadavg {env['loadavg_before']} -> "
+        f"{env['loadavg_after']}; total {t['total']} s",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument(
+        "--sizes", default=None, help="total records for the recall part, comma-separated (default 10000,100000)"
+    )
+    parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, few queries, one repeat")
+    parser.add_argument("--queries", type=int, default=200, help="timed recalls per size")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--public", type=int, default=300, help="records in the public collection")
+    parser.add_argument("--vectors", choices=("perturbed", "random"), default="perturbed")
+    parser.add_argument("--noise", type=float, default=0.75, help="noise norm relative to the unit source vector")
+    parser.add_argument("--pool", type=int, default=600, help="real texts embedded as the synthetic vectors' sources")
+    parser.add_argument("--write-rounds", type=int, default=40, help="rounds (remember calls) per write repeat")
+    parser.add_argument("--batch", type=int, default=12, help="events per round")
+    parser.add_argument("--public-fraction", type=float, default=0.08, help="share of events filed publicly")
+    parser.add_argument("--repeats", type=int, default=3, help="write repeats (median reported)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--tmp-dir", default=None, help="where the temp stores go (default: the system temp dir)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
+    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    args = parser.parse_args(argv)
+    if args.sizes is None:
+        args.sizes = "1200,6000" if args.quick else "10000,100000"
+    if args.quick:
+        args.queries = min(args.queries, 40)
+        args.write_rounds = min(args.write_rounds, 10)
+        args.repeats = 1
+        args.pool = min(args.pool, 240)
+    try:
+        args.sizes = [int(s) for s in str(args.sizes).split(",") if s.strip()]
+    except ValueError:
+        parser.error("--sizes: expected comma-separated integers, e.g. 10000,100000")
+    if not args.sizes or min(args.sizes) < 120 or min(args.queries, args.repeats, args.k, args.write_rounds) < 1:
+        parser.error("--sizes must be at least 120 each; --queries, --repeats, --k and --write-rounds at least 1")
+
+    report = benchmark(args)
+    if not args.no_save:
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Remembrance inside the society: seeds at genesis, importance, reflections, and `memory inspect`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from amphoreus_graph.memory.importance import ModelImportance, PathImportance
+from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord
+from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector
+from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.scenario import load_scenario
+from amphoreus_graph.society.runner import RunConfig, Simulation
+
+TRIO = load_scenario("trio")
+
+
+@pytest.fixture(scope="module")
+def trio_run(tmp_path_factory):
+    """One trio run (2 cycles × 4 rounds), its stream of events, and its memory."""
+    import asyncio
+
+    from amphoreus_graph.memory.embedder import default_embedder
+
+    run = tmp_path_factory.mktemp("remembrance") / "trio"
+    sim = Simulation(RunConfig(scenario="trio", cycles=2, seed=3, out=run))
+
+    async def collect() -> list[dict]:
+        return [e async for e in sim.stream()]
+
+    events = asyncio.run(collect())
+    client, lock = open_chroma(run / "memory")
+    memory = ChromaMemory(client, run.name, TRIO.heir_names, default_embedder(), lock)
+    records = {owner: memory.records(owner) for owner in [*TRIO.heir_names, PUBLIC]}
+    memory.close()
+    return run, events, records
+
+
+def test_seed_memories_are_planted_at_genesis(trio_run):
+    _, _, records = trio_run
+    texts = {owner: [r.text for r in rows if r.kind is MemoryKind.SEED] for owner, rows in records.items()}
+    assert any("promised Phainon" in t for t in texts["Cyrene"]), "Remembrance keeps its seed"
+    assert not any("promised Phainon" in t for t in texts["Anaxagoras"] + texts["Phainon"]), "seeds are private"
+    assert any("Vortex of Genesis remakes the world" in t for t in texts[PUBLIC]), "public seeds survive resets"
+
+
+def test_reflections_appear_and_cite_existing_evidence(trio_run):
+    _, events, records = trio_run
+    reflected = [e for e in events if e["type"] == "reflected"]
+    assert reflected, "the budget is spent within a trio run, so someone reflects"
+    cyrene = {r.id: r for r in records["Cyrene"]}
+    mine = [r for r in cyrene.values() if r.kind is MemoryKind.REFLECTION]
+    assert mine, "Cyrene (Remembrance) keeps her reflections"
+    for reflection in mine:
+        assert reflection.evidence and set(reflection.evidence) <= set(cyrene), "evidence ids exist"
+
+
+def test_memory_inspect_shows_scores_without_touching_the_store(trio_run, cli, embedder):
+    run, _, records = trio_run
+    code, out, err = cli(
+        "memory", "inspect", str(run), "--heir", "Cyrene", "--query", "a promise to Phainon", "-k", "3"
+    )
+    assert code == 0, err
+    assert "promised Phainon" in out.replace("\n", " ") or "reflects" in out
+    client, lock = open_chroma(run / "memory")
+    memory = ChromaMemory(client, run.name, TRIO.heir_names, embedder, lock)
+    assert memory.records("Cyrene") == records["Cyrene"], "inspection must not change last-accessed ticks"
+    memory.close()
+    code, _, err = cli("memory", "inspect", str(run), "--heir", "Nobody", "--query", "x")
+    assert code == 2 and "not a heir of trio" in err
+
+
+def test_offline_importance_weighs_involvement_and_path():
+    rater = PathImportance(TRIO)
+    attack = MemoryEvent(
+        id="e",
+        text="Phainon attacked Anaxagoras.",
+        cycle=1,
+        round=1,
+        importance=5,
+        action="attack",
+        involved=["Phainon", "Anaxagoras"],
+        witnesses=["Phainon", "Anaxagoras", "Cyrene"],
+    )
+    rated = rater.rate([attack])["e"]
+    assert rated["Anaxagoras"] > rated["Cyrene"], "the target cares more than a bystander"
+    assert rated["Phainon"] == 5 + 1 + 1, "the actor is involved, and Destruction feels strongly about attacks"
+
+
+def test_model_importance_is_asked_once_per_event_and_falls_back():
+    model = FakeListChatModel(responses=["9", "no idea"])
+    rater = ModelImportance(model, PathImportance(TRIO))
+    events = [
+        MemoryEvent(id=f"e{i}", text=f"event {i}", cycle=1, round=1, importance=3, witnesses=["Cyrene"])
+        for i in range(2)
+    ]
+    first = rater.rate(events)
+    assert first["e0"]["Cyrene"] == 9 and first["e1"]["Cyrene"] == 3, "an unusable rating keeps the base weight"
+    assert rater.rate(events) == first and model.i == 0, "cached: the model was not asked again"
+
+
+def _records(n: int) -> list[MemoryRecord]:
+    return [
+        MemoryRecord(
+            id=f"r{i}@Cyrene",
+            owner="Cyrene",
+            text=f"Phainon guarded the gate, night {i}.",
+            event_id=f"r{i}",
+            cycle=1,
+            round=i,
+            created=i,
+            last_accessed=i,
+            importance=5,
+            kind=MemoryKind.OBSERVATION,
+        )
+        for i in range(n)
+    ]
+
+
+def test_model_reflection_cites_its_evidence_or_falls_back():
+    good = FakeListChatModel(responses=[json.dumps({"insight": "Phainon never sleeps.", "cites": [1, 2]})])
+    insight, cites = ModelReflector(good, OfflineReflector(TRIO.heir_names)).reflect(
+        "Cyrene", "Remembrance", _records(3)
+    )
+    assert insight == "Phainon never sleeps." and cites == ["r0@Cyrene", "r1@Cyrene"]
+    bad = FakeListChatModel(responses=["I cannot reflect."])
+    insight, cites = ModelReflector(bad, OfflineReflector(TRIO.heir_names)).reflect(
+        "Cyrene", "Remembrance", _records(3)
+    )
+    assert insight.startswith("Cyrene reflects:") and cites
+
+
+def test_a_broken_seed_file_is_one_line_and_writes_nothing(tmp_path, cli):
+    seeds = tmp_path / "seeds" / "trio"
+    seeds.mkdir(parents=True)
+    (seeds / "bad.yaml").write_text("- text: hello\n  heirs: [Stranger]\n")
+    out = tmp_path / "run"
+    code, _, err = cli(
+        "simulate", "--scenario", "trio", "--seeds-dir", str(tmp_path / "seeds"), "--out", str(out), "--quiet"
+    )
+    assert code == 2 and "bad.yaml" in err and "Stranger" in err and "Traceback" not in err
+    assert not out.exists()
