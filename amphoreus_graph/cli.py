@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 
 app = typer.Typer(help="Simulate a society of LLM agents living by Paths.", no_args_is_help=True, add_completion=False)
 console = Console()
@@ -99,6 +100,7 @@ def simulate(
     chroma_url: Annotated[str | None, typer.Option(help="use a Chroma server, e.g. http://127.0.0.1:8000")] = None,
     recall_k: Annotated[int, typer.Option(min=0, help="memories recalled per turn")] = 5,
     seeds_dir: Annotated[Path, typer.Option(help="seed memories: SEEDS_DIR/<scenario>/*.yaml")] = Path("memory/seeds"),
+    embedder: Annotated[str, typer.Option(help="sentence-transformers model name or local path")] = DEFAULT_MODEL,
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
 ) -> None:
     """Run a society through its cycles, writing RUN/samples/, RUN/summary.json and a resumable checkpoint."""
@@ -121,6 +123,7 @@ def simulate(
             chroma_url=chroma_url,
             recall_k=recall_k,
             seeds_dir=str(seeds_dir),
+            embedder=embedder,
         )
         sim = Simulation(config)
     summary = asyncio.run(_drive(sim, resume=resume is not None, quiet=quiet))

@@ -13,6 +13,8 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
+from amphoreus_graph.errors import AmphoreusError
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
@@ -36,7 +38,13 @@ class Embedder:
         transformers_logging.disable_progress_bar()
 
         self.name = model
-        self._model = SentenceTransformer(_model_location(model), device="cpu")
+        try:
+            self._model = SentenceTransformer(_model_location(model), device="cpu")
+        except Exception as exc:
+            raise AmphoreusError(
+                f"--embedder {model!r}: cannot load it offline ({type(exc).__name__}); "
+                f"expected a local sentence-transformers directory or {DEFAULT_MODEL!r}"
+            ) from None
         self.dims = int(self._model.get_embedding_dimension() or 0)
         self.batch_size = batch_size
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
