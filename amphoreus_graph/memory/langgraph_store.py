@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import operator
 import os
 import threading
 import time
@@ -46,7 +45,6 @@ from langgraph.store.base import (
     IndexConfig,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -60,16 +58,11 @@ from langgraph.store.base import (
 
 from amphoreus_graph.memory.embedder import Embedder, default_embedder
 from amphoreus_graph.memory.store import StoreLock, open_chroma
+from amphoreus_graph.memory.store_filters import namespace_matches, value_matches
 
 DEFAULT_STORE_DIR = "memory/langgraph-store"
 DEFAULT_DIMS = 384  # all-MiniLM-L6-v2; known up front so a server can start before the model loads
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ORDER: dict[str, Callable[[float, float], bool]] = {
-    "$gt": operator.gt,
-    "$gte": operator.ge,
-    "$lt": operator.lt,
-    "$lte": operator.le,
-}
 Namespace = tuple[str, ...]
 Where = dict[str, Any]
 
@@ -234,7 +227,7 @@ class ChromaStore(BaseStore):
         known: dict[str, Item] = {}
         if flt:
             known = {i: _to_item(d, m) for (i, m), d in zip(rows, got["documents"] or [], strict=True)}
-            rows = [(i, m) for i, m in rows if _matches(known[i].value, flt)]
+            rows = [(i, m) for i, m in rows if value_matches(known[i].value, flt)]
         rows.sort(key=lambda row: (-int(cast(int, row[1]["updated_us"])), str(row[1]["ns"]), str(row[1]["key"])))
         return [i for i, _ in rows], known
 
@@ -279,7 +272,7 @@ class ChromaStore(BaseStore):
             for meta, distance in zip(metas, distances, strict=True):
                 best.setdefault(str(meta["item"]), 1.0 - float(distance))  # cosine distance -> similarity
             cached.update(self._fetch([i for i in best if i not in cached]))
-            hits = [(cached[i], s) for i, s in best.items() if i in cached and _matches(cached[i].value, flt)]
+            hits = [(cached[i], s) for i, s in best.items() if i in cached and value_matches(cached[i].value, flt)]
             exhausted = len(metas) < n or n >= total
             if len(hits) >= want or exhausted:
                 return cast(list[tuple[Item, float | None]], hits[:want]), exhausted
@@ -296,7 +289,7 @@ class ChromaStore(BaseStore):
         ]
         got = self.items.get(where=cast(Any, _where(pushed)), include=["metadatas"])
         namespaces = {_split(str(m["ns"])) for m in got["metadatas"] or []}
-        matching = {ns for ns in namespaces if all(_does_match(c, ns) for c in conditions)}
+        matching = {ns for ns in namespaces if all(namespace_matches(c, ns) for c in conditions)}
         if op.max_depth is not None:
             matching = {ns[: op.max_depth] for ns in matching}
         return sorted(matching)[op.offset : op.offset + op.limit]
@@ -437,46 +430,3 @@ def _search_item(item: Item, score: float | None) -> SearchItem:
 def _chunks(seq: Sequence[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(seq), size):
         yield list(seq[start : start + size])
-
-
-def _matches(value: Mapping[str, Any], flt: dict[str, Any] | None) -> bool:
-    """InMemoryStore's filter semantics: every field matches (nested dicts, lists, and $-operators)."""
-    return not flt or all(_compare(value.get(field), expected) for field, expected in flt.items())
-
-
-def _compare(actual: Any, expected: Any) -> bool:
-    if isinstance(expected, dict):
-        if any(k.startswith("$") for k in expected):
-            return all(_apply(actual, op, operand) for op, operand in expected.items())
-        return isinstance(actual, dict) and all(_compare(actual.get(k), v) for k, v in expected.items())
-    if isinstance(expected, list | tuple):
-        same_length = isinstance(actual, list | tuple) and len(actual) == len(expected)
-        return same_length and all(_compare(a, e) for a, e in zip(actual, expected, strict=True))
-    return bool(actual == expected)
-
-
-def _apply(actual: Any, op: str, operand: Any) -> bool:
-    if op == "$eq":
-        return bool(actual == operand)
-    if op == "$ne":
-        return bool(actual != operand)
-    if op not in _ORDER:
-        raise ValueError(f"Unsupported operator: {op}")
-    try:
-        return _ORDER[op](float(actual), float(operand))
-    except (TypeError, ValueError):  # a missing or non-numeric field is not greater or smaller than anything
-        return False
-
-
-def _does_match(condition: MatchCondition, namespace: Namespace) -> bool:
-    """A prefix or suffix pattern, '*' matching any one label (InMemoryStore's rule)."""
-    path = condition.path
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "prefix":
-        pairs = zip(namespace, path, strict=False)
-    elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path), strict=False)
-    else:
-        raise ValueError(f"Unsupported match type: {condition.match_type}")
-    return all(p == "*" or k == p for k, p in pairs)
