@@ -187,22 +187,15 @@ class ChromaMemory:
 
         `touch=False` leaves last-accessed ticks alone (inspection must not change what it inspects)."""
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
-        public = self._collections[PUBLIC]
-        public_count = public.count()
-        heirs = [h for h in queries if h in self._collections and h != PUBLIC and k > 0]
-        own_counts = {h: self._collections[h].count() for h in heirs}
-        heirs = [h for h in heirs if own_counts[h] or public_count]
-        if not heirs:
+        heirs = [h for h in queries if h in self._collections and h != PUBLIC]
+        if not heirs or k <= 0:
             return found
+        # No count() first: Chroma answers an oversized n_results with what it has.
         vectors = self.embedder.encode([queries[h] for h in heirs]).tolist()
         fetch = k * self.config.overfetch
-        shared = self._query(public, vectors, min(fetch, public_count)) if public_count else [[] for _ in heirs]
+        shared = self._query(self._collections[PUBLIC], vectors, fetch)
         for heir, vector, public_hits in zip(heirs, vectors, shared, strict=True):
-            own = (
-                self._query(self._collections[heir], [vector], min(fetch, own_counts[heir]))[0]
-                if own_counts[heir]
-                else []
-            )
+            own = self._query(self._collections[heir], [vector], fetch)[0]
             found[heir] = rank([*own, *public_hits], now, self.config, k)
             if touch:
                 self._touch(heir, [r for r, _ in own], {m.id for m in found[heir]}, now)
