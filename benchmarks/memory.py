@@ -21,13 +21,17 @@ at most 5000) with valid `MemoryRecord.metadata()`; their vectors are synthetic:
 event texts plus Gaussian noise, renormalised (cosine ~0.8 to their source text, so similarities and HNSW
 behave as with real memories), or random unit vectors (`--vectors random`). Each recall is ONE heir's
 `ChromaMemory.recall({heir: query}, k, now)` with a distinct, society-style query text (heirs taken in turn),
-after a few untimed warm-up recalls; every recall has its own `now.tick`, so the last-accessed update really
-happens whenever an own record is returned. Three passes over the same queries:
+after two untimed warm-up recalls per heir (the first recall on each collection after the build loads its
+index; those are reported apart, as is each heir's first recall after closing and reopening the store).
+Every recall has its own `now.tick`, so the last-accessed update really happens whenever an own record is
+returned. Passes over the same queries:
 
 - with embedding (the headline): text cache cleared, so the query is embedded inside recall;
 - without embedding: the query texts are encoded first, so recall's encode is a cache hit;
-- breakdown: with embedding again, with thin timing wrappers around the embedder, the collections (count,
-  query, update), the record parsing, `rank` and `_touch` (microseconds of overhead), to show where time goes.
+- breakdown, with and without embedding: thin timing wrappers around the embedder, the collections (count,
+  query, update), the record parsing, `rank` and `_touch` (microseconds of overhead) show where time goes;
+- what-ifs: recall with `_touch` made a no-op (no last-accessed update), with and without embedding.
+- probes: single Chroma calls on one heir's collection (count, query variants, a 3-record update, get).
 
 The JSON also goes to benchmarks/results/memory.json.
 """
@@ -67,19 +71,53 @@ from amphoreus_graph.society.graph import scenario_of
 
 RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"
 UPSERT_BATCH = 5000  # Chroma's max batch is larger, but the brief keeps build batches at most this
-WARMUP_QUERIES = 5
+WARMUP_ROUNDS = 2  # untimed warm-up recalls per heir (the first one per collection loads its index)
 
 # ---------------------------------------------------------------------------------------------------- texts
 
 _LEXICON = [
-    "memory", "flame", "dawn", "oath", "tide", "reason", "mercy", "strife", "the loom", "the council",
-    "remembrance", "trickery", "passage", "the sky", "the earth", "the sea", "romance", "law", "death", "time",
-    "the hearth", "ruin", "the wall", "the harvest", "the city", "the lost", "the living", "our elders",
+    "memory",
+    "flame",
+    "dawn",
+    "oath",
+    "tide",
+    "reason",
+    "mercy",
+    "strife",
+    "the loom",
+    "the council",
+    "remembrance",
+    "trickery",
+    "passage",
+    "the sky",
+    "the earth",
+    "the sea",
+    "romance",
+    "law",
+    "death",
+    "time",
+    "the hearth",
+    "ruin",
+    "the wall",
+    "the harvest",
+    "the city",
+    "the lost",
+    "the living",
+    "our elders",
 ]
 _VERBS = [
-    "hold the line here", "find the Coreflame first", "guard {target}", "learn what the Titans hide",
-    "carry this to the Vortex", "keep faith with {target}", "see {target} answer for it", "outlast the Tide",
-    "remember every name", "make them laugh again", "bring {target} home", "write it down before it fades",
+    "hold the line here",
+    "find the Coreflame first",
+    "guard {target}",
+    "learn what the Titans hide",
+    "carry this to the Vortex",
+    "keep faith with {target}",
+    "see {target} answer for it",
+    "outlast the Tide",
+    "remember every name",
+    "make them laugh again",
+    "bring {target} home",
+    "write it down before it fades",
 ]
 
 
@@ -164,8 +202,8 @@ def make_queries(rng: random.Random, n: int) -> list[tuple[str, str]]:
         heir = heirs[len(out) % len(heirs)]
         seeks = scenario.titan(scenario.heir(heir).seeks)
         situation = rng.choice(templates).format(location=rng.choice(places))
-        stakes = f"{rng.randint(0, 12)} of 12 Coreflames delivered, {rng.randint(0, 12)} still held by Titans."
-        query = f"{gist(situation + ' ' + stakes)}. {heir} seeks the {seeks.coreflame} of {seeks.name} at {rng.choice(places)}."
+        where = rng.choice(places)
+        query = f"{gist(situation)}. {heir} seeks the {seeks.coreflame} of {seeks.name} at {where}."
         if query in seen:
             continue
         seen.add(query)
@@ -256,7 +294,7 @@ def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
         for owner, c in collections.items()
     }
     memory._query = timed_query  # type: ignore[method-assign]
-    memory._touch = timed_touch  # type: ignore[method-assign]
+    memory._touch = timed_touch  # type: ignore[method-assign,assignment]
     store_module.rank = timed_rank  # type: ignore[assignment]
     try:
         yield
@@ -267,7 +305,19 @@ def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
 
 
 @contextmanager
-def chroma_store(tmp_root: str | None, society: str, heirs: list[str], embedder: Any) -> Iterator[tuple[ChromaMemory, Path]]:
+def without_touch(memory: ChromaMemory) -> Iterator[None]:
+    """Recall as it would run without the last-accessed update (`_touch` a no-op on this object)."""
+    memory._touch = lambda *args: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del memory._touch
+
+
+@contextmanager
+def chroma_store(
+    tmp_root: str | None, society: str, heirs: list[str], embedder: Any
+) -> Iterator[tuple[ChromaMemory, Path]]:
     """A ChromaMemory on a fresh embedded PersistentClient in a temp dir, closed and removed afterwards."""
     directory = Path(tempfile.mkdtemp(prefix="amphoreus-membench-", dir=tmp_root))
     memory: ChromaMemory | None = None
@@ -319,7 +369,7 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
     for t in texts:  # untimed warm-up pass: every batch shape the timed passes will see
         model.encode(t, **raw_kwargs)
 
-    repeats = []
+    repeats: list[dict[str, Any]] = []
     vectors: list[np.ndarray] = []
     for rep in range(args.repeats):
         timer = Timer()
@@ -410,8 +460,8 @@ def probe_write_calls(
     with chroma_store(args.tmp_dir, "bench-probe-per-owner", heirs, embedder) as (memory, _):
         started = time.perf_counter()
         for rows in rows_per_round:
-            for owner, batch in rows.items():
-                write(memory._collections[owner], batch)
+            for owner, owner_rows in rows.items():
+                write(memory._collections[owner], owner_rows)
         per_owner_s = time.perf_counter() - started
     with chroma_store(args.tmp_dir, "bench-probe-single", [], embedder) as (memory, _):
         single = memory.client.get_or_create_collection(
@@ -419,7 +469,7 @@ def probe_write_calls(
         )
         started = time.perf_counter()
         for rows in rows_per_round:
-            write(single, [row for batch in rows.values() for row in batch])
+            write(single, [row for owner_rows in rows.values() for row in owner_rows])
         single_s = time.perf_counter() - started
     n = len(rows_per_round)
     return {
@@ -535,6 +585,35 @@ def summary_ms(latencies: list[float]) -> dict[str, float]:
     }
 
 
+def slowest(latencies: list[float], queries: list[tuple[str, str]], n: int = 5) -> list[dict[str, Any]]:
+    """The n slowest recalls of a pass: position in the pass, heir, ms (to tell a stall from a slow path)."""
+    order = sorted(range(len(latencies)), key=lambda i: -latencies[i])[:n]
+    return [{"index": i, "heir": queries[i][0], "ms": ms(latencies[i])} for i in sorted(order)]
+
+
+def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
+    """Mean ms per recall of each part (from the timing wrappers); `rest` is what no wrapper saw."""
+    n, s = len(latencies), timer.seconds
+    chroma_query = s["own.query"] + s["public.query"]
+    parts = {
+        "embed": s["embed"],
+        "count (public + own)": s["public.count"] + s["own.count"],
+        "query public (chroma)": s["public.query"],
+        "query own (chroma)": s["own.query"],
+        "parse results (MemoryRecord.from_chroma)": s["_query"] - chroma_query,
+        "rank": s["rank"],
+        "touch: update last-accessed (chroma)": s["own.update"],
+        "touch: select + build metadata": s["_touch"] - s["own.update"],
+    }
+    parts["rest"] = sum(latencies) - sum(parts.values())
+    out = {label: ms(v / n) for label, v in parts.items()}
+    out["total"] = ms(statistics.mean(latencies))
+    out["total_p50"] = ms(pct(latencies, 50))
+    out["updates_per_recall"] = round(timer.calls["own.update"] / n, 3)
+    out["update_ms_per_call"] = ms(s["own.update"] / max(1, timer.calls["own.update"]))
+    return out
+
+
 def bench_recall_size(
     args: argparse.Namespace,
     embedder: Any,
@@ -545,8 +624,9 @@ def bench_recall_size(
     records_per_round: float,
 ) -> dict[str, Any]:
     rng = random.Random(args.seed * 7919 + size)
-    warmup = make_queries(rng, WARMUP_QUERIES)
-    queries = [q for q in make_queries(rng, args.queries + WARMUP_QUERIES) if q not in warmup][: args.queries]
+    warm = WARMUP_ROUNDS * len(heirs)
+    everything = make_queries(rng, warm + args.queries)
+    warmup, queries = everything[:warm], everything[warm:]
     rounds_per_cycle = scenario_of("amphoreus").rounds_per_cycle
     config = MemoryConfig()
     with chroma_store(args.tmp_dir, f"bench-recall-{size}", heirs, embedder) as (memory, directory):
@@ -560,7 +640,8 @@ def bench_recall_size(
         tick = build["ticks"] + 1
 
         embedder._cache.clear()
-        _, tick = run_recalls(memory, warmup, args.k, tick, rounds_per_cycle)
+        first, tick = run_recalls(memory, warmup[: len(heirs)], args.k, tick, rounds_per_cycle)
+        _, tick = run_recalls(memory, warmup[len(heirs) :], args.k, tick, rounds_per_cycle)
 
         embedder._cache.clear()  # with embedding: each query is embedded inside recall
         with_embedding, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
@@ -568,39 +649,76 @@ def bench_recall_size(
         embedder.encode([q for _, q in queries])  # without embedding: encode is a cache hit
         without_embedding, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
 
-        embedder._cache.clear()  # breakdown: with embedding again, parts timed
-        timer = Timer()
-        with instrumented(memory, timer):
-            instrumented_latencies, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
+        breakdowns = {}
+        for label, embedded in (("with_embedding", True), ("without_embedding", False)):
+            if embedded:
+                embedder._cache.clear()  # breakdown: with embedding again, parts timed
+            else:
+                embedder.encode([q for _, q in queries])
+            timer = Timer()
+            with instrumented(memory, timer):
+                latencies, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
+            breakdowns[label] = breakdown(timer, latencies)
+
+        what_ifs = {}
+        for label, embedded in (("no_touch_update", False), ("no_touch_update_with_embedding", True)):
+            if embedded:
+                embedder._cache.clear()
+            else:
+                embedder.encode([q for _, q in queries])
+            with without_touch(memory):
+                latencies, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
+            what_ifs[label] = summary_ms(latencies)
+
         probes = probe_recall_calls(memory, heirs, embedder, queries, args.k * config.overfetch)
         build["disk_mib_after_recalls"] = round(disk_bytes(directory) / 2**20, 1)
+        cold = reopen(memory, directory, heirs, embedder, warmup[: len(heirs)], args.k, tick, rounds_per_cycle)
 
-    n = len(queries)
-    s = timer.seconds
-    chroma_query = s["own.query"] + s["public.query"]
-    parts = {
-        "embed": s["embed"],
-        "count (public + own)": s["public.count"] + s["own.count"],
-        "query public (chroma)": s["public.query"],
-        "query own (chroma)": s["own.query"],
-        "parse results (MemoryRecord.from_chroma)": s["_query"] - chroma_query,
-        "rank": s["rank"],
-        "touch: update last-accessed (chroma)": s["own.update"],
-        "touch: select + build metadata": s["_touch"] - s["own.update"],
-    }
-    parts["rest"] = sum(instrumented_latencies) - sum(parts.values())
     return {
         "records": size,
         "recall_ms_with_embedding": summary_ms(with_embedding),
         "recall_ms_without_embedding": summary_ms(without_embedding),
-        "recall_ms_instrumented": summary_ms(instrumented_latencies),
-        "breakdown_mean_ms": {label: ms(v / n) for label, v in parts.items()},
-        "updates_per_recall": round(timer.calls["own.update"] / n, 3),
-        "update_ms_per_call": ms(s["own.update"] / max(1, timer.calls["own.update"])),
+        "slowest_with_embedding": slowest(with_embedding, queries),
+        "slowest_without_embedding": slowest(without_embedding, queries),
+        "breakdown_mean_ms": breakdowns["with_embedding"],
+        "breakdown_mean_ms_without_embedding": breakdowns["without_embedding"],
+        "what_if_ms": what_ifs,
+        "first_recall_per_heir_after_build_ms": summary_ms(first),
+        "cold_reopen": cold,
         "probes_ms": probes,
         "build": build,
-        "queries": n,
+        "queries": len(queries),
     }
+
+
+def reopen(
+    memory: ChromaMemory,
+    directory: Path,
+    heirs: list[str],
+    embedder: Any,
+    queries: list[tuple[str, str]],
+    k: int,
+    tick: int,
+    rounds_per_cycle: int,
+) -> dict[str, Any]:
+    """Close the store, open it again (as a resumed simulation would) and time each heir's first recall."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    memory.close()
+    memory.client = None  # type: ignore[assignment]
+    memory._collections = {}
+    gc.collect()
+    SharedSystemClient.clear_system_cache()
+    started = time.perf_counter()
+    client, lock = open_chroma(directory)
+    again = ChromaMemory(client, memory.society, heirs, embedder, lock)
+    open_s = time.perf_counter() - started
+    try:
+        embedder._cache.clear()
+        latencies, _ = run_recalls(again, queries, k, tick, rounds_per_cycle)
+    finally:
+        again.close()
+    return {"open_s": round(open_s, 3), "first_recall_per_heir_ms": summary_ms(latencies)}
 
 
 def probe_recall_calls(
@@ -684,11 +802,17 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     write_s = time.perf_counter() - started
 
     # The vector pool for synthetic records: real embeddings of event texts (its own seed, not timed).
-    pool_events = [e for b in make_events(random.Random(args.seed + 1), args.pool // args.batch + 1, args.batch, 0) for e in b]
+    pool_events = [
+        e for b in make_events(random.Random(args.seed + 1), args.pool // args.batch + 1, args.batch, 0) for e in b
+    ]
     pool_texts = [e.text for e in pool_events][: args.pool]
     started = time.perf_counter()
     pool_vectors = embedder._model.encode(
-        pool_texts, batch_size=embedder.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        pool_texts,
+        batch_size=embedder.batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
     ).astype(np.float32)
     pool_s = time.perf_counter() - started
 
@@ -729,7 +853,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "heirs": len(heirs),
             "public_records": args.public,
             "queries_per_size": args.queries,
-            "warmup_queries": WARMUP_QUERIES,
+            "warmup_recalls_per_heir": WARMUP_ROUNDS,
             "recall_query_embedding": "included in recall_p50_ms / recall_p99_ms (text cache cleared); "
             "recall_*_without_embedding: query texts pre-encoded, so recall's encode is a cache hit",
             "recall_now": "each recall at its own tick, so last-accessed updates happen whenever own records return",
@@ -784,9 +908,8 @@ def table(report: dict[str, Any]) -> str:
     ]
     for label, v in w["median_repeat"]["remember_breakdown_ms_per_round"].items():
         lines.append(f"    {label:<48} {v:>9.2f} ms/round")
-    lines.append(
-        f"    {w['median_repeat']['upsert_calls_per_round']} upserts/round at {w['median_repeat']['ms_per_upsert_call']} ms"
-    )
+    mid = w["median_repeat"]
+    lines.append(f"    {mid['upsert_calls_per_round']} upserts/round at {mid['ms_per_upsert_call']} ms")
     p = w["probe_write_calls"]
     lines.append(
         f"    probe: per-owner upserts {p['per_owner_upserts_ms_per_round']} ms/round vs one upsert "
@@ -796,16 +919,27 @@ def table(report: dict[str, Any]) -> str:
     for size, r in report["recall"].items():
         for label, key in (("with embedding", "recall_ms_with_embedding"), ("without", "recall_ms_without_embedding")):
             f = r[key]
-            lines.append(f"  {size:>7} {label:<20} {f['p50']:>8.2f} {f['p90']:>8.2f} {f['p99']:>8.2f} {f['mean']:>8.2f}")
+            lines.append(
+                f"  {size:>7} {label:<20} {f['p50']:>8.2f} {f['p90']:>8.2f} {f['p99']:>8.2f} {f['mean']:>8.2f}"
+            )
     for size, r in report["recall"].items():
         b = r["build"]
         lines += [
             "",
             f"  {size} records: build {b['wall_s']} s (upsert {b['upsert_s']} s, {b['upsert_records_per_s']} rec/s), "
-            f"disk {b['disk_mib']} MiB; {r['updates_per_recall']} updates/recall",
+            f"disk {b['disk_mib']} MiB",
+            f"    {'mean ms per recall':<44} {'with emb.':>10} {'without':>10}",
         ]
+        without = r["breakdown_mean_ms_without_embedding"]
         for label, v in r["breakdown_mean_ms"].items():
-            lines.append(f"    {label:<44} {v:>8.3f} ms")
+            lines.append(f"    {label:<44} {v:>10.3f} {without[label]:>10.3f}")
+        for label, f in (
+            ("first recall per heir after build", r["first_recall_per_heir_after_build_ms"]),
+            ("first recall per heir after reopen", r["cold_reopen"]["first_recall_per_heir_ms"]),
+        ):
+            lines.append(f"    {label:<56} p50 {f['p50']:>8.3f} ms  max {f['max']:>8.3f} ms")
+        for label, f in r["what_if_ms"].items():
+            lines.append(f"    what if {label:<48} p50 {f['p50']:>8.3f} ms  p99 {f['p99']:>8.3f} ms")
         for label, v in r["probes_ms"].items():
             lines.append(f"    probe: {label:<37} {v:>8.3f} ms")
     env, t = report["environment"], report["timings_s"]
