@@ -55,6 +55,7 @@ from amphoreus_graph.memory.store import ChromaMemory, NullMemory, open_chroma
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import RunConfig, Simulation
+from amphoreus_graph.society.services import build_memory
 
 RESULTS = Path(__file__).resolve().parent / "results" / "society.json"
 PROFILE_FILE = RESULTS.with_name("society-offline-real-memory.prof")
@@ -169,11 +170,14 @@ class TimedMemory:
                 return self._profiles.call(fn, *args)
             return fn(*args)
 
-    def remember(self, events: list[Any]) -> int:
-        return self._run("memory.remember", self._inner.remember, events)
+    def remember(self, events: list[Any]) -> dict[str, float]:
+        return self._run("memory.remember", self._inner.remember, events)  # type: ignore[no-any-return]
 
-    def recall(self, queries: dict[str, str], k: int) -> Any:
-        return self._run("memory.recall", self._inner.recall, queries, k)
+    def recall(self, queries: dict[str, str], k: int, now: Any) -> Any:
+        return self._run("memory.recall", self._inner.recall, queries, k, now)
+
+    def reflect(self, heirs: list[str], now: Any) -> Any:
+        return self._run("memory.reflect", self._inner.reflect, heirs, now)
 
     def carry_over(self, retention: dict[str, Any], next_cycle: int) -> dict[str, int]:
         return self._run("memory.carry_over", self._inner.carry_over, retention, next_cycle)
@@ -269,13 +273,15 @@ async def one_run(
                 timed_embedder = TimedEmbedder(embedder, timer)
                 with timer.measure("memory.open"):
                     client, lock = open_chroma(config.out / "memory")
-                    owned = ChromaMemory(
+                    owned = build_memory(
                         client,
                         config.run_id,
-                        scenario_of(config.scenario).heir_names,
-                        timed_embedder,  # type: ignore[arg-type]
+                        scenario_of(config.scenario),
+                        config.embedder,
+                        policy,
                         lock,
                     )
+                    owned.embedder = timed_embedder  # type: ignore[assignment]
                 memory: Any = TimedMemory(owned, timer, profiles)
             else:
                 memory = NullMemory()
@@ -341,7 +347,14 @@ def summarise(kind: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for name in ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "sentence-transformers", "torch", "pydantic"):
+    for name in (
+        "langgraph",
+        "langgraph-checkpoint-sqlite",
+        "chromadb",
+        "sentence-transformers",
+        "torch",
+        "pydantic",
+    ):
         with suppress(metadata.PackageNotFoundError):
             out[name] = metadata.version(name)
     return out
@@ -496,7 +509,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per configuration (median reported)")
     parser.add_argument(
-        "--overhead-repeats", type=int, default=9, help="timed runs of the (sub-second) null-memory configurations"
+        "--overhead-repeats",
+        type=int,
+        default=9,
+        help="timed runs of the (sub-second) null-memory configurations",
     )
     parser.add_argument("--latency", type=float, default=0.0, help="the scripted model's latency in seconds")
     parser.add_argument("--max-concurrency", type=int, default=16)

@@ -146,6 +146,8 @@ class ChromaMemory:
         self.reflector: Reflector = reflector or OfflineReflector(heirs)
         self._lock = lock
         self._collections = {owner: self._collection(owner) for owner in [*heirs, PUBLIC]}
+        # Last-accessed ticks live apart from the records: one write per round for all heirs, not one per heir.
+        self._access = client.get_or_create_collection(collection_name(society, "access"), embedding_function=None)
 
     def _collection(self, owner: str) -> Collection:
         return self.client.get_or_create_collection(
@@ -194,12 +196,27 @@ class ChromaMemory:
         vectors = self.embedder.encode([queries[h] for h in heirs]).tolist()
         fetch = k * self.config.overfetch
         shared = self._query(self._collections[PUBLIC], vectors, fetch)
-        for heir, vector, public_hits in zip(heirs, vectors, shared, strict=True):
-            own = self._query(self._collections[heir], [vector], fetch)[0]
-            found[heir] = rank([*own, *public_hits], now, self.config, k)
-            if touch:
-                self._touch(heir, [r for r, _ in own], {m.id for m in found[heir]}, now)
+        own = {h: self._query(self._collections[h], [v], fetch)[0] for h, v in zip(heirs, vectors, strict=True)}
+        ticks = self._access_ticks([r.id for hits in own.values() for r, _ in hits])
+        touched: list[str] = []
+        for heir, public_hits in zip(heirs, shared, strict=True):
+            mine = [(_accessed(r, ticks), similarity) for r, similarity in own[heir]]
+            found[heir] = rank([*mine, *public_hits], now, self.config, k)
+            touched += [m.id for m in found[heir] if not m.public]
+        if touch and touched:
+            self._access.upsert(
+                ids=touched,
+                embeddings=[[1.0]] * len(touched),  # type: ignore[arg-type]
+                metadatas=[{"tick": now.tick}] * len(touched),
+            )
         return found
+
+    def _access_ticks(self, ids: list[str]) -> dict[str, int]:
+        """When each record was last recalled (absent: never since it was filed)."""
+        if not ids:
+            return {}
+        got = self._access.get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
+        return {i: int(m["tick"]) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if m}  # type: ignore[arg-type]
 
     @staticmethod
     def _query(collection: Collection, vectors: list[list[float]], n: int) -> list[list[tuple[MemoryRecord, float]]]:
@@ -222,20 +239,13 @@ class ChromaMemory:
             )
         ]
 
-    def _touch(self, heir: str, candidates: list[MemoryRecord], returned: set[str], now: Moment) -> None:
-        """Recall refreshes the last-accessed tick of the heir's own records it returned."""
-        touched = [r for r in candidates if r.id in returned and r.last_accessed != now.tick]
-        if touched:
-            self._collections[heir].update(
-                ids=[r.id for r in touched],
-                metadatas=[r.model_copy(update={"last_accessed": now.tick}).metadata() for r in touched],  # type: ignore[misc]
-            )
-
     def records(self, owner: str) -> list[MemoryRecord]:
         """Every record of one heir (or PUBLIC), sorted by id."""
         got = self._collections[owner].get(include=["documents", "metadatas"])
         rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
-        return sorted((MemoryRecord.from_chroma(i, d, dict(m or {})) for i, d, m in rows), key=lambda r: r.id)
+        records = [MemoryRecord.from_chroma(i, d, dict(m or {})) for i, d, m in rows]
+        ticks = self._access_ticks([r.id for r in records])
+        return sorted((_accessed(r, ticks) for r in records), key=lambda r: r.id)
 
     def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
         """Each named heir reflects on its most salient memories; the reflections are remembered."""
@@ -265,6 +275,7 @@ class ChromaMemory:
             drop = sorted({r.id for r in records} - {r.id for r in keep})
             if drop:
                 self._collections[heir].delete(ids=drop)
+                self._access.delete(ids=drop)
             decay = [r for r in keep if r.carried_to < next_cycle and heir != PUBLIC]
             if decay:
                 self._collections[heir].update(
@@ -286,3 +297,8 @@ class ChromaMemory:
 
 
 _PUBLIC_RETENTION = Retention(mode=RetentionMode.ECHOES, keep=0)
+
+
+def _accessed(record: MemoryRecord, ticks: dict[str, int]) -> MemoryRecord:
+    tick = ticks.get(record.id)
+    return record if tick is None or tick <= record.last_accessed else record.model_copy(update={"last_accessed": tick})
