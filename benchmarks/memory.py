@@ -23,14 +23,13 @@ behave as with real memories), or random unit vectors (`--vectors random`). Each
 `ChromaMemory.recall({heir: query}, k, now)` with a distinct, society-style query text (heirs taken in turn),
 after two untimed warm-up recalls per heir (the first recall on each collection after the build loads its
 index; those are reported apart, as is each heir's first recall after closing and reopening the store).
-Every recall has its own `now.tick`, so the last-accessed update really happens whenever an own record is
-returned. Passes over the same queries:
+Recall is read-only; after each one the benchmark marks what it returned as accessed with `touch`, as the
+society does with a round's writes, and reports that write apart (`touch_ms`). Passes over the same queries:
 
 - with embedding (the headline): text cache cleared, so the query is embedded inside recall;
 - without embedding: the query texts are encoded first, so recall's encode is a cache hit;
-- breakdown, with and without embedding: thin timing wrappers around the embedder, the collections (count,
-  query, update), the record parsing, `rank` and `_touch` (microseconds of overhead) show where time goes;
-- what-ifs: recall with `_touch` made a no-op (no last-accessed update), with and without embedding.
+- breakdown, with and without embedding: thin timing wrappers around the embedder, the collections (query),
+  the record parsing, the last-accessed lookup and `rank` show where time goes;
 - probes: single Chroma calls on one heir's collection (count, query variants, a 3-record update, get).
 
 The JSON also goes to benchmarks/results/memory.json.
@@ -280,9 +279,9 @@ def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
         with timer.measure("_query"):
             return ChromaMemory._query(collection, vectors, n)
 
-    def timed_touch(*args: Any) -> None:
-        with timer.measure("_touch"):
-            ChromaMemory._touch(memory, *args)
+    def timed_access(ids: list[str]) -> Any:
+        with timer.measure("_access_ticks"):
+            return ChromaMemory._access_ticks(memory, ids)
 
     def timed_rank(*args: Any, **kwargs: Any) -> Any:
         with timer.measure("rank"):
@@ -294,24 +293,14 @@ def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
         for owner, c in collections.items()
     }
     memory._query = timed_query  # type: ignore[method-assign]
-    memory._touch = timed_touch  # type: ignore[method-assign,assignment]
+    memory._access_ticks = timed_access  # type: ignore[method-assign]
     store_module.rank = timed_rank  # type: ignore[assignment]
     try:
         yield
     finally:
         store_module.rank = original_rank
-        del memory._query, memory._touch
+        del memory._query, memory._access_ticks
         memory.embedder, memory._collections = embedder, collections
-
-
-@contextmanager
-def without_touch(memory: ChromaMemory) -> Iterator[None]:
-    """Recall as it would run without the last-accessed update (`_touch` a no-op on this object)."""
-    memory._touch = lambda *args: None  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        del memory._touch
 
 
 @contextmanager
@@ -560,9 +549,15 @@ def build_store(
 
 
 def run_recalls(
-    memory: ChromaMemory, queries: list[tuple[str, str]], k: int, first_tick: int, rounds_per_cycle: int
+    memory: ChromaMemory,
+    queries: list[tuple[str, str]],
+    k: int,
+    first_tick: int,
+    rounds_per_cycle: int,
+    touches: list[float] | None = None,
 ) -> tuple[list[float], int]:
-    """Time each recall; every one at its own tick. Returns the latencies and the next free tick."""
+    """Time each recall (read-only), then mark what it returned as accessed, as the society does with the
+    round's writes; the touch is timed apart, into `touches`. Every recall at its own tick."""
     latencies = []
     tick = first_tick
     for heir, query in queries:
@@ -571,6 +566,10 @@ def run_recalls(
         found = memory.recall({heir: query}, k, now)
         latencies.append(time.perf_counter() - started)
         assert len(found[heir]) == k, (heir, len(found[heir]))
+        started = time.perf_counter()
+        memory.touch([m.id for m in found[heir]], now)
+        if touches is not None:
+            touches.append(time.perf_counter() - started)
         tick += 1
     return latencies, tick
 
@@ -597,20 +596,16 @@ def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
     chroma_query = s["own.query"] + s["public.query"]
     parts = {
         "embed": s["embed"],
-        "count (public + own)": s["public.count"] + s["own.count"],
         "query public (chroma)": s["public.query"],
         "query own (chroma)": s["own.query"],
         "parse results (MemoryRecord.from_chroma)": s["_query"] - chroma_query,
         "rank": s["rank"],
-        "touch: update last-accessed (chroma)": s["own.update"],
-        "touch: select + build metadata": s["_touch"] - s["own.update"],
+        "last-accessed ticks (one chroma get)": s["_access_ticks"],
     }
     parts["rest"] = sum(latencies) - sum(parts.values())
     out = {label: ms(v / n) for label, v in parts.items()}
     out["total"] = ms(statistics.mean(latencies))
     out["total_p50"] = ms(pct(latencies, 50))
-    out["updates_per_recall"] = round(timer.calls["own.update"] / n, 3)
-    out["update_ms_per_call"] = ms(s["own.update"] / max(1, timer.calls["own.update"]))
     return out
 
 
@@ -644,7 +639,8 @@ def bench_recall_size(
         _, tick = run_recalls(memory, warmup[len(heirs) :], args.k, tick, rounds_per_cycle)
 
         embedder._cache.clear()  # with embedding: each query is embedded inside recall
-        with_embedding, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
+        touches: list[float] = []
+        with_embedding, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle, touches)
 
         embedder.encode([q for _, q in queries])  # without embedding: encode is a cache hit
         without_embedding, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
@@ -660,16 +656,6 @@ def bench_recall_size(
                 latencies, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
             breakdowns[label] = breakdown(timer, latencies)
 
-        what_ifs = {}
-        for label, embedded in (("no_touch_update", False), ("no_touch_update_with_embedding", True)):
-            if embedded:
-                embedder._cache.clear()
-            else:
-                embedder.encode([q for _, q in queries])
-            with without_touch(memory):
-                latencies, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
-            what_ifs[label] = summary_ms(latencies)
-
         probes = probe_recall_calls(memory, heirs, embedder, queries, args.k * config.overfetch)
         build["disk_mib_after_recalls"] = round(disk_bytes(directory) / 2**20, 1)
         cold = reopen(memory, directory, heirs, embedder, warmup[: len(heirs)], args.k, tick, rounds_per_cycle)
@@ -682,7 +668,7 @@ def bench_recall_size(
         "slowest_without_embedding": slowest(without_embedding, queries),
         "breakdown_mean_ms": breakdowns["with_embedding"],
         "breakdown_mean_ms_without_embedding": breakdowns["without_embedding"],
-        "what_if_ms": what_ifs,
+        "touch_ms": summary_ms(touches),
         "first_recall_per_heir_after_build_ms": summary_ms(first),
         "cold_reopen": cold,
         "probes_ms": probes,

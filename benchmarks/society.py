@@ -176,6 +176,9 @@ class TimedMemory:
     def recall(self, queries: dict[str, str], k: int, now: Any) -> Any:
         return self._run("memory.recall", self._inner.recall, queries, k, now)
 
+    def touch(self, record_ids: list[str], now: Any) -> None:
+        self._run("memory.touch", self._inner.touch, record_ids, now)
+
     def reflect(self, heirs: list[str], now: Any) -> Any:
         return self._run("memory.reflect", self._inner.reflect, heirs, now)
 

@@ -91,7 +91,9 @@ def _recall_with(memory: ChromaMemory, config: MemoryConfig, query: dict[str, st
 def test_recall_marks_what_it_returned_as_accessed(chroma_client, embedder):
     memory = _memory(chroma_client, embedder)
     memory.remember([_event(1, "The olive tree bloomed.", ["Cyrene"]), _event(2, "A storm broke.", ["Cyrene"])])
-    memory.recall({"Cyrene": "olive tree"}, 1, Moment(cycle=1, round=9, tick=9))
+    (used,) = memory.recall({"Cyrene": "olive tree"}, 1, Moment(cycle=1, round=9, tick=9))["Cyrene"]
+    assert {r.last_accessed for r in memory.records("Cyrene")} == {1, 2}, "recall alone is read-only"
+    memory.touch([used.id], Moment(cycle=1, round=9, tick=9))
     accessed = {r.text: r.last_accessed for r in memory.records("Cyrene")}
     assert accessed == {"The olive tree bloomed.": 9, "A storm broke.": 2}
 

@@ -15,7 +15,7 @@ from amphoreus_graph.society.services import build_memory
 
 
 def inspect_recall(run: Path, heir: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
-    """Recall for one heir as of the run's last moment, without touching last-accessed ticks."""
+    """Recall for one heir as of the run's last moment (recall is read-only: nothing is marked accessed)."""
     config_path = run / "config.json"
     if not config_path.is_file():
         raise AmphoreusError(f"{config_path}: no such file; expected a run directory written by `amphoreus simulate`")
@@ -36,6 +36,6 @@ def inspect_recall(run: Path, heir: str, query: str, k: int) -> tuple[Moment, li
             if latest
             else Moment(cycle=1, round=0, tick=0)
         )
-        return now, memory.recall({heir: query}, k, now, touch=False)[heir]
+        return now, memory.recall({heir: query}, k, now)[heir]
     finally:
         memory.close()

@@ -8,6 +8,7 @@ after a crash changes nothing.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import re
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -40,6 +41,8 @@ class Memory(Protocol):
 
     def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]: ...
 
+    def touch(self, record_ids: list[str], now: Moment) -> None: ...
+
     def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]: ...
 
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]: ...
@@ -53,6 +56,9 @@ class NullMemory:
 
     def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
         return {heir: [] for heir in queries}
+
+    def touch(self, record_ids: list[str], now: Moment) -> None:
+        return None
 
     def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
         return []
@@ -182,12 +188,10 @@ class ChromaMemory:
             )
         return {owner: sum(r.importance for r, _ in batch) for owner, batch in rows.items() if owner != PUBLIC}
 
-    def recall(
-        self, queries: dict[str, str], k: int, now: Moment, *, touch: bool = True
-    ) -> dict[str, list[RecalledMemory]]:
+    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
         """Each heir's k best memories for its query: its own records and public ones, never another's.
 
-        `touch=False` leaves last-accessed ticks alone (inspection must not change what it inspects)."""
+        Read-only: the caller marks what was used with `touch` (the society does it with the round's writes)."""
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
         heirs = [h for h in queries if h in self._collections and h != PUBLIC]
         if not heirs or k <= 0:
@@ -198,18 +202,20 @@ class ChromaMemory:
         shared = self._query(self._collections[PUBLIC], vectors, fetch)
         own = {h: self._query(self._collections[h], [v], fetch)[0] for h, v in zip(heirs, vectors, strict=True)}
         ticks = self._access_ticks([r.id for hits in own.values() for r, _ in hits])
-        touched: list[str] = []
         for heir, public_hits in zip(heirs, shared, strict=True):
             mine = [(_accessed(r, ticks), similarity) for r, similarity in own[heir]]
             found[heir] = rank([*mine, *public_hits], now, self.config, k)
-            touched += [m.id for m in found[heir] if not m.public]
-        if touch and touched:
-            self._access.upsert(
-                ids=touched,
-                embeddings=[[1.0]] * len(touched),  # type: ignore[arg-type]
-                metadatas=[{"tick": now.tick}] * len(touched),
-            )
         return found
+
+    def touch(self, record_ids: list[str], now: Moment) -> None:
+        """Mark private records as recalled at `now` (recency counts from last access); one write for all."""
+        ids = [i for i in dict.fromkeys(record_ids) if not i.endswith(f"@{PUBLIC}")]
+        if ids:
+            self._access.upsert(
+                ids=ids,
+                embeddings=[_placeholder(i) for i in ids],  # type: ignore[arg-type]
+                metadatas=[{"tick": now.tick}] * len(ids),
+            )
 
     def _access_ticks(self, ids: list[str]) -> dict[str, int]:
         """When each record was last recalled (absent: never since it was filed)."""
@@ -297,6 +303,12 @@ class ChromaMemory:
 
 
 _PUBLIC_RETENTION = Retention(mode=RetentionMode.ECHOES, keep=0)
+
+
+def _placeholder(record_id: str) -> list[float]:
+    """Chroma wants a vector per record; identical ones degrade its HNSW index, so each id gets its own."""
+    digest = hashlib.sha256(record_id.encode()).digest()
+    return [1.0 + b / 255 for b in digest[:4]]
 
 
 def _accessed(record: MemoryRecord, ticks: dict[str, int]) -> MemoryRecord:

@@ -159,29 +159,31 @@ def game_master(state: SocietyState) -> dict[str, Any]:
     return {
         "world": world.model_dump(mode="json"),
         "round_events": [e.model_dump(mode="json") for e in events],
-        "recalled": {},  # the turns have read it: keep checkpoints small
     }
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Embed the round's events once and file them for their witnesses (idempotent upserts); heirs whose
-    unreflected importance passed the scenario's budget then reflect."""
+    """Mark the memories the turns used as accessed, embed the round's events once and file them for their
+    witnesses (idempotent upserts); heirs whose unreflected importance passed the budget then reflect."""
     services = await aservices_of(state, runtime)
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
+    now = now_of(state, World.model_validate(state["world"]))
+    used = [m["id"] for found in (state.get("recalled") or {}).values() for m in found if not m.get("public")]
+    await asyncio.to_thread(services.memory.touch, used, now)
     gained = await asyncio.to_thread(services.memory.remember, events)
     pending = dict(state.get("unreflected") or {})
     for heir, importance in gained.items():
         pending[heir] = pending.get(heir, 0.0) + importance
     due = [h for h in scenario.heir_names if pending.get(h, 0.0) >= scenario.memory.reflection_budget]
     if due:
-        now = now_of(state, World.model_validate(state["world"]))
         reflections = await asyncio.to_thread(services.memory.reflect, due, now)
         for event in reflections:
             emit({"type": "reflected", "heir": event.witnesses[0], "text": event.text, "evidence": event.evidence})
         for heir in due:
             pending[heir] = 0.0
-    return {"unreflected": {h: round(v, 3) for h, v in pending.items()}}
+    # `recalled` has been used (and marked): drop it to keep checkpoints small.
+    return {"unreflected": {h: round(v, 3) for h, v in pending.items()}, "recalled": {}}
 
 
 async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:

@@ -1,0 +1,35 @@
+"""The benchmark scripts keep running against the current library (their figures are not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def _run(script: str, *args: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, f"benchmarks/{script}", "--json", "--no-save", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_society_benchmark_reports_its_figures():
+    result = _run("society.py", "--rounds", "2", "--repeats", "1", "--overhead-repeats", "1")
+    assert result["turns_per_s_offline"] > 0 and result["overhead_ms_per_turn"] > 0
+
+
+@pytest.mark.slow
+def test_memory_benchmark_reports_its_figures():
+    result = _run("memory.py", "--quick")
+    assert result["write_ratio"] > 0 and set(result["recall_p50_ms"]) == set(result["recall_p99_ms"])
