@@ -159,6 +159,9 @@ def game_master(state: SocietyState) -> dict[str, Any]:
     return {
         "world": world.model_dump(mode="json"),
         "round_events": [e.model_dump(mode="json") for e in events],
+        # The turns have read their memories: keep only which were used (for `remember`), not their text.
+        "recalled": {},
+        "used_memories": [m["id"] for found in state["recalled"].values() for m in found if not m.get("public")],
     }
 
 
@@ -169,8 +172,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
     now = now_of(state, World.model_validate(state["world"]))
-    used = [m["id"] for found in (state.get("recalled") or {}).values() for m in found if not m.get("public")]
-    await asyncio.to_thread(services.memory.touch, used, now)
+    await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
     gained = await asyncio.to_thread(services.memory.remember, events)
     pending = dict(state.get("unreflected") or {})
     for heir, importance in gained.items():
@@ -182,8 +184,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
             emit({"type": "reflected", "heir": event.witnesses[0], "text": event.text, "evidence": event.evidence})
         for heir in due:
             pending[heir] = 0.0
-    # `recalled` has been used (and marked): drop it to keep checkpoints small.
-    return {"unreflected": {h: round(v, 3) for h, v in pending.items()}, "recalled": {}}
+    return {"unreflected": {h: round(v, 3) for h, v in pending.items()}, "used_memories": []}
 
 
 async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class SocietyState(TypedDict, total=False):
     stats: dict[str, float]
     sample_offsets: dict[str, int]
     unreflected: dict[str, float]
+    used_memories: list[str]
 
 
 class RecurrenceState(SocietyState, total=False):
