@@ -52,7 +52,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +59,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
+from bench_common import cpu_pressure, save, versions
 
 from amphoreus_graph.memory import store as store_module
 from amphoreus_graph.memory.embedder import default_embedder
@@ -755,19 +755,7 @@ def probe_recall_calls(
 # ---------------------------------------------------------------------------------------------------- report
 
 
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in ("chromadb", "sentence-transformers", "transformers", "torch", "numpy", "pydantic"):
-        with suppress(metadata.PackageNotFoundError):
-            out[name] = metadata.version(name)
-    return out
-
-
-def cpu_pressure() -> str | None:
-    try:
-        return Path("/proc/pressure/cpu").read_text().splitlines()[0]
-    except OSError:
-        return None
+PACKAGES = ("chromadb", "sentence-transformers", "transformers", "torch", "numpy", "pydantic")
 
 
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
@@ -869,7 +857,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "total": round(time.perf_counter() - total_started, 2),
         },
         "environment": {
-            **versions(),
+            **versions(PACKAGES),
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
@@ -975,8 +963,7 @@ def main(argv: list[str] | None = None) -> int:
 
     report = benchmark(args)
     if not args.no_save:
-        args.results.parent.mkdir(parents=True, exist_ok=True)
-        args.results.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        save(report, args.results)
     if args.json:
         print(json.dumps(report))
     else:

@@ -39,14 +39,14 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from importlib import metadata
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from bench_common import cpu_pressure, save, versions
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from amphoreus_graph.data.samples import ShardWriter
@@ -348,26 +348,7 @@ def summarise(kind: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in (
-        "langgraph",
-        "langgraph-checkpoint-sqlite",
-        "chromadb",
-        "sentence-transformers",
-        "torch",
-        "pydantic",
-    ):
-        with suppress(metadata.PackageNotFoundError):
-            out[name] = metadata.version(name)
-    return out
-
-
-def cpu_pressure() -> str | None:
-    try:
-        return Path("/proc/pressure/cpu").read_text().splitlines()[0]
-    except OSError:
-        return None
+PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "sentence-transformers", "torch", "pydantic")
 
 
 async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
@@ -424,7 +405,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "configs": summary,
         "warmup": {"embedder_load_and_warm_s": round(embedder_load_s, 3), "warmup_run_s": warmup_s},
         "environment": {
-            **versions(),
+            **versions(PACKAGES),
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
@@ -533,8 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         report_json = report
     if not args.no_save:
-        args.results.parent.mkdir(parents=True, exist_ok=True)
-        args.results.write_text(json.dumps(report_json, indent=2) + "\n", encoding="utf-8")
+        save(report_json, args.results)
     if args.json:
         print(json.dumps(report_json))
     else:

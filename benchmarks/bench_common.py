@@ -1,0 +1,32 @@
+"""What the benchmark scripts share: the environment they ran in, and how they hand their report over."""
+
+from __future__ import annotations
+
+import json
+import platform
+from contextlib import suppress
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+
+def versions(packages: tuple[str, ...]) -> dict[str, str]:
+    """Python's and each installed package's version (a figure means little without them)."""
+    out = {"python": platform.python_version()}
+    for name in packages:
+        with suppress(metadata.PackageNotFoundError):
+            out[name] = metadata.version(name)
+    return out
+
+
+def cpu_pressure() -> str | None:
+    """Linux PSI for the CPU: tells a quiet run from one that shared the cores."""
+    try:
+        return Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except OSError:
+        return None
+
+
+def save(report: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
