@@ -27,6 +27,9 @@ def cpu_pressure() -> str | None:
         return None
 
 
-def save(report: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+def publish(report: dict[str, Any], text: str, *, path: Path, save: bool, as_json: bool) -> None:
+    """Save the JSON report (unless told not to) and print it as one JSON line or as the readable text."""
+    if save:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report) if as_json else text)

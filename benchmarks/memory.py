@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import math
 import os
 import platform
@@ -59,7 +58,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
-from bench_common import cpu_pressure, save, versions
+from bench_common import cpu_pressure, publish, versions
 
 from amphoreus_graph.memory import store as store_module
 from amphoreus_graph.memory.embedder import default_embedder
@@ -962,12 +961,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--sizes must be at least 120 each; --queries, --repeats, --k and --write-rounds at least 1")
 
     report = benchmark(args)
-    if not args.no_save:
-        save(report, args.results)
-    if args.json:
-        print(json.dumps(report))
-    else:
-        print(table(report))
+    publish(report, table(report), path=args.results, save=not args.no_save, as_json=args.json)
     return 0
 
 

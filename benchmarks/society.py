@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import cProfile
 import io
-import json
 import os
 import platform
 import pstats
@@ -46,7 +45,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench_common import cpu_pressure, save, versions
+from bench_common import cpu_pressure, publish, versions
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from amphoreus_graph.data.samples import ShardWriter
@@ -513,12 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         report_json = report | {"profile": {k: v for k, v in report["profile"].items() if k != "top"}}
     else:
         report_json = report
-    if not args.no_save:
-        save(report_json, args.results)
-    if args.json:
-        print(json.dumps(report_json))
-    else:
-        print(table(report))
+    publish(report_json, table(report), path=args.results, save=not args.no_save, as_json=args.json)
     return 0
 
 
