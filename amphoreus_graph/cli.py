@@ -214,6 +214,38 @@ def memory_inspect(
     console.print(table if found else f"{heir} remembers nothing that matches.")
 
 
+export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("sft")
+@one_line_errors
+def export_sft_command(
+    runs: Annotated[list[Path], typer.Argument(help="run directories")],
+    out: Annotated[Path, typer.Option(help="dataset directory to write")],
+    format: Annotated[str, typer.Option("--format", help="jsonl or parquet")] = "jsonl",
+    path: Annotated[list[str] | None, typer.Option("--path", help="keep only these Paths (repeatable)")] = None,
+    heir: Annotated[list[str] | None, typer.Option("--heir", help="keep only these heirs (repeatable)")] = None,
+    cycle: Annotated[list[int] | None, typer.Option("--cycle", help="keep only these cycles (repeatable)")] = None,
+    action: Annotated[list[str] | None, typer.Option("--action", help="keep only these actions (repeatable)")] = None,
+    exclude_fallback: Annotated[bool, typer.Option(help="drop turns the offline policy had to decide")] = False,
+) -> None:
+    """Write chat-format SFT examples (deduplicated, with a dataset card) from one or more runs."""
+    from amphoreus_graph.data.export import SftFilters, export_sft
+
+    if format not in ("jsonl", "parquet"):
+        raise AmphoreusError(f"--format {format!r}: expected jsonl or parquet")
+    filters = SftFilters(
+        paths=path or [], heirs=heir or [], cycles=cycle or [], actions=action or [], exclude_fallback=exclude_fallback
+    )
+    report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
+    console.print(
+        f"{report.rows} rows written to {out}/ (read {report.read}, filtered out {report.filtered_out}, "
+        f"duplicates removed: {report.exact_duplicates} exact, {report.near_duplicates} near)",
+        highlight=False,
+    )
+
+
 def main() -> None:  # pragma: no cover - console entry for `python -m amphoreus_graph.cli`
     app()
 

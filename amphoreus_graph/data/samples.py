@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +72,15 @@ def _line(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def iter_samples(directory: Path) -> Iterator[Sample]:
+    """Every sample under a run's samples directory, in shard order, one line at a time (flat memory)."""
+    for shard in sorted(directory.glob("cycle-*.jsonl")):
+        with open(shard, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    yield Sample.model_validate_json(line)
+
+
 def read_samples(directory: Path) -> list[Sample]:
     """Every sample under a run's samples directory, in shard order."""
-    return [
-        Sample.model_validate_json(line)
-        for shard in sorted(directory.glob("cycle-*.jsonl"))
-        for line in shard.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    return list(iter_samples(directory))

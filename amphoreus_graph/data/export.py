@@ -1,0 +1,193 @@
+"""`amphoreus export sft`: a society's samples as a chat-format SFT dataset, filtered and deduplicated,
+with a dataset card. The output loads with `datasets.load_dataset("json" | "parquet", data_files=...)`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.data.samples import Sample, iter_samples
+from amphoreus_graph.errors import AmphoreusError
+
+Format = Literal["jsonl", "parquet"]
+
+
+class SftFilters(BaseModel):
+    """Which samples go in; empty lists mean no restriction."""
+
+    paths: list[str] = Field(default_factory=list)
+    heirs: list[str] = Field(default_factory=list)
+    cycles: list[int] = Field(default_factory=list)
+    actions: list[str] = Field(default_factory=list)
+    exclude_fallback: bool = False
+
+    def keep(self, sample: Sample) -> bool:
+        return (
+            (not self.paths or sample.path in self.paths)
+            and (not self.heirs or sample.heir in self.heirs)
+            and (not self.cycles or sample.cycle in self.cycles)
+            and (not self.actions or sample.decision.action.value in self.actions)
+            and not (self.exclude_fallback and "fallback" in sample.flags)
+        )
+
+
+class ExportReport(BaseModel):
+    rows: int
+    read: int
+    filtered_out: int
+    exact_duplicates: int
+    near_duplicates: int
+    files: list[str]
+
+
+def _normalised(text: str) -> str:
+    """Near-duplicate key: case, digits, punctuation and spacing do not make two samples different."""
+    return re.sub(r"\s+", " ", re.sub(r"[\d\W_]+", " ", text.lower())).strip()
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sft_row(sample: Sample) -> dict[str, Any]:
+    """A chat example (system, user, assistant = the Decision as JSON) with metadata columns."""
+    return {
+        "messages": sample.messages,
+        "id": sample.id,
+        "run": sample.run,
+        "cycle": sample.cycle,
+        "round": sample.round,
+        "heir": sample.heir,
+        "path": sample.path,
+        "action": sample.decision.action.value,
+        "model": sample.model,
+        "flags": sample.flags,
+    }
+
+
+def _run_samples(runs: Iterable[Path]) -> Iterator[Sample]:
+    for run in runs:
+        folder = run / "samples"
+        if not folder.is_dir():
+            raise AmphoreusError(f"{folder}: no such directory; expected a run written by `amphoreus simulate`")
+        yield from iter_samples(folder)
+
+
+def export_sft(
+    runs: list[Path], out: Path, *, fmt: Format = "jsonl", filters: SftFilters | None = None
+) -> ExportReport:
+    """Stream the runs' samples through the filters and both dedupe passes into OUT/train.{jsonl,parquet}."""
+    filters = filters or SftFilters()
+    exact: set[str] = set()
+    near: set[str] = set()
+    counts = Counter[str]()
+    rows: list[dict[str, Any]] = []
+    for sample in _run_samples(runs):
+        counts["read"] += 1
+        if not filters.keep(sample):
+            counts["filtered_out"] += 1
+            continue
+        text = "\n".join(m["content"] for m in sample.messages)
+        key, fuzzy = _digest(text), _digest(_normalised(text))
+        if key in exact:
+            counts["exact_duplicates"] += 1
+            continue
+        if fuzzy in near:
+            counts["near_duplicates"] += 1
+            continue
+        exact.add(key)
+        near.add(fuzzy)
+        rows.append(sft_row(sample))
+    out.mkdir(parents=True, exist_ok=True)
+    data_file = out / f"train.{fmt}"
+    _write(rows, data_file, fmt)
+    (out / "README.md").write_text(dataset_card(rows, runs, fmt, counts), encoding="utf-8")
+    return ExportReport(
+        rows=len(rows),
+        read=counts["read"],
+        filtered_out=counts["filtered_out"],
+        exact_duplicates=counts["exact_duplicates"],
+        near_duplicates=counts["near_duplicates"],
+        files=[str(data_file), str(out / "README.md")],
+    )
+
+
+def _write(rows: list[dict[str, Any]], path: Path, fmt: Format) -> None:
+    if fmt == "jsonl":
+        with open(path, "w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        return
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise AmphoreusError("--format parquet: needs pyarrow (pip install pyarrow, or use --format jsonl)") from None
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def _provenance(runs: list[Path]) -> list[dict[str, Any]]:
+    found = []
+    for run in runs:
+        config = run / "config.json"
+        raw = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
+        found.append({"run": run.name, **{k: raw.get(k) for k in ("scenario", "model", "seed", "cycles", "rounds")}})
+    return found
+
+
+def dataset_card(rows: list[dict[str, Any]], runs: list[Path], fmt: Format, counts: Counter[str]) -> str:
+    """README.md for the dataset: what is in it, how it was made, and from what."""
+    paths = Counter(r["path"] for r in rows)
+    actions = Counter(r["action"] for r in rows)
+    lengths = [len(r["messages"][-1]["content"]) for r in rows] or [0]
+    prompt = [sum(len(m["content"]) for m in r["messages"][:-1]) for r in rows] or [0]
+    versions = {name: _version(name) for name in ("amphoreus-graph", "langgraph", "chromadb", "sentence-transformers")}
+    lines = [
+        "# Amphoreus SFT dataset",
+        "",
+        "Chat-format examples from simulated societies: the system and user messages a heir saw, and its",
+        "Decision (JSON) as the assistant reply.",
+        "Metadata columns: run, cycle, round, heir, path, action, model, flags.",
+        "",
+        f'Load it: `datasets.load_dataset("{"json" if fmt == "jsonl" else "parquet"}", data_files="train.{fmt}")`.',
+        "",
+        f"- rows: {len(rows)} (read {counts['read']}, filtered out {counts['filtered_out']}, "
+        f"exact duplicates {counts['exact_duplicates']}, near duplicates {counts['near_duplicates']})",
+        f"- assistant reply length (chars): {_spread(lengths)}",
+        f"- prompt length (chars): {_spread(prompt)}",
+        "",
+        "## Rows per Path",
+        "",
+        *[f"- {p}: {n}" for p, n in sorted(paths.items())],
+        "",
+        "## Rows per action",
+        "",
+        *[f"- {a}: {n}" for a, n in sorted(actions.items())],
+        "",
+        "## Provenance",
+        "",
+        *[f"- {json.dumps(p, sort_keys=True)}" for p in _provenance(runs)],
+        f"- versions: {json.dumps(versions, sort_keys=True)}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _spread(values: list[int]) -> str:
+    return f"mean {statistics.mean(values):.0f}, min {min(values)}, max {max(values)}"
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
