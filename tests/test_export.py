@@ -79,3 +79,11 @@ def test_loads_with_datasets(runs, tmp_path, cli):
 def test_a_missing_run_is_one_line(cli, tmp_path):
     code, _, err = cli("export", "sft", str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
     assert code == 2 and "no such directory" in err and "Traceback" not in err
+
+
+def test_parquet_output_loads_with_datasets(runs, tmp_path):
+    datasets = pytest.importorskip("datasets", reason="the datasets package is part of the [dev] extra")
+    offline, _ = runs
+    report = export_sft([offline], tmp_path / "pq", fmt="parquet")
+    loaded = datasets.load_dataset("parquet", data_files=str(tmp_path / "pq" / "train.parquet"), split="train")
+    assert len(loaded) == report.rows and loaded[0]["messages"][0]["role"] == "system"
