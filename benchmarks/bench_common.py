@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+
+def environment(packages: tuple[str, ...], load_before: tuple[float, float, float]) -> dict[str, Any]:
+    """Where a figure was measured: versions, machine, torch threads, and how busy the cores were."""
+    import torch
+
+    return {
+        **versions(packages),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        "cpu_pressure_after": cpu_pressure(),
+    }
 
 
 def versions(packages: tuple[str, ...]) -> dict[str, str]:

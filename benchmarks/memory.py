@@ -41,7 +41,6 @@ import argparse
 import gc
 import math
 import os
-import platform
 import random
 import shutil
 import statistics
@@ -58,7 +57,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
-from bench_common import cpu_pressure, publish, versions
+from bench_common import environment, publish
 
 from amphoreus_graph.memory import store as store_module
 from amphoreus_graph.memory.embedder import default_embedder
@@ -768,8 +767,6 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     embedder._cache.clear()
     embedder_load_s = time.perf_counter() - started
 
-    import torch
-
     started = time.perf_counter()
     write = bench_write(args, embedder, heirs)
     write_s = time.perf_counter() - started
@@ -855,15 +852,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "build_per_size": {s: r["build"]["wall_s"] for s, r in recall.items()},
             "total": round(time.perf_counter() - total_started, 2),
         },
-        "environment": {
-            **versions(PACKAGES),
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(),
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-            "cpu_pressure_after": cpu_pressure(),
-        },
+        "environment": environment(PACKAGES, load_before),
     }
 
 

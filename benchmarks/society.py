@@ -29,7 +29,6 @@ import asyncio
 import cProfile
 import io
 import os
-import platform
 import pstats
 import statistics
 import sys
@@ -45,7 +44,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench_common import cpu_pressure, publish, versions
+from bench_common import environment, publish
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from amphoreus_graph.data.samples import ShardWriter
@@ -362,8 +361,6 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     embedder.encode(["warm"])
     embedder_load_s = time.perf_counter() - started
 
-    import torch
-
     results: dict[str, list[dict[str, Any]]] = {}
     warmup_s: dict[str, float] = {}
     for kind in CONFIGS:
@@ -403,15 +400,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         },
         "configs": summary,
         "warmup": {"embedder_load_and_warm_s": round(embedder_load_s, 3), "warmup_run_s": warmup_s},
-        "environment": {
-            **versions(PACKAGES),
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(),
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-            "cpu_pressure_after": cpu_pressure(),
-        },
+        "environment": environment(PACKAGES, load_before),
     }
     if args.profile:
         report["profile"] = await profile_offline(args, rounds)
