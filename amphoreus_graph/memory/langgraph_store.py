@@ -57,7 +57,7 @@ from langgraph.store.base import (
 )
 
 from amphoreus_graph.memory.embedder import Embedder, default_embedder
-from amphoreus_graph.memory.store import StoreLock, open_chroma
+from amphoreus_graph.memory.store import StoreLock, open_chroma, placeholder_vector
 from amphoreus_graph.memory.store_filters import namespace_matches, value_matches
 
 DEFAULT_STORE_DIR = "memory/langgraph-store"
@@ -321,7 +321,7 @@ class ChromaStore(BaseStore):
                     (
                         i,
                         json.dumps(dict(op.value), ensure_ascii=False),
-                        _placeholder(i),
+                        placeholder_vector(i),
                         _meta(item, created.get(i, now), now, len(plan.texts[item])),
                     )
                     for item, op in plan.puts.items()
@@ -373,11 +373,6 @@ def _persistent_store(directory: Path) -> tuple[ChromaStore, StoreLock | None]:
 def _item_id(*parts: Any) -> str:
     """A stable id for (namespace, key), or for (item id, index path): the same input always hits one record."""
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
-
-
-def _placeholder(item_id: str) -> list[float]:
-    """Chroma wants a vector per record; items get four values in [1, 2] from their id (never zero)."""
-    return [1.0 + b / 255 for b in bytes.fromhex(item_id[:8])]
 
 
 def _tokens(path: str) -> str | list[str]:

@@ -213,7 +213,7 @@ class ChromaMemory:
         if ids:
             self._access.upsert(
                 ids=ids,
-                embeddings=[_placeholder(i) for i in ids],  # type: ignore[arg-type]
+                embeddings=[placeholder_vector(i) for i in ids],  # type: ignore[arg-type]
                 metadatas=[{"tick": now.tick}] * len(ids),
             )
 
@@ -305,8 +305,9 @@ class ChromaMemory:
 _PUBLIC_RETENTION = Retention(mode=RetentionMode.ECHOES, keep=0)
 
 
-def _placeholder(record_id: str) -> list[float]:
-    """Chroma wants a vector per record; identical ones degrade its HNSW index, so each id gets its own."""
+def placeholder_vector(record_id: str) -> list[float]:
+    """Chroma wants a vector per record, even one never searched; identical vectors degrade its HNSW index, so
+    each id gets its own four values in [1, 2] (never zero) from a hash."""
     digest = hashlib.sha256(record_id.encode()).digest()
     return [1.0 + b / 255 for b in digest[:4]]
 

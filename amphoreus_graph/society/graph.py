@@ -40,13 +40,9 @@ def scenario_of(name_or_path: str) -> Scenario:
     return load_scenario(name_or_path)
 
 
-def services_of(state: SocietyState, runtime: Runtime[SocietySettings]) -> Services:
-    return services_for(runtime.context, state["run_id"], scenario_of(state["scenario"]))
-
-
 async def aservices_of(state: SocietyState, runtime: Runtime[SocietySettings]) -> Services:
     """Resolve a run's services off the event loop: the first call opens Chroma and loads the embedder."""
-    return await asyncio.to_thread(services_of, state, runtime)
+    return await asyncio.to_thread(services_for, runtime.context, state["run_id"], scenario_of(state["scenario"]))
 
 
 def emit(event: dict[str, Any]) -> None:

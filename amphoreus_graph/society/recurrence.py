@@ -16,7 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from amphoreus_graph.memory.records import MemoryEvent, MemoryKind
-from amphoreus_graph.society.graph import add_cycle_nodes, emit, now_of, scenario_of, services_of
+from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, now_of, scenario_of
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
 from amphoreus_graph.society.world import Outcome, World
@@ -50,7 +50,7 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
     """Remember how the cycle ended, apply each Path's retention, then reset for the next cycle."""
     scenario = scenario_of(state["scenario"])
     world = World.model_validate(state["world"])
-    services = await asyncio.to_thread(services_of, state, runtime)
+    services = await aservices_of(state, runtime)
     outcome = world.outcome or Outcome.ROUND_LIMIT
     echo = MemoryEvent(
         id=f"c{world.cycle}-end",
