@@ -3,42 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from amphoreus_graph.console import console, err_console, one_line_errors
+from amphoreus_graph.data.commands import export_app, judge_command
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 
 app = typer.Typer(help="Simulate a society of LLM agents living by Paths.", no_args_is_help=True, add_completion=False)
-console = Console()
-err_console = Console(stderr=True)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def one_line_errors(command: F) -> F:
-    """Turn a user error into `error: …` on stderr and exit code 2 (no traceback)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except AmphoreusError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            err_console.print("interrupted: resume with `amphoreus simulate --resume RUN`")
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 @app.command()
@@ -214,36 +192,8 @@ def memory_inspect(
     console.print(table if found else f"{heir} remembers nothing that matches.")
 
 
-export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
 app.add_typer(export_app, name="export")
-
-
-@export_app.command("sft")
-@one_line_errors
-def export_sft_command(
-    runs: Annotated[list[Path], typer.Argument(help="run directories")],
-    out: Annotated[Path, typer.Option(help="dataset directory to write")],
-    format: Annotated[str, typer.Option("--format", help="jsonl or parquet")] = "jsonl",
-    path: Annotated[list[str] | None, typer.Option("--path", help="keep only these Paths (repeatable)")] = None,
-    heir: Annotated[list[str] | None, typer.Option("--heir", help="keep only these heirs (repeatable)")] = None,
-    cycle: Annotated[list[int] | None, typer.Option("--cycle", help="keep only these cycles (repeatable)")] = None,
-    action: Annotated[list[str] | None, typer.Option("--action", help="keep only these actions (repeatable)")] = None,
-    exclude_fallback: Annotated[bool, typer.Option(help="drop turns the offline policy had to decide")] = False,
-) -> None:
-    """Write chat-format SFT examples (deduplicated, with a dataset card) from one or more runs."""
-    from amphoreus_graph.data.export import SftFilters, export_sft
-
-    if format not in ("jsonl", "parquet"):
-        raise AmphoreusError(f"--format {format!r}: expected jsonl or parquet")
-    filters = SftFilters(
-        paths=path or [], heirs=heir or [], cycles=cycle or [], actions=action or [], exclude_fallback=exclude_fallback
-    )
-    report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
-    console.print(
-        f"{report.rows} rows written to {out}/ (read {report.read}, filtered out {report.filtered_out}, "
-        f"duplicates removed: {report.exact_duplicates} exact, {report.near_duplicates} near)",
-        highlight=False,
-    )
+app.command("judge")(judge_command)
 
 
 def main() -> None:  # pragma: no cover - console entry for `python -m amphoreus_graph.cli`

@@ -29,8 +29,14 @@ class SftFilters(BaseModel):
     cycles: list[int] = Field(default_factory=list)
     actions: list[str] = Field(default_factory=list)
     exclude_fallback: bool = False
+    min_judge_score: float | None = None
+    judge_scores: dict[str, float] = Field(
+        default_factory=dict, description="sample id -> its original decision's score (see `original_scores`)"
+    )
 
     def keep(self, sample: Sample) -> bool:
+        if self.min_judge_score is not None and self.judge_scores.get(sample.id, -1.0) < self.min_judge_score:
+            return False  # unjudged samples have no score, so they cannot pass a minimum
         return (
             (not self.paths or sample.path in self.paths)
             and (not self.heirs or sample.heir in self.heirs)
@@ -56,6 +62,19 @@ def _normalised(text: str) -> str:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def original_scores(judged: list[Path]) -> dict[str, float]:
+    """What the panels gave each judged turn's own decision, from folders written by `amphoreus judge`."""
+    from amphoreus_graph.data.dpo import read_judgements
+
+    return {
+        j.sample_id: c.score
+        for folder in judged
+        for j in read_judgements(folder)
+        for c in j.candidates
+        if c.candidate.origin == "original"
+    }
 
 
 def sft_row(sample: Sample) -> dict[str, Any]:

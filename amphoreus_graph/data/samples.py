@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from amphoreus_graph.policy.base import Decision
+from amphoreus_graph.policy.base import Decision, TurnContext
 
 
 class Sample(BaseModel):
@@ -30,6 +30,9 @@ class Sample(BaseModel):
     messages: list[dict[str, str]] = Field(description="system, user, then the assistant's Decision as JSON")
     decision: Decision
     flags: list[str] = Field(default_factory=list)
+    context: TurnContext | None = Field(
+        default=None, description="the turn as the heir saw it, so experts can re-pose it to other policies"
+    )
 
     @staticmethod
     def make_id(run: str, cycle: int, round_: int, heir: str) -> str:

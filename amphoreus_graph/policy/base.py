@@ -70,16 +70,21 @@ class TurnContext(BaseModel):
         return [a.value for a in self.options]
 
 
-class PolicyResult(BaseModel):
-    """A decision plus what it cost and whether it had to be repaired or replaced."""
+class CallStats(BaseModel):
+    """What model calls cost and how they went: shared by policies and model judges."""
 
-    decision: Decision
     flags: list[str] = Field(default_factory=list, description="e.g. retried, repaired, fallback")
     model_calls: int = 0
     failures: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     error: str | None = None
+
+
+class PolicyResult(CallStats):
+    """A decision plus what it cost and whether it had to be repaired or replaced."""
+
+    decision: Decision
 
 
 class Policy(Protocol):

@@ -1,6 +1,7 @@
 """ScriptedChatModel: a deterministic stand-in chat model for tests and benchmarks (not a real LLM).
 
-It reads the options from the prompt and answers with a valid Decision as JSON, after an optional
+It reads the options from the prompt and answers with a valid Decision as JSON (or, asked to judge, with
+seeded 1-10 scores for the dimensions the prompt lists), after an optional
 latency; seeded fractions of calls raise or return malformed text, to exercise the fault handling.
 LangChain's own fakes lack `bind_tools`/structured output, hence this one.
 """
@@ -21,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+_DIMENSIONS = re.compile(r"^Dimensions: (?P<names>.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^- (?P<action>[a-z_]+)(?: \[(?P<targets>[^\]]*)\])?:", re.MULTILINE)
 
 
@@ -48,6 +50,8 @@ class ScriptedChatModel(BaseChatModel):
             raise ScriptedFailure("scripted model failure")
         if draw < self.fail_rate + self.malformed_rate:
             content = "I would rather not answer in JSON today."
+        elif dimensions := _DIMENSIONS.search(prompt):
+            content = json.dumps(_judge(dimensions["names"].split(", "), key))
         else:
             content = json.dumps(_choose(prompt, key))
         usage = {"input_tokens": len(prompt) // 4, "output_tokens": len(content) // 4}
@@ -87,3 +91,9 @@ def _choose(prompt: str, key: str) -> dict[str, Any]:
     action, targets = options[int(key[:8], 16) % len(options)]
     target = targets[0] if targets and targets[0] else None
     return {"action": action, "target": target, "speech": f"I choose to {action}.", "rationale": "scripted"}
+
+
+def _judge(dimensions: list[str], key: str) -> dict[str, Any]:
+    """Seeded scores from 2 to 9 for each dimension asked about, after a token of reasoning."""
+    scores = {d: 2 + int(_unit(f"{key}|{d}") * 8) for d in dimensions}
+    return {"reasoning": "scripted judgement", "scores": scores}

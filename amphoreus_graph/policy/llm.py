@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from amphoreus_graph.policy.base import Decision, PolicyResult, TurnContext
+from amphoreus_graph.policy.base import CallStats, Decision, PolicyResult, TurnContext
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
 
@@ -54,57 +54,26 @@ class _LoopSemaphores:
         return self._by_loop[key]
 
 
-class LLMPolicy:
-    """Decides through a chat model; never raises for a model fault, it falls back and says so."""
+class ChatCaller:
+    """One model call with a concurrency slot, a timeout and retries with exponential backoff; the cost
+    and any retry are recorded on the caller's stats."""
 
     def __init__(
         self,
         model: BaseChatModel,
         *,
-        name: str = "llm",
         max_concurrency: int = 16,
         timeout_s: float = 60.0,
         attempts: int = 3,
         backoff_s: float = 0.5,
     ) -> None:
-        self.name = name
         self.model = model
         self.timeout_s = timeout_s
         self.attempts = attempts
         self.backoff_s = backoff_s
         self._slots = _LoopSemaphores(max_concurrency)
-        self._fallback = OfflinePathPolicy(salt="fallback")
 
-    async def adecide(self, turn: TurnContext) -> PolicyResult:
-        result = PolicyResult(decision=Decision(action=next(iter(turn.options))))
-        messages: list[BaseMessage] = [
-            SystemMessage(m["content"]) if m["role"] == "system" else HumanMessage(m["content"])
-            for m in render_messages(turn)
-        ]
-        try:
-            reply = await self._call(messages, result)
-            try:
-                result.decision = parse_decision(_text(reply), turn)
-                return result
-            except MalformedOutput as first_problem:
-                repair = [
-                    *messages,
-                    reply,
-                    HumanMessage(
-                        f"That answer cannot be used: {first_problem}. Reply again with only the corrected JSON object."
-                    ),
-                ]
-                reply = await self._call(repair, result)
-                result.decision = parse_decision(_text(reply), turn)
-                result.flags.append("repaired")
-                return result
-        except Exception as exc:
-            result.decision = self._fallback.decide(turn)
-            result.flags.append("fallback")
-            result.error = f"{type(exc).__name__}: {exc}"[:300]
-            return result
-
-    async def _call(self, messages: list[BaseMessage], result: PolicyResult) -> AIMessage:
+    async def __call__(self, messages: list[BaseMessage], result: CallStats) -> AIMessage:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.attempts),
             wait=wait_exponential_jitter(initial=self.backoff_s, max=self.backoff_s * 16),
@@ -129,14 +98,64 @@ class LLMPolicy:
         raise AssertionError("unreachable: tenacity reraises the last error")
 
 
-def _text(reply: AIMessage) -> str:
+class LLMPolicy:
+    """Decides through a chat model; never raises for a model fault, it falls back and says so."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        name: str = "llm",
+        max_concurrency: int = 16,
+        timeout_s: float = 60.0,
+        attempts: int = 3,
+        backoff_s: float = 0.5,
+    ) -> None:
+        self.name = name
+        self.model = model
+        self._call = ChatCaller(
+            model, max_concurrency=max_concurrency, timeout_s=timeout_s, attempts=attempts, backoff_s=backoff_s
+        )
+        self._fallback = OfflinePathPolicy(salt="fallback")
+
+    async def adecide(self, turn: TurnContext) -> PolicyResult:
+        result = PolicyResult(decision=Decision(action=next(iter(turn.options))))
+        messages: list[BaseMessage] = [
+            SystemMessage(m["content"]) if m["role"] == "system" else HumanMessage(m["content"])
+            for m in render_messages(turn)
+        ]
+        try:
+            reply = await self._call(messages, result)
+            try:
+                result.decision = parse_decision(reply_text(reply), turn)
+                return result
+            except MalformedOutput as first_problem:
+                repair = [
+                    *messages,
+                    reply,
+                    HumanMessage(
+                        f"That answer cannot be used: {first_problem}. Reply again with only the corrected JSON object."
+                    ),
+                ]
+                reply = await self._call(repair, result)
+                result.decision = parse_decision(reply_text(reply), turn)
+                result.flags.append("repaired")
+                return result
+        except Exception as exc:
+            result.decision = self._fallback.decide(turn)
+            result.flags.append("fallback")
+            result.error = f"{type(exc).__name__}: {exc}"[:300]
+            return result
+
+
+def reply_text(reply: AIMessage) -> str:
     content: Any = reply.content
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
 
 
-def _count_usage(reply: BaseMessage, result: PolicyResult) -> None:
+def _count_usage(reply: BaseMessage, result: CallStats) -> None:
     usage = getattr(reply, "usage_metadata", None) or {}
     result.tokens_in += int(usage.get("input_tokens", 0))
     result.tokens_out += int(usage.get("output_tokens", 0))

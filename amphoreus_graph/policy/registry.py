@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.fake import ScriptedChatModel
@@ -39,9 +41,16 @@ def resolve_model(
     """Turn a `--model` value into a Policy; any problem is one ModelSpecError line."""
     if spec == "offline":
         return OfflinePathPolicy()
+    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
+    backoff_s = 0.01 if isinstance(chat, ScriptedChatModel) else 0.5
+    return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=backoff_s)
+
+
+def resolve_chat_model(spec: str, *, base_url: str | None = None, temperature: float | None = None) -> BaseChatModel:
+    """`provider:model`, a model name with `base_url` (OpenAI-compatible) or `scripted:...` as a chat model."""
     provider, _, model_name = spec.partition(":")
     if provider == "scripted":
-        return LLMPolicy(_scripted(model_name), name=spec, max_concurrency=max_concurrency, backoff_s=0.01)
+        return _scripted(model_name)
     if not model_name:
         if base_url is None:
             raise ModelSpecError(
@@ -57,11 +66,10 @@ def resolve_model(
     try:
         from langchain.chat_models import init_chat_model
 
-        chat = init_chat_model(model_name, model_provider=provider, **kwargs)
+        return init_chat_model(model_name, model_provider=provider, **kwargs)
     except ImportError as exc:
         extra = _EXTRAS.get(provider)
         hint = f"pip install 'amphoreus-graph[{extra}]'" if extra else f"install the langchain-{provider} package"
         raise ModelSpecError(f"--model {spec!r}: the {provider!r} provider is not installed ({hint})") from exc
     except Exception as exc:
         raise ModelSpecError(f"--model {spec!r}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
-    return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s)

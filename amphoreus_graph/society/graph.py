@@ -136,7 +136,7 @@ async def heir_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) 
     result = await services.policy.adecide(turn)
     emit({"type": "turn_done", "heir": turn.heir, "action": result.decision.action.value, "flags": result.flags})
     record = {
-        "messages": render_messages(turn),
+        "turn": turn.model_dump(mode="json"),
         "result": result.model_dump(mode="json"),
         "path": turn.path,
         "model": services.policy.name,
@@ -192,6 +192,7 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
     delta: Counter[str] = Counter()
     for heir in [h for h in scenario.heir_names if h in state["turns"]]:
         turn = state["turns"][heir]
+        context = TurnContext.model_validate(turn["turn"])
         result = PolicyResult.model_validate(turn["result"])
         samples.append(
             Sample(
@@ -202,9 +203,10 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
                 heir=heir,
                 path=turn["path"],
                 model=turn["model"],
-                messages=[*turn["messages"], {"role": "assistant", "content": decision_json(result.decision)}],
+                messages=[*render_messages(context), {"role": "assistant", "content": decision_json(result.decision)}],
                 decision=result.decision,
                 flags=result.flags,
+                context=context,
             )
         )
         delta.update(

@@ -1,0 +1,70 @@
+"""Re-pose a recorded turn to other deciders, so judges have alternatives to rank against the original.
+
+Offline, alternatives come from the heir's own Path under other seeds (in-Path) and from Paths its own
+opposes (off-Path: the same situation, decided by someone who values the opposite). With a model, they are
+the model's own samples at a raised temperature.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from amphoreus_graph.data.samples import Sample
+from amphoreus_graph.paths import load_paths
+from amphoreus_graph.policy.base import Decision, Policy, TurnContext
+from amphoreus_graph.policy.offline import OfflinePathPolicy, stable_rng
+
+Origin = Literal["original", "in_path", "off_path", "sampled"]
+
+
+class Candidate(BaseModel):
+    """One possible Decision for a turn, and where it came from (`path` = the Path that decided it)."""
+
+    id: str
+    decision: Decision
+    origin: Origin
+    path: str
+    flags: list[str] = []
+
+
+def original(sample: Sample) -> Candidate:
+    return Candidate(
+        id=f"{sample.id}#original", decision=sample.decision, origin="original", path=sample.path, flags=sample.flags
+    )
+
+
+def off_path_choices(path: str, seed: int, turn_id: str, k: int) -> list[str]:
+    """Up to k other Paths to decide as: the Path's declared opposites first, then seeded others."""
+    catalog = load_paths()
+    others = [p for p in catalog.names() if p != path and p not in catalog[path].opposed]
+    stable_rng(seed, turn_id, "off-path").shuffle(others)
+    return [*catalog[path].opposed, *others][:k]
+
+
+def offline_alternatives(sample: Sample, turn: TurnContext, k: int, seed: int) -> list[Candidate]:
+    """k alternatives: ceil(k/2) in-Path under other seeds (hotter noise), the rest decided by other Paths."""
+    in_path = (k + 1) // 2
+    found: list[Candidate] = []
+    for i in range(in_path):
+        policy = OfflinePathPolicy(temperature=0.8, salt=f"expert-{seed}-{i}")
+        found.append(Candidate(id=f"{sample.id}#in{i}", decision=policy.decide(turn), origin="in_path", path=turn.path))
+    for i, other in enumerate(off_path_choices(turn.path, seed, sample.id, k - in_path)):
+        posed = turn.model_copy(update={"path": other, "secondary_path": None})
+        decision = OfflinePathPolicy(salt=f"expert-{seed}-off{i}").decide(posed)
+        found.append(Candidate(id=f"{sample.id}#off{i}", decision=decision, origin="off_path", path=other))
+    return found
+
+
+async def sampled_alternatives(sample: Sample, turn: TurnContext, k: int, policy: Policy) -> list[Candidate]:
+    """k alternatives from a (temperature-raised) model policy; a fallback decision is kept but flagged."""
+    found = []
+    for i in range(k):
+        result = await policy.adecide(turn)
+        found.append(
+            Candidate(
+                id=f"{sample.id}#s{i}", decision=result.decision, origin="sampled", path=turn.path, flags=result.flags
+            )
+        )
+    return found

@@ -1,0 +1,126 @@
+"""The data-engine commands: `amphoreus judge` and `amphoreus export sft|dpo`."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from amphoreus_graph.console import console, one_line_errors
+from amphoreus_graph.errors import AmphoreusError
+
+export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
+
+
+@one_line_errors
+def judge_command(
+    run: Annotated[Path, typer.Argument(help="a run directory written by `amphoreus simulate`")],
+    out: Annotated[Path | None, typer.Option(help="where judgements and dpo.jsonl go; default RUN/judged")] = None,
+    judge: Annotated[str, typer.Option(help="'offline' or a --model string for a model judge")] = "offline",
+    proposer: Annotated[str, typer.Option(help="who proposes alternatives: offline or a --model string")] = "offline",
+    alternatives: Annotated[int, typer.Option("-k", "--alternatives", help="alternatives per judged turn")] = 4,
+    max_turns: Annotated[int, typer.Option(help="judge at most this many turns (a seeded sample)")] = 24,
+    seed: Annotated[int, typer.Option(help="which turns and which alternatives")] = 0,
+    min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for model judges")] = None,
+) -> None:
+    """Re-pose sampled turns to other deciders, let both expert panels score every candidate, write DPO pairs."""
+    from amphoreus_graph.data.experts import ExpertsInput, build_experts_graph
+
+    fields = dict(
+        run_dir=str(run),
+        out_dir=str(out or run / "judged"),
+        judge=judge,
+        proposer=proposer,
+        alternatives=alternatives,
+        max_turns=max_turns,
+        seed=seed,
+        min_margin=min_margin,
+        base_url=base_url,
+    )
+    try:
+        request = ExpertsInput.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise AmphoreusError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
+    with console.status("the Genius Society and the Nameless deliberate…"):
+        state = asyncio.run(build_experts_graph().compile().ainvoke(request.model_dump()))
+    report = state["report"]
+    table = Table(title=f"judged {report['judged_turns']} turns of {run}")
+    for column in ("candidates", "DPO pairs", "ties dropped", "panel agreement", "in-Path win rate"):
+        table.add_column(column)
+    table.add_row(
+        str(report["candidates"]),
+        str(report["pairs"]),
+        str(report["ties_dropped"]),
+        f"{report['agreement_rate']:.1%}",
+        "n/a" if report["in_path_win_rate"] is None else f"{report['in_path_win_rate']:.1%}",
+    )
+    console.print(table)
+    console.print(f"written to {request.out_dir}/ ({', '.join(Path(f).name for f in report['files'])})")
+
+
+@export_app.command("sft")
+@one_line_errors
+def export_sft_command(
+    runs: Annotated[list[Path], typer.Argument(help="run directories")],
+    out: Annotated[Path, typer.Option(help="dataset directory to write")],
+    format: Annotated[str, typer.Option("--format", help="jsonl or parquet")] = "jsonl",
+    path: Annotated[list[str] | None, typer.Option("--path", help="keep only these Paths (repeatable)")] = None,
+    heir: Annotated[list[str] | None, typer.Option("--heir", help="keep only these heirs (repeatable)")] = None,
+    cycle: Annotated[list[int] | None, typer.Option("--cycle", help="keep only these cycles (repeatable)")] = None,
+    action: Annotated[list[str] | None, typer.Option("--action", help="keep only these actions (repeatable)")] = None,
+    exclude_fallback: Annotated[bool, typer.Option(help="drop turns the offline policy had to decide")] = False,
+    judged: Annotated[
+        list[Path] | None, typer.Option("--judged", help="`amphoreus judge` folders (repeatable)")
+    ] = None,
+    min_judge_score: Annotated[
+        float | None, typer.Option(help="keep only judged turns whose own decision scored at least this (1-10)")
+    ] = None,
+) -> None:
+    """Write chat-format SFT examples (deduplicated, with a dataset card) from one or more runs."""
+    from amphoreus_graph.data.export import SftFilters, export_sft, original_scores
+
+    if format not in ("jsonl", "parquet"):
+        raise AmphoreusError(f"--format {format!r}: expected jsonl or parquet")
+    if min_judge_score is not None and not judged:
+        raise AmphoreusError("--min-judge-score: needs --judged DIR (a folder written by `amphoreus judge`)")
+    filters = SftFilters(
+        paths=path or [],
+        heirs=heir or [],
+        cycles=cycle or [],
+        actions=action or [],
+        exclude_fallback=exclude_fallback,
+        min_judge_score=min_judge_score,
+        judge_scores=original_scores(judged or []),
+    )
+    report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
+    console.print(
+        f"{report.rows} rows written to {out}/ (read {report.read}, filtered out {report.filtered_out}, "
+        f"duplicates removed: {report.exact_duplicates} exact, {report.near_duplicates} near)",
+        highlight=False,
+    )
+
+
+@export_app.command("dpo")
+@one_line_errors
+def export_dpo_command(
+    judged: Annotated[list[Path], typer.Argument(help="folders written by `amphoreus judge`")],
+    out: Annotated[Path, typer.Option(help="dataset directory to write")],
+    min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
+    min_score: Annotated[float | None, typer.Option(help="drop pairs whose chosen answer scored below")] = None,
+) -> None:
+    """Write DPO preference pairs in TRL's conversational format (deduplicated, with a dataset card)."""
+    from amphoreus_graph.data.dpo import export_dpo
+
+    report = export_dpo(judged, out, min_margin=min_margin, min_score=min_score)
+    console.print(
+        f"{report.pairs} pairs written to {report.file} from {report.judged} judged turns "
+        f"(ties dropped {report.ties_dropped}, below min score {report.below_min_score}, "
+        f"duplicates {report.duplicates}); panel agreement {report.agreement_rate:.1%}",
+        highlight=False,
+    )

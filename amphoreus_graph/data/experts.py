@@ -1,0 +1,246 @@
+"""The experts graph: sampled turns of a run → alternatives → both panels → (a human) → DPO pairs on disk.
+
+    select → propose → score → review ⟲ (only with `human`: one interrupt per turn) → write
+
+`amphoreus judge` runs it without a human; in Studio, `human: true` pauses at each judged turn with the
+panels' best (A) and worst (B) candidates side by side, and resumes with a `HumanVerdict`
+(`{"choice": "A" | "B" | "tie", "reason": "..."}`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+from pydantic import BaseModel, Field, ValidationError
+from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
+
+from amphoreus_graph.data.candidates import Candidate, offline_alternatives, original, sampled_alternatives
+from amphoreus_graph.data.dpo import (
+    DPO_FILE,
+    JUDGEMENTS_FILE,
+    HumanVerdict,
+    Judgement,
+    ScoredCandidate,
+    export_dpo,
+    in_path_win_rate,
+)
+from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
+from amphoreus_graph.data.samples import Sample, iter_samples
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.base import TurnContext
+from amphoreus_graph.policy.offline import stable_rng
+from amphoreus_graph.policy.registry import resolve_model
+
+JSON = dict[str, Any]
+SUMMARY_FILE = "summary.json"
+
+
+class ExpertsInput(BaseModel):
+    """Judge a run's turns and turn them into DPO pairs."""
+
+    run_dir: str = Field(default="runs/default", description="a run written by `amphoreus simulate`")
+    out_dir: str = Field(default="", description="where judgements and dpo.jsonl go; default: RUN/judged")
+    judge: str = Field(default="offline", description="'offline' or a --model string for a model judge")
+    proposer: str = Field(default="offline", description="who proposes alternatives: offline or a --model")
+    alternatives: int = Field(default=4, ge=1, le=16, description="alternatives per judged turn")
+    max_turns: int = Field(default=24, ge=1, description="judge at most this many turns (seeded sample)")
+    seed: int = Field(default=0, description="which turns and which alternatives")
+    min_margin: float = Field(default=0.5, ge=0, description="drop pairs whose scores differ by less")
+    human: bool = Field(default=False, description="pause for a human expert's verdict on every judged turn")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for model judges")
+
+
+class ExpertsState(TypedDict, total=False):
+    run_dir: str
+    out_dir: str
+    judge: str
+    proposer: str
+    alternatives: int
+    max_turns: int
+    seed: int
+    min_margin: float
+    human: bool
+    base_url: str | None
+    turns: list[JSON]
+    candidates: dict[str, list[JSON]]
+    judgements: list[JSON]
+    review_index: int
+    review_error: str
+    report: JSON
+
+
+def request_of(state: ExpertsState) -> ExpertsInput:
+    """The input with defaults applied (LangGraph hands dict inputs over without the pydantic schema)."""
+    fields = {k: v for k, v in state.items() if k in ExpertsInput.model_fields and v is not None}
+    try:
+        return ExpertsInput.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise AmphoreusError(f"experts input: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def select(state: ExpertsState) -> dict[str, Any]:
+    """Draw a seeded sample of the run's turns, streaming through its shards."""
+    request = request_of(state)
+    folder = Path(request.run_dir) / "samples"
+    if not folder.is_dir():
+        raise AmphoreusError(f"{folder}: no such directory; expected a run written by `amphoreus simulate`")
+    rng = stable_rng("experts", request.seed, request.run_dir)
+    chosen: list[Sample] = []
+    for seen, sample in enumerate((s for s in iter_samples(folder) if s.context is not None), 1):
+        if len(chosen) < request.max_turns:
+            chosen.append(sample)
+        elif (slot := rng.randrange(seen)) < request.max_turns:
+            chosen[slot] = sample  # reservoir sampling: every turn equally likely, memory bounded
+    if not chosen:
+        raise AmphoreusError(f"{folder}: no samples with a recorded turn context to judge")
+    chosen.sort(key=lambda s: (s.cycle, s.round, s.heir))
+    return {
+        **request.model_dump(mode="json"),
+        "turns": [s.model_dump(mode="json") for s in chosen],
+        "review_index": 0,
+    }
+
+
+async def propose(state: ExpertsState) -> dict[str, Any]:
+    """The original decision plus K alternatives for every selected turn."""
+    request = request_of(state)
+    samples = [Sample.model_validate(t) for t in state["turns"]]
+    if request.proposer == "offline":
+        found = [offline_alternatives(s, _context(s), request.alternatives, request.seed) for s in samples]
+    else:
+        policy = resolve_model(request.proposer, base_url=request.base_url, temperature=1.0)
+        found = await asyncio.gather(
+            *(sampled_alternatives(s, _context(s), request.alternatives, policy) for s in samples)
+        )
+    return {
+        "candidates": {
+            s.id: [c.model_dump(mode="json") for c in [original(s), *alternatives]]
+            for s, alternatives in zip(samples, found, strict=True)
+        }
+    }
+
+
+async def score(state: ExpertsState) -> dict[str, Any]:
+    """Both panels score every candidate of every turn in one batch."""
+    request = request_of(state)
+    judge = resolve_judge(request.judge, base_url=request.base_url)
+    samples = [Sample.model_validate(t) for t in state["turns"]]
+    owners = [(s, Candidate.model_validate(c)) for s in samples for c in state["candidates"][s.id]]
+    verdicts = await judge.ascore([JudgeItem(turn=_context(s), decision=c.decision) for s, c in owners])
+    by_turn: dict[str, list[ScoredCandidate]] = {}
+    for (sample, candidate), verdict in zip(owners, verdicts, strict=True):
+        by_turn.setdefault(sample.id, []).append(ScoredCandidate(candidate=candidate, verdicts=verdict))
+    judgements = [
+        Judgement(
+            sample_id=s.id,
+            run=s.run,
+            cycle=s.cycle,
+            round=s.round,
+            heir=s.heir,
+            path=s.path,
+            judge=judge.name,
+            prompt=s.messages[:-1],
+            candidates=by_turn[s.id],
+        )
+        for s in samples
+    ]
+    return {"judgements": [j.model_dump(mode="json") for j in judgements]}
+
+
+def review(state: ExpertsState) -> dict[str, Any]:
+    """Show a human the panels' best (A) and worst (B) candidates for one turn; record the verdict."""
+    index = state.get("review_index", 0)
+    judgement = Judgement.model_validate(state["judgements"][index])
+    a, b = judgement.proposed_pair()
+    answer = interrupt(
+        {
+            "question": f"Which decision is truer to {judgement.heir}'s Path of {judgement.path}?",
+            "turn": f"{judgement.sample_id} ({index + 1} of {len(state['judgements'])})",
+            "situation": judgement.prompt[-1]["content"],
+            "A": _shown(a),
+            "B": _shown(b),
+            "answer_schema": HumanVerdict.model_json_schema(),
+            "error": state.get("review_error", ""),
+        }
+    )
+    try:
+        verdict = HumanVerdict.model_validate(answer)
+    except ValidationError as exc:
+        return {"review_error": f"{exc.errors()[0]['msg']}; expected {{'choice': 'A' | 'B' | 'tie'}}"}
+    judgements = list(state["judgements"])
+    judgements[index] = judgement.model_copy(update={"human": verdict}).model_dump(mode="json")
+    return {"judgements": judgements, "review_index": index + 1, "review_error": ""}
+
+
+def after_score(state: ExpertsState) -> str:
+    return "review" if request_of(state).human else "write"
+
+
+def after_review(state: ExpertsState) -> str:
+    return "review" if state.get("review_index", 0) < len(state["judgements"]) else "write"
+
+
+def write(state: ExpertsState) -> dict[str, Any]:
+    """judgements.jsonl (every candidate's verdicts), dpo.jsonl + card, summary.json (agreement, win rate)."""
+    request = request_of(state)
+    out = Path(request.out_dir or Path(request.run_dir) / "judged")
+    out.mkdir(parents=True, exist_ok=True)
+    judgements = [Judgement.model_validate(j) for j in state["judgements"]]
+    with open(out / JUDGEMENTS_FILE, "w", encoding="utf-8") as handle:
+        handle.writelines(j.model_dump_json() + "\n" for j in judgements)
+    dpo = export_dpo([out], out, min_margin=request.min_margin)
+    report = {
+        "judged_turns": len(judgements),
+        "candidates": sum(len(j.candidates) for j in judgements),
+        "pairs": dpo.pairs,
+        "ties_dropped": dpo.ties_dropped,
+        "decided_by_human": dpo.decided_by_human,
+        "agreement_rate": dpo.agreement_rate,
+        "in_path_win_rate": in_path_win_rate(judgements),
+        "judge": request.judge,
+        "calibration": _calibration(request.judge),
+        "files": [str(out / JUDGEMENTS_FILE), str(out / DPO_FILE)],
+    }
+    (out / SUMMARY_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return {"report": report}
+
+
+def build_experts_graph() -> StateGraph[Any, None, Any, Any]:
+    builder = StateGraph(ExpertsState, input_schema=ExpertsInput)
+    builder.add_node("select", select)
+    builder.add_node("propose", propose)
+    builder.add_node("score", score)
+    builder.add_node("review", review)
+    builder.add_node("write", write)
+    builder.add_edge(START, "select")
+    builder.add_edge("select", "propose")
+    builder.add_edge("propose", "score")
+    builder.add_conditional_edges("score", after_score, ["review", "write"])
+    builder.add_conditional_edges("review", after_review, ["review", "write"])
+    builder.add_edge("write", END)
+    return builder
+
+
+def _context(sample: Sample) -> TurnContext:
+    assert sample.context is not None, "select keeps only samples with a turn context"
+    return sample.context
+
+
+def _shown(scored: ScoredCandidate) -> JSON:
+    return {
+        "decision": scored.candidate.decision.model_dump(mode="json"),
+        "score": scored.score,
+        "panels": {p: {"scores": v.scores, "reasoning": v.reasoning} for p, v in scored.verdicts.items()},
+    }
+
+
+def _calibration(judge: str) -> JSON | None:
+    if judge != "offline":
+        return None
+    return OfflineJudge().classifier.calibration.model_dump()

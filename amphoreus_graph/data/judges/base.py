@@ -1,0 +1,55 @@
+"""What judges are: two expert panels, their dimensions, and the scores they hand back.
+
+The Genius Society (Erudition) asks whether a decision is sound: its logic, its consistency with the heir's
+own memories, and its knowledge of the world. The Nameless (Trailblaze) ask whether it is the heir's: Path
+fidelity, character, and narrative quality. Every dimension is scored 1-10.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.policy.base import Decision, TurnContext
+
+Panel = Literal["genius_society", "nameless"]
+PANELS: dict[Panel, tuple[str, ...]] = {
+    "genius_society": ("logic", "consistency", "knowledge"),
+    "nameless": ("path_fidelity", "character", "narrative"),
+}
+PANEL_TITLES: dict[Panel, str] = {"genius_society": "Genius Society", "nameless": "The Nameless"}
+
+
+class Verdict(BaseModel):
+    """One panel's scores (1-10 per dimension) for one candidate, with its reasoning."""
+
+    panel: Panel
+    scores: dict[str, float]
+    reasoning: str = ""
+    flags: list[str] = Field(default_factory=list, description="e.g. fallback when a model judge failed")
+
+    @property
+    def overall(self) -> float:
+        return statistics.fmean(self.scores.values())
+
+
+class JudgeItem(BaseModel):
+    """A candidate decision in the situation it answers."""
+
+    turn: TurnContext
+    decision: Decision
+
+
+class Judge(Protocol):
+    """Scores a batch of candidates; one verdict per panel per candidate, in order."""
+
+    name: str
+
+    async def ascore(self, items: list[JudgeItem]) -> list[dict[Panel, Verdict]]: ...
+
+
+def clamp_score(value: float) -> float:
+    """A unit interval value on the 1-10 scale, rounded for stable files."""
+    return round(1.0 + 9.0 * min(1.0, max(0.0, value)), 3)

@@ -1,0 +1,135 @@
+"""Model judges, Sotopia-style: the panel reasons first, then gives a pydantic-checked score per dimension.
+
+Any chat model serves. Calls share the policy's retry/timeout machinery; a reply that does not parse gets
+one repair pass; if the model still fails, the offline panels score that candidate and say so (`fallback`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict
+from amphoreus_graph.data.judges.offline import OfflineJudge
+from amphoreus_graph.paths import load_paths
+from amphoreus_graph.policy.base import CallStats
+from amphoreus_graph.policy.llm import ChatCaller, MalformedOutput, reply_text
+from amphoreus_graph.policy.prompt import decision_json
+
+_FOCUS: dict[Panel, str] = {
+    "genius_society": (
+        "You are the Genius Society, scholars of Erudition. Judge whether the decision is sound: its logic "
+        "given the situation, its consistency with the heir's own memories, and its knowledge of the world."
+    ),
+    "nameless": (
+        "You are the Nameless, travellers of the Trailblaze. Judge whether the decision is truly this heir's: "
+        "fidelity to its Path, its character, and the quality of its speech as part of the story."
+    ),
+}
+
+
+class PanelAnswer(BaseModel):
+    """What a model judge must reply: its reasoning, then an integer 1-10 for each of the panel's dimensions."""
+
+    reasoning: str = Field(min_length=1)
+    scores: dict[str, int]
+
+    @model_validator(mode="after")
+    def _in_range(self) -> PanelAnswer:
+        bad = {k: v for k, v in self.scores.items() if not 1 <= v <= 10}
+        if bad:
+            raise ValueError(f"scores must be integers from 1 to 10, got {bad}")
+        return self
+
+
+def judge_messages(panel: Panel, item: JudgeItem) -> list[BaseMessage]:
+    turn = item.turn
+    path = load_paths()[turn.path]
+    dimensions = PANELS[panel]
+    memories = "\n".join(f"- {m.text}" for m in turn.memories) or "- (none recalled)"
+    user = "\n".join(
+        [
+            f"The heir: {turn.heir}, {turn.title}. {turn.persona}",
+            f"Path: {path.name} ({path.summary}) Tenets: {' '.join(path.tenets)}",
+            f"Situation (cycle {turn.cycle}, round {turn.round}, at {turn.location}, health {turn.health:.0f}, "
+            f"Black Tide {turn.black_tide:.0f}): {turn.situation}",
+            "What the heir remembers:",
+            memories,
+            f"The decision to judge: {decision_json(item.decision)}",
+            f"Dimensions: {', '.join(dimensions)}",
+            "Reason about the decision first, then score every dimension with an integer from 1 (worst) to 10 (best). "
+            'Answer with one JSON object: {"reasoning": "...", "scores": {'
+            + ", ".join(f'"{d}": n' for d in dimensions)
+            + "}}",
+        ]
+    )
+    return [SystemMessage(f"{_FOCUS[panel]} You are one of {PANEL_TITLES[panel]}'s expert judges."), HumanMessage(user)]
+
+
+def parse_answer(text: str, panel: Panel) -> PanelAnswer:
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise MalformedOutput("the reply holds no JSON object")
+    try:
+        answer = PanelAnswer.model_validate_json(text[start : end + 1])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise MalformedOutput(f"{'.'.join(map(str, first['loc'])) or 'reply'}: {first['msg']}") from None
+    expected = set(PANELS[panel])
+    if set(answer.scores) != expected:
+        raise MalformedOutput(f"scores must have exactly the keys {sorted(expected)}, got {sorted(answer.scores)}")
+    return answer
+
+
+class LLMJudge:
+    """Both panels through one chat model; never raises for a model fault (offline panels stand in)."""
+
+    def __init__(self, model: BaseChatModel, *, name: str = "llm", caller: ChatCaller | None = None) -> None:
+        self.name = name
+        self._call = caller or ChatCaller(model)
+        self._fallback = OfflineJudge()
+        self.stats = CallStats()
+
+    async def ascore(self, items: list[JudgeItem]) -> list[dict[Panel, Verdict]]:
+        verdicts = await asyncio.gather(*(self._panel(panel, item) for item in items for panel in PANELS))
+        failed = [n for n, v in enumerate(verdicts) if v is None]
+        backup = await self._fallback.ascore([items[n // len(PANELS)] for n in failed]) if failed else []
+        for n, replacement in zip(failed, backup, strict=True):
+            verdict = replacement[list(PANELS)[n % len(PANELS)]]
+            verdict.flags.append("fallback")
+            verdicts[n] = verdict
+        panels = list(PANELS)
+        return [
+            {p: v for p, v in zip(panels, verdicts[i : i + len(panels)], strict=True) if v is not None}
+            for i in range(0, len(verdicts), len(panels))
+        ]
+
+    async def _panel(self, panel: Panel, item: JudgeItem) -> Verdict | None:
+        messages = judge_messages(panel, item)
+        stats = CallStats()
+        try:
+            reply = await self._call(messages, stats)
+            try:
+                answer = parse_answer(reply_text(reply), panel)
+            except MalformedOutput as problem:
+                repair = f"That answer cannot be used: {problem}. Reply again with only the corrected JSON object."
+                reply = await self._call([*messages, reply, HumanMessage(repair)], stats)
+                answer = parse_answer(reply_text(reply), panel)
+                stats.flags.append("repaired")
+            return Verdict(
+                panel=panel,
+                scores={k: float(v) for k, v in answer.scores.items()},
+                reasoning=answer.reasoning,
+                flags=stats.flags,
+            )
+        except Exception:
+            return None
+        finally:
+            self._count(stats)
+
+    def _count(self, stats: CallStats) -> None:
+        for field in ("model_calls", "failures", "tokens_in", "tokens_out"):
+            setattr(self.stats, field, getattr(self.stats, field) + getattr(stats, field))

@@ -1,0 +1,98 @@
+"""The offline expert panels: an embedding Path classifier plus rule checks, no model needed.
+
+All candidates of a batch are embedded in one call (speech, memories, personas), then scored:
+- Genius Society: logic (rules), consistency (does the speech agree with what the heir recalled, and
+  name only what it has seen?), knowledge (names that exist, aims at real targets).
+- The Nameless: Path fidelity (the Paths' affinity for the action, and the classifier's belief that the
+  speech is the heir's Path), character (speech close to the heir's persona), narrative (rules).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from amphoreus_graph.data.judges import rules
+from amphoreus_graph.data.judges.base import JudgeItem, Panel, Verdict, clamp_score
+from amphoreus_graph.data.judges.classifier import PathClassifier, path_classifier
+from amphoreus_graph.memory.embedder import DEFAULT_MODEL
+
+
+def persona_text(item: JudgeItem) -> str:
+    return " ".join([item.turn.persona, *item.turn.traits])
+
+
+class OfflineJudge:
+    """Both panels without a model; deterministic, batched, calibrated (see `classifier.calibration`)."""
+
+    def __init__(self, classifier: PathClassifier | None = None, embedder_model: str = DEFAULT_MODEL) -> None:
+        self.name = "offline"
+        self._classifier = classifier
+        self._embedder_model = embedder_model
+
+    @property
+    def classifier(self) -> PathClassifier:
+        if self._classifier is None:
+            self._classifier = path_classifier(self._embedder_model)
+        return self._classifier
+
+    async def ascore(self, items: list[JudgeItem]) -> list[dict[Panel, Verdict]]:
+        return await asyncio.to_thread(self.score, items)
+
+    def score(self, items: list[JudgeItem]) -> list[dict[Panel, Verdict]]:
+        if not items:
+            return []
+        classifier = self.classifier
+        speeches = [i.decision.speech or i.decision.action.value for i in items]
+        probabilities = classifier.probabilities(speeches)
+        speech_vectors = classifier.embedder.encode(speeches)
+        persona_vectors = classifier.embedder.encode([persona_text(i) for i in items])
+        memories = sorted({m.text for i in items for m in i.turn.memories})
+        memory_vectors = dict(zip(memories, classifier.embedder.encode(memories), strict=True)) if memories else {}
+        verdicts = []
+        for n, item in enumerate(items):
+            path_belief = probabilities[n][classifier.paths.index(item.turn.path)] / probabilities[n].max()
+            recalled = [memory_vectors[m.text] for m in item.turn.memories]
+            support = float(max(np.stack(recalled) @ speech_vectors[n])) if recalled else None
+            character = float(persona_vectors[n] @ speech_vectors[n])
+            verdicts.append(self._verdicts(item, float(path_belief), support, character))
+        return verdicts
+
+    @staticmethod
+    def _verdicts(item: JudgeItem, path_belief: float, support: float | None, character: float) -> dict[Panel, Verdict]:
+        turn, decision = item.turn, item.decision
+        logic, logic_notes = rules.logic(turn, decision)
+        knowledge, knowledge_notes = rules.knowledge(turn, decision)
+        unknown = rules.unknown_names(turn, decision.speech)
+        grounded = 1.0 - min(1.0, 0.5 * len(unknown))
+        memory_fit = 0.5 if support is None else (support - 0.1) / 0.5
+        consistency = 0.6 * min(1.0, max(0.0, memory_fit)) + 0.4 * grounded
+        narrative, narrative_notes = rules.narrative(decision)
+        fidelity = 0.5 * rules.action_fit(turn, decision.action) + 0.5 * path_belief
+        return {
+            "genius_society": Verdict(
+                panel="genius_society",
+                scores={
+                    "logic": clamp_score(logic),
+                    "consistency": clamp_score(consistency),
+                    "knowledge": clamp_score(knowledge),
+                },
+                reasoning="; ".join(logic_notes + knowledge_notes) or "sound",
+            ),
+            "nameless": Verdict(
+                panel="nameless",
+                scores={
+                    "path_fidelity": clamp_score(fidelity),
+                    "character": clamp_score((character + 0.1) / 0.6),
+                    "narrative": clamp_score(narrative),
+                },
+                reasoning="; ".join(
+                    [
+                        f"action fits the Path at {rules.action_fit(turn, decision.action):.2f}, "
+                        f"speech sounds of it at {path_belief:.2f}",
+                        *narrative_notes,
+                    ]
+                ),
+            ),
+        }
