@@ -276,3 +276,39 @@ async def test_recurrence_carries_memories_across_cycles(server: Server) -> None
     assert final["stats"]["turns"] == 6
     shards = sorted((server.runs_dir / thread_id / "samples").glob("cycle-*.jsonl"))
     assert len(shards) == 2, shards
+
+
+async def test_human_expert_judges_through_an_interrupt(server: Server, tmp_path: Path) -> None:
+    """The experts graph pauses with two candidates side by side; resuming with a choice lands the pair."""
+    client = langgraph_sdk.get_client(url=server.url)
+    society = await client.threads.create()
+    _, _, errors, _ = await asyncio.wait_for(
+        stream_run(client, society["thread_id"], {"scenario": "trio", "rounds": 1, "seed": 9}), RUN_TIMEOUT_S
+    )
+    assert not errors, f"society run failed: {errors}\n{log_tail(server)}"
+
+    thread = await client.threads.create()
+    request = {
+        "run_dir": str(server.runs_dir / society["thread_id"]),
+        "out_dir": str(tmp_path),
+        "max_turns": 1,
+        "human": True,
+    }
+    await asyncio.wait_for(client.runs.wait(thread["thread_id"], "experts", input=request), RUN_TIMEOUT_S)
+    state = await client.threads.get_state(thread["thread_id"])
+    assert state["next"] == ["review"], f"{state['next']}\n{log_tail(server)}"
+    shown = state["tasks"][0]["interrupts"][0]["value"]
+    assert {"A", "B", "question", "answer_schema"} <= set(shown)
+    assert shown["A"]["decision"]["action"] and shown["B"]["decision"]["action"]
+    assert set(shown["A"]["panels"]) == {"genius_society", "nameless"}
+
+    await asyncio.wait_for(
+        client.runs.wait(thread["thread_id"], "experts", command={"resume": {"choice": "A", "reason": "truer"}}),
+        RUN_TIMEOUT_S,
+    )
+    state = await client.threads.get_state(thread["thread_id"])
+    assert not state["next"], f"{state['next']}\n{log_tail(server)}"
+    assert state["values"]["report"]["decided_by_human"] == 1
+    rows = [json.loads(line) for line in (tmp_path / "dpo.jsonl").read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["decided_by"] == "human"
+    assert rows[0]["chosen"][0]["content"] == json.dumps(shown["A"]["decision"], ensure_ascii=False, sort_keys=True)

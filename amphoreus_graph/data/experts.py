@@ -112,7 +112,9 @@ async def propose(state: ExpertsState) -> dict[str, Any]:
     request = request_of(state)
     samples = [Sample.model_validate(t) for t in state["turns"]]
     if request.proposer == "offline":
-        found = [offline_alternatives(s, _context(s), request.alternatives, request.seed) for s in samples]
+        found = await asyncio.to_thread(
+            lambda: [offline_alternatives(s, _context(s), request.alternatives, request.seed) for s in samples]
+        )
     else:
         policy = resolve_model(request.proposer, base_url=request.base_url, temperature=1.0)
         found = await asyncio.gather(
