@@ -11,6 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from amphoreus_graph.bench.commands import bench_command
 from amphoreus_graph.console import console, err_console, one_line_errors
 from amphoreus_graph.data.commands import export_app, judge_command
 from amphoreus_graph.errors import AmphoreusError
@@ -194,6 +195,7 @@ def memory_inspect(
 
 app.add_typer(export_app, name="export")
 app.command("judge")(judge_command)
+app.command("bench")(bench_command)
 
 
 def main() -> None:  # pragma: no cover - console entry for `python -m amphoreus_graph.cli`

@@ -1,8 +1,8 @@
 """ScriptedChatModel: a deterministic stand-in chat model for tests and benchmarks (not a real LLM).
 
-It reads the options from the prompt and answers with a valid Decision as JSON (or, asked to judge, with
-seeded 1-10 scores for the dimensions the prompt lists), after an optional
-latency; seeded fractions of calls raise or return malformed text, to exercise the fault handling.
+It reads the options from the prompt and answers with a valid Decision as JSON (asked to judge: seeded 1-10
+scores for the dimensions the prompt lists; asked to choose: a seeded choice), after an optional latency;
+seeded fractions of calls raise or return malformed text, to exercise the fault handling.
 LangChain's own fakes lack `bind_tools`/structured output, hence this one.
 """
 
@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+_CHOICES = re.compile(r"^Choose one of: (?P<names>.+)$", re.MULTILINE)
 _DIMENSIONS = re.compile(r"^Dimensions: (?P<names>.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^- (?P<action>[a-z_]+)(?: \[(?P<targets>[^\]]*)\])?:", re.MULTILINE)
 
@@ -50,6 +51,9 @@ class ScriptedChatModel(BaseChatModel):
             raise ScriptedFailure("scripted model failure")
         if draw < self.fail_rate + self.malformed_rate:
             content = "I would rather not answer in JSON today."
+        elif choices := _CHOICES.search(prompt):
+            names = choices["names"].split(", ")
+            content = json.dumps({"choice": names[int(key[:8], 16) % len(names)]})
         elif dimensions := _DIMENSIONS.search(prompt):
             content = json.dumps(_judge(dimensions["names"].split(", "), key))
         else:

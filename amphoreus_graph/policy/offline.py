@@ -17,7 +17,7 @@ from amphoreus_graph.memory.records import gist
 from amphoreus_graph.paths import Path, load_paths
 from amphoreus_graph.policy.base import Decision, PolicyResult, TurnContext
 
-_VERBS: dict[Action, str] = {
+ACTION_VERBS: dict[Action, str] = {
     Action.SEEK_COREFLAME: "go after the Coreflame of {target}",
     Action.DELIVER_COREFLAME: "carry my Coreflames to the Vortex",
     Action.ATTACK: "strike at {target}",
@@ -67,8 +67,8 @@ class OfflinePathPolicy:
         return Decision(
             action=action,
             target=target,
-            speech=_speech(action, target, turn, primary, rng),
-            rationale=_rationale(action, primary, turn),
+            speech=compose_speech(action, target, turn, primary, rng),
+            rationale=compose_rationale(action, primary, turn),
         )
 
     def _gumbel(self, rng: random.Random) -> float:
@@ -117,16 +117,16 @@ def _heirs_named_in_memories(turn: TurnContext) -> list[str]:
     return [h for m in turn.memories for h in heirs if h in m.text]
 
 
-def _speech(action: Action, target: str | None, turn: TurnContext, path: Path, rng: random.Random) -> str:
+def compose_speech(action: Action, target: str | None, turn: TurnContext, path: Path, rng: random.Random) -> str:
     words = rng.sample(path.lexicon, k=min(3, len(path.lexicon)))
-    parts = [f"{words[0].capitalize()}!", f"I will {_VERBS[action].format(target=target or 'this')}."]
+    parts = [f"{words[0].capitalize()}!", f"I will {ACTION_VERBS[action].format(target=target or 'this')}."]
     if turn.memories:
         parts.append(f"I remember: {gist(turn.memories[0].text)}.")
     parts.append(f"This is the way of {words[1]} and {words[2]}.")
     return " ".join(parts)
 
 
-def _rationale(action: Action, path: Path, turn: TurnContext) -> str:
+def compose_rationale(action: Action, path: Path, turn: TurnContext) -> str:
     return (
         f"The Path of {path.name} rates {action.value} at {path.affinity[action]:+.2f}; "
         f"health {turn.health:.0f}, Black Tide {turn.black_tide:.0f}, "

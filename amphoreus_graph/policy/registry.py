@@ -1,4 +1,5 @@
-"""`--model` strings to policies: `offline`, `provider:model`, an OpenAI-compatible `--base-url`, `scripted:`."""
+"""`--model` strings to policies: `offline`, `random`, `single-path:<Path>`, `provider:model`, a model name
+with an OpenAI-compatible `--base-url`, `scripted:...`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from amphoreus_graph.errors import ModelSpecError
+from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import Policy
+from amphoreus_graph.policy.baselines import RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.offline import OfflinePathPolicy
@@ -41,6 +44,13 @@ def resolve_model(
     """Turn a `--model` value into a Policy; any problem is one ModelSpecError line."""
     if spec == "offline":
         return OfflinePathPolicy()
+    if spec == "random":
+        return RandomPolicy()
+    if spec.startswith("single-path:"):
+        path = spec.partition(":")[2]
+        if path not in load_paths():
+            raise ModelSpecError(f"--model {spec!r}: unknown Path {path!r}; expected one of {load_paths().names()}")
+        return SinglePathPolicy(path)
     chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
     backoff_s = 0.01 if isinstance(chat, ScriptedChatModel) else 0.5
     return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=backoff_s)

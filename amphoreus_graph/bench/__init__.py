@@ -1,0 +1,1 @@
+"""Path Emanator benchmarks: how faithfully a policy lives each Path, task by task, with confidence intervals."""

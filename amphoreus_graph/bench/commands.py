@@ -1,0 +1,46 @@
+"""`amphoreus bench`: the Path Emanator benchmarks for one or more models, as a leaderboard."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from amphoreus_graph.console import console, one_line_errors
+from amphoreus_graph.errors import AmphoreusError
+
+
+@one_line_errors
+def bench_command(
+    model: Annotated[list[str], typer.Option("--model", help="offline | random | single-path:<Path> | a --model")],
+    tasks: Annotated[list[str] | None, typer.Option("--tasks", help="all, or task names (repeatable)")] = None,
+    split: Annotated[str, typer.Option(help="dev, heldout or all")] = "heldout",
+    judge: Annotated[str, typer.Option(help="who hears the Path in free speech: offline or a --model")] = "offline",
+    seed: Annotated[int, typer.Option(help="policy noise and bootstrap seed")] = 0,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for models and judge")] = None,
+    out: Annotated[Path, typer.Option(help="where leaderboard.json, .md and .png go")] = Path("runs/bench"),
+) -> None:
+    """Score how faithfully each model lives every Path; writes a leaderboard with 95% intervals."""
+    from amphoreus_graph.bench.items import SPLITS
+    from amphoreus_graph.bench.leaderboard import run_leaderboard, task_names
+    from amphoreus_graph.bench.tasks.base import BenchSettings
+
+    if split not in SPLITS:
+        raise AmphoreusError(f"--split {split!r}: expected one of {list(SPLITS)}")
+    chosen = task_names(tasks or ["all"])
+    settings = BenchSettings(split=split, seed=seed, judge=judge, base_url=base_url)
+    with console.status(f"benchmarking {len(model)} model(s) on {', '.join(chosen)}…") as status:
+        board = asyncio.run(
+            run_leaderboard(model, chosen, settings, out, on_model=lambda m: status.update(f"{m} done…"))
+        )
+    table = Table(title=f"Path Emanator leaderboard ({split} split)")
+    for column in ("model", "PES", *chosen):
+        table.add_column(column)
+    for row in board["models"]:
+        cells = [f"{row['tasks'][t]['score']:.1f}" for t in chosen]
+        table.add_row(row["model"], f"{row['pes_score']:.1f} [{row['ci'][0]:.1f}, {row['ci'][1]:.1f}]", *cells)
+    console.print(table)
+    console.print(f"written to {out}/ (leaderboard.json, leaderboard.md, leaderboard.png)")

@@ -1,0 +1,97 @@
+"""Benchmark item files: one YAML per task under bench/data/, validated by the task's pydantic item model.
+
+A broken file is one error line (file, item index and field, what was expected), like scenarios.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+
+from amphoreus_graph.actions import Action
+from amphoreus_graph.errors import AmphoreusError, format_validation_error
+from amphoreus_graph.paths import load_paths
+
+Split = Literal["dev", "heldout"]
+SPLITS = ("dev", "heldout", "all")
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    split: Split
+
+
+def _known_path(name: str) -> str:
+    if name not in load_paths():
+        raise ValueError(f"unknown Path {name!r}")
+    return name
+
+
+class ChoiceOption(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    action: Action
+    target: str | None = None
+    text: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _path_exists(self) -> ChoiceOption:
+        _known_path(self.path)
+        return self
+
+
+class ChoiceItem(_Item):
+    """A dilemma whose options each embody one Path; `path` is whose Path the item tests."""
+
+    path: str
+    situation: str
+    options: list[ChoiceOption] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _well_formed(self) -> ChoiceItem:
+        _known_path(self.path)
+        if sum(o.path == self.path for o in self.options) != 1:
+            raise ValueError(f"exactly one option must embody {self.path!r}")
+        if len({o.action for o in self.options}) != len(self.options):
+            raise ValueError("options must use distinct actions, so a Decision names exactly one")
+        return self
+
+    def own_option(self) -> ChoiceOption:
+        return next(o for o in self.options if o.path == self.path)
+
+
+class VoiceItem(_Item):
+    """An open situation every Path's subject answers in its own words."""
+
+    situation: str = Field(min_length=1)
+
+
+ItemT = TypeVar("ItemT", bound=_Item)
+
+
+def load_items(task: str, model: type[ItemT], split: str = "all") -> list[ItemT]:
+    """The task's packaged items in `split` (dev, heldout or all)."""
+    source = resources.files("amphoreus_graph.bench.data").joinpath(f"{task}.yaml")
+    items = parse_items(source.read_text(encoding="utf-8"), f"amphoreus_graph/bench/data/{task}.yaml", model)
+    return [i for i in items if split == "all" or i.split == split]
+
+
+def parse_items(text: str, label: str, model: type[ItemT]) -> list[ItemT]:
+    """Validate an item file's text; any problem is one AmphoreusError line naming `label` and the field."""
+    item_file = create_model(f"{model.__name__}File", items=(list[model], ...))  # type: ignore[valid-type]
+    try:
+        items: list[ItemT] = item_file.model_validate(yaml.safe_load(text)).items  # type: ignore[attr-defined]
+    except yaml.YAMLError as exc:
+        raise AmphoreusError(f"{label}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(label, exc)) from None
+    ids = [i.id for i in items]
+    if len(set(ids)) != len(ids):
+        raise AmphoreusError(f"{label}: items: ids must be unique")
+    return items

@@ -1,0 +1,131 @@
+"""Run the benchmark for several models and write leaderboard.json, leaderboard.md and leaderboard.png."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from amphoreus_graph.bench.stats import Score, score_results
+from amphoreus_graph.bench.tasks.base import BenchSettings, Task, TaskResult
+from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
+from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.registry import resolve_model
+
+TASKS: dict[str, Callable[[], Task]] = {"path_choice": PathChoiceTask, "path_voice": PathVoiceTask}
+
+
+def task_names(spec: list[str]) -> list[str]:
+    """`all` or task names; unknown ones are one error line."""
+    if not spec or spec == ["all"]:
+        return list(TASKS)
+    unknown = [t for t in spec if t not in TASKS]
+    if unknown:
+        raise AmphoreusError(f"--tasks: unknown {unknown}; expected 'all' or some of {list(TASKS)}")
+    return spec
+
+
+def _entry(score: Score) -> dict[str, Any]:
+    return {"score": score.score, "ci": list(score.ci), "n": score.n}
+
+
+async def bench_model(model: str, tasks: list[str], settings: BenchSettings) -> dict[str, Any]:
+    """One leaderboard row: the model's PES, and every task's and Path's score with its interval."""
+    policy = resolve_model(model, base_url=settings.base_url)
+    results: list[TaskResult] = [await TASKS[name]().run(policy, settings) for name in tasks]
+    scored = score_results(results, seed=settings.seed)
+    return {
+        "model": model,
+        "pes_score": scored.pes.score,
+        "ci": list(scored.pes.ci),
+        "tasks": {
+            r.task: {
+                **_entry(scored.tasks[r.task]),
+                "paths": {p: _entry(s) for p, s in scored.task_paths[r.task].items()},
+                **r.extra,
+            }
+            for r in results
+        },
+        "paths": {p: _entry(s) for p, s in scored.paths.items()},
+    }
+
+
+async def run_leaderboard(
+    models: list[str],
+    tasks: list[str],
+    settings: BenchSettings,
+    out: Path,
+    on_model: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    rows = []
+    for model in models:
+        rows.append(await bench_model(model, tasks, settings))
+        if on_model:
+            on_model(model)
+    rows.sort(key=lambda r: -r["pes_score"])
+    board = {"models": rows, "tasks": tasks, "settings": settings.model_dump()}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "leaderboard.json").write_text(json.dumps(board, indent=2), encoding="utf-8")
+    (out / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
+    plot(board, out / "leaderboard.png")
+    return board
+
+
+def _cell(entry: dict[str, Any]) -> str:
+    return f"{entry['score']:.1f} [{entry['ci'][0]:.1f}, {entry['ci'][1]:.1f}]"
+
+
+def markdown(board: dict[str, Any]) -> str:
+    tasks = board["tasks"]
+    lines = [
+        "# Path Emanator leaderboard",
+        "",
+        f"Split: {board['settings']['split']}, seed {board['settings']['seed']}, "
+        f"judge {board['settings']['judge']}. Scores 0-100 with 95% bootstrap intervals.",
+        "",
+        "| Model | PES | " + " | ".join(tasks) + " |",
+        "|---|---|" + "---|" * len(tasks),
+    ]
+    for row in board["models"]:
+        pes = _cell({"score": row["pes_score"], "ci": row["ci"]})
+        lines.append(f"| {row['model']} | {pes} | " + " | ".join(_cell(row["tasks"][t]) for t in tasks) + " |")
+    paths = sorted({p for row in board["models"] for p in row["paths"]})
+    lines += [
+        "",
+        "## Per Path (mean over tasks)",
+        "",
+        "| Path | " + " | ".join(r["model"] for r in board["models"]) + " |",
+    ]
+    lines.append("|---|" + "---|" * len(board["models"]))
+    for path in paths:
+        lines.append(f"| {path} | " + " | ".join(f"{r['paths'][path]['score']:.0f}" for r in board["models"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(board: dict[str, Any], target: Path) -> None:
+    """PES per model with its interval, and each task's score beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = board["models"]
+    series = [("PES", [(r["pes_score"], r["ci"]) for r in rows])]
+    series += [(t, [(r["tasks"][t]["score"], r["tasks"][t]["ci"]) for r in rows]) for t in board["tasks"]]
+    width = 0.8 / len(series)
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(rows) * len(series) / 2), 4.0))
+    for n, (label, values) in enumerate(series):
+        xs = [i + n * width for i in range(len(rows))]
+        heights = [v for v, _ in values]
+        errors = [[v - ci[0] for v, ci in values], [ci[1] - v for v, ci in values]]
+        axes.bar(xs, heights, width, yerr=errors, capsize=3, label=label)
+    axes.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(rows))], [r["model"] for r in rows])
+    axes.set_ylim(0, 100)
+    axes.set_ylabel("score (0-100, 95% CI)")
+    axes.set_title("Path Emanator benchmarks")
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(target, dpi=110)
+    plt.close(figure)

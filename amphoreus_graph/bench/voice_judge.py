@@ -1,0 +1,82 @@
+"""Who says which Path a piece of speech belongs to: the embedding Path classifier, or a chat model.
+
+A model judge is asked to pick one Path from the catalog (each with its summary) and answer as JSON; replies
+that do not name a Path are retried through the shared caller and then left to the classifier (counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from amphoreus_graph.data.judges.classifier import path_classifier
+from amphoreus_graph.paths import load_paths
+from amphoreus_graph.policy.base import CallStats
+from amphoreus_graph.policy.llm import ChatCaller, reply_text
+from amphoreus_graph.policy.registry import resolve_chat_model
+
+
+class VoiceJudge(Protocol):
+    name: str
+
+    async def classify(self, texts: list[str]) -> list[str]: ...
+
+
+class ClassifierVoiceJudge:
+    name = "offline"
+
+    async def classify(self, texts: list[str]) -> list[str]:
+        classifier = await asyncio.to_thread(path_classifier)
+        similarities = await asyncio.to_thread(classifier.similarities, texts)
+        return [classifier.paths[int(row.argmax())] for row in similarities]
+
+
+def _prompt(text: str) -> list[BaseMessage]:
+    catalog = load_paths()
+    listing = "\n".join(f"- {p.name}: {p.summary}" for p in catalog.paths.values())
+    return [
+        SystemMessage("You are an expert on the Paths of the Aeons. You read speech and say whose Path it is."),
+        HumanMessage(
+            f"The Paths:\n{listing}\n\nThe speech:\n{text}\n\n"
+            f"Choose one of: {', '.join(catalog.names())}\n"
+            'Answer with one JSON object: {"choice": "<Path name>"}'
+        ),
+    ]
+
+
+class ModelVoiceJudge:
+    def __init__(self, model: BaseChatModel, *, name: str, caller: ChatCaller) -> None:
+        self.name = name
+        self._call = caller
+        self._fallback = ClassifierVoiceJudge()
+        self.stats = CallStats()
+        self.fallbacks = 0
+
+    async def classify(self, texts: list[str]) -> list[str]:
+        answers = await asyncio.gather(*(self._one(t) for t in texts))
+        missing = [n for n, a in enumerate(answers) if a is None]
+        backup = await self._fallback.classify([texts[n] for n in missing]) if missing else []
+        self.fallbacks += len(missing)
+        for n, path in zip(missing, backup, strict=True):
+            answers[n] = path
+        return [a for a in answers if a is not None]
+
+    async def _one(self, text: str) -> str | None:
+        try:
+            reply = reply_text(await self._call(_prompt(text), self.stats))
+            choice = json.loads(reply[reply.find("{") : reply.rfind("}") + 1]).get("choice")
+        except Exception:
+            return None
+        return choice if choice in load_paths() else None
+
+
+def resolve_voice_judge(spec: str, *, base_url: str | None = None) -> VoiceJudge:
+    if spec == "offline":
+        return ClassifierVoiceJudge()
+    scripted = spec.startswith("scripted:")
+    chat = resolve_chat_model(spec, base_url=base_url, temperature=None if scripted else 0.0)
+    return ModelVoiceJudge(chat, name=spec, caller=ChatCaller(chat, backoff_s=0.01 if scripted else 0.5))
