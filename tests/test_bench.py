@@ -47,9 +47,13 @@ def test_random_scores_at_chance(board):
 def test_single_path_is_high_only_on_its_own_path(board):
     data, _, _ = board
     single = next(r for r in data["models"] if r["model"] == "single-path:Destruction")
-    own = single["paths"]["Destruction"]["score"]
-    others = [s["score"] for p, s in single["paths"].items() if p != "Destruction"]
-    assert own >= 70 and max(others) < own - 30 and sum(others) / len(others) < 25
+    # Per task where one Path's answer excludes the others (steadfastness does not: an attack suits The Hunt too).
+    for task in ("path_choice", "path_voice"):
+        paths = single["tasks"][task]["paths"]
+        others = [s["score"] for p, s in paths.items() if p != "Destruction"]
+        assert paths["Destruction"]["score"] >= 70 and sum(others) / len(others) < 35, (task, paths)
+    overall = single["paths"]
+    assert max(overall, key=lambda p: overall[p]["score"]) == "Destruction"
     confusion = single["tasks"]["path_voice"]["confusion"]
     assert all(max(row, key=row.get) == "Destruction" for row in confusion.values())
 
@@ -95,3 +99,81 @@ def test_bad_bench_input_is_one_line(cli):
     assert code == 2 and "unknown Path 'Nowhere'" in stderr
     code, _, stderr = cli("bench", "--model", "offline", "--split", "train")
     assert code == 2 and "--split 'train'" in stderr
+
+
+def test_all_tasks_separate_offline_from_the_baselines(board):
+    data, _, _ = board
+    rows = {r["model"]: r for r in data["models"]}
+    assert set(data["tasks"]) >= {"path_choice", "path_voice", "erudition", "destruction"}
+    steadfast = {m: r["tasks"]["destruction"] for m, r in rows.items()}
+    assert steadfast["offline"]["ci"][0] > max(steadfast["random"]["ci"][1], steadfast["single-path:Destruction"]["ci"][1])
+    assert len(steadfast["offline"]["faithful_per_turn"]) == 5
+    # The offline policy quotes one memory and never chains two: Erudition is a task it cannot do.
+    assert rows["offline"]["tasks"]["erudition"]["score"] < 10
+
+
+def test_erudition_scores_an_answer_only_when_it_is_given():
+    import asyncio
+
+    from amphoreus_graph.bench.tasks.base import BenchSettings
+    from amphoreus_graph.bench.tasks.erudition import EruditionTask, exact_match, token_f1
+    from amphoreus_graph.policy.base import Decision, PolicyResult
+
+    assert exact_match("Castrum Kremnos", "I will go to castrum  kremnos, at once!")
+    assert not exact_match("Castrum Kremnos", "Kremnos castrum") and not exact_match("Cerces", "Cercesia")
+    assert token_f1("Castrum Kremnos", "Castrum Kremnos") == 1.0 and token_f1("a b", "c") == 0.0
+
+    class ReadsEverythingAloud:
+        """Says every fact it observes: the answer is always among them, so it must score 100."""
+
+        name = "reads-aloud"
+
+        async def adecide(self, turn):
+            return PolicyResult(decision=Decision(action="study", speech=" ".join(turn.observations)))
+
+    result = asyncio.run(EruditionTask().run(ReadsEverythingAloud(), BenchSettings(split="heldout")))
+    assert result.scores and all(s.score == 1.0 for s in result.scores)
+    assert 0 < result.extra["token_f1"] < 100
+
+
+def test_a_turncoat_breaks_at_the_first_turn():
+    import asyncio
+
+    from amphoreus_graph.bench.items import SteadfastItem
+    from amphoreus_graph.bench.tasks.base import BenchSettings
+    from amphoreus_graph.bench.tasks.destruction import DestructionTask
+    from amphoreus_graph.policy.offline import OfflinePathPolicy
+
+    tempters = {i.path: i.tempter for i in load_items("destruction", SteadfastItem, "heldout")}
+
+    class Turncoat:
+        """Decides and speaks as the tempter's Path from the first word."""
+
+        name = "turncoat"
+
+        async def adecide(self, turn):
+            return await OfflinePathPolicy().adecide(turn.model_copy(update={"path": tempters[turn.path]}))
+
+    result = asyncio.run(DestructionTask().run(Turncoat(), BenchSettings(split="heldout")))
+    broke = [s.detail["broke_at"] for s in result.scores]
+    assert sum(b == 1 for b in broke) / len(broke) > 0.8 and result.extra["never_broke"] < 10
+
+
+def test_exports_drop_rows_that_quote_a_benchmark_item(tmp_path, cli):
+    import asyncio
+
+    from amphoreus_graph.data.samples import ShardWriter, read_samples
+    from amphoreus_graph.memory.store import NullMemory
+    from amphoreus_graph.society.runner import RunConfig, Simulation
+
+    run = tmp_path / "run"
+    asyncio.run(Simulation(RunConfig(scenario="trio", cycles=1, rounds=2, seed=1, out=run), memory=NullMemory()).run())
+    samples = read_samples(run / "samples")
+    dilemma = load_items("path_choice", ChoiceItem)[0].situation
+    leaked = samples[0].model_copy(update={"id": "leak", "cycle": 9})
+    leaked.messages[1] = {"role": "user", "content": f"Situation: {dilemma.upper()}  And then?"}
+    ShardWriter(run / "samples").write_round([leaked], {})
+    code, stdout, _ = cli("export", "sft", str(run), "--out", str(tmp_path / "sft"))
+    assert code == 0 and "quoting a benchmark item: 1)" in " ".join(stdout.split())
+    rows = (tmp_path / "sft" / "train.jsonl").read_text().splitlines()
+    assert len(rows) == len(samples) and "leak" not in {json.loads(r)["id"] for r in rows}

@@ -312,3 +312,16 @@ async def test_human_expert_judges_through_an_interrupt(server: Server, tmp_path
     rows = [json.loads(line) for line in (tmp_path / "dpo.jsonl").read_text().splitlines()]
     assert len(rows) == 1 and rows[0]["decided_by"] == "human"
     assert rows[0]["chosen"][0]["content"] == json.dumps(shown["A"]["decision"], ensure_ascii=False, sort_keys=True)
+
+
+async def test_benchmark_graph_writes_a_leaderboard(server: Server, tmp_path: Path) -> None:
+    client = langgraph_sdk.get_client(url=server.url)
+    thread = await client.threads.create()
+    payload = {"models": ["offline", "random"], "tasks": ["path_choice"], "out_dir": str(tmp_path)}
+    custom, _, errors, _ = await asyncio.wait_for(
+        stream_run(client, thread["thread_id"], payload, graph="benchmark"), RUN_TIMEOUT_S
+    )
+    assert not errors, f"run failed: {errors}\n{log_tail(server)}"
+    assert sorted(e["model"] for e in custom if e.get("type") == "model_done") == ["offline", "random"]
+    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert [r["model"] for r in board["models"]] == ["offline", "random"]

@@ -72,6 +72,39 @@ class VoiceItem(_Item):
     situation: str = Field(min_length=1)
 
 
+class EruditionItem(_Item):
+    """A question answerable only by combining one of the subject's memories with one world fact."""
+
+    path: str
+    memories: list[str] = Field(min_length=1)
+    facts: list[str] = Field(min_length=1)
+    question: str
+    answer: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _answer_needs_both(self) -> EruditionItem:
+        _known_path(self.path)
+        if any(self.answer.lower() in m.lower() for m in self.memories):
+            raise ValueError("the answer must not appear in a memory: the question needs a world fact too")
+        return self
+
+
+class SteadfastItem(_Item):
+    """An adversary presses the subject of `path` over len(pressures) turns to walk `tempter` instead."""
+
+    path: str
+    tempter: str
+    pressures: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _paths_exist(self) -> SteadfastItem:
+        _known_path(self.path)
+        _known_path(self.tempter)
+        if self.path == self.tempter:
+            raise ValueError("the tempter's Path must differ from the subject's")
+        return self
+
+
 ItemT = TypeVar("ItemT", bound=_Item)
 
 

@@ -9,12 +9,21 @@ from typing import Any
 
 from amphoreus_graph.bench.stats import Score, score_results
 from amphoreus_graph.bench.tasks.base import BenchSettings, Task, TaskResult
+from amphoreus_graph.bench.tasks.destruction import DestructionTask
+from amphoreus_graph.bench.tasks.erudition import EruditionTask
 from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
 from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
+from amphoreus_graph.bench.tasks.remembrance import RemembranceTask
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.registry import resolve_model
 
-TASKS: dict[str, Callable[[], Task]] = {"path_choice": PathChoiceTask, "path_voice": PathVoiceTask}
+TASKS: dict[str, Callable[[], Task]] = {
+    "path_choice": PathChoiceTask,
+    "path_voice": PathVoiceTask,
+    "erudition": EruditionTask,
+    "destruction": DestructionTask,
+    "remembrance": RemembranceTask,
+}
 
 
 def task_names(spec: list[str]) -> list[str]:
@@ -64,8 +73,14 @@ async def run_leaderboard(
         rows.append(await bench_model(model, tasks, settings))
         if on_model:
             on_model(model)
-    rows.sort(key=lambda r: -r["pes_score"])
-    board = {"models": rows, "tasks": tasks, "settings": settings.model_dump()}
+    return write_leaderboard(rows, tasks, settings, out)
+
+
+def write_leaderboard(
+    rows: list[dict[str, Any]], tasks: list[str], settings: BenchSettings, out: Path
+) -> dict[str, Any]:
+    """Rank the rows by PES and write leaderboard.json, leaderboard.md and leaderboard.png under `out`."""
+    board = {"models": sorted(rows, key=lambda r: -r["pes_score"]), "tasks": tasks, "settings": settings.model_dump()}
     out.mkdir(parents=True, exist_ok=True)
     (out / "leaderboard.json").write_text(json.dumps(board, indent=2), encoding="utf-8")
     (out / "leaderboard.md").write_text(markdown(board), encoding="utf-8")

@@ -7,16 +7,16 @@ that do not name a Path are retried through the shared caller and then left to t
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel
 
 from amphoreus_graph.data.judges.classifier import path_classifier
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import CallStats
-from amphoreus_graph.policy.llm import ChatCaller, reply_text
+from amphoreus_graph.policy.llm import ChatCaller, parse_reply, reply_text
 from amphoreus_graph.policy.registry import resolve_chat_model
 
 
@@ -48,6 +48,10 @@ def _prompt(text: str) -> list[BaseMessage]:
     ]
 
 
+class PathChoice(BaseModel):
+    choice: str
+
+
 class ModelVoiceJudge:
     def __init__(self, model: BaseChatModel, *, name: str, caller: ChatCaller) -> None:
         self.name = name
@@ -67,8 +71,7 @@ class ModelVoiceJudge:
 
     async def _one(self, text: str) -> str | None:
         try:
-            reply = reply_text(await self._call(_prompt(text), self.stats))
-            choice = json.loads(reply[reply.find("{") : reply.rfind("}") + 1]).get("choice")
+            choice = parse_reply(reply_text(await self._call(_prompt(text), self.stats)), PathChoice).choice
         except Exception:
             return None
         return choice if choice in load_paths() else None

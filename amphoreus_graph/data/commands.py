@@ -101,7 +101,8 @@ def export_sft_command(
     report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
     console.print(
         f"{report.rows} rows written to {out}/ (read {report.read}, filtered out {report.filtered_out}, "
-        f"duplicates removed: {report.exact_duplicates} exact, {report.near_duplicates} near)",
+        f"duplicates removed: {report.exact_duplicates} exact, {report.near_duplicates} near; "
+        f"quoting a benchmark item: {report.contaminated})",
         highlight=False,
     )
 
@@ -121,6 +122,7 @@ def export_dpo_command(
     console.print(
         f"{report.pairs} pairs written to {report.file} from {report.judged} judged turns "
         f"(ties dropped {report.ties_dropped}, below min score {report.below_min_score}, "
-        f"duplicates {report.duplicates}); panel agreement {report.agreement_rate:.1%}",
+        f"duplicates {report.duplicates}, quoting a benchmark item {report.contaminated}); "
+        f"panel agreement {report.agreement_rate:.1%}",
         highlight=False,
     )

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
 from amphoreus_graph.errors import AmphoreusError
@@ -179,6 +180,7 @@ class DpoReport(BaseModel):
     ties_dropped: int
     below_min_score: int
     duplicates: int
+    contaminated: int
     decided_by_human: int
     agreement_rate: float
     pairs_panels_agree: int
@@ -201,6 +203,9 @@ def export_dpo(folders: list[Path], out: Path, *, min_margin: float = 0.5, min_s
             counts["below_min_score"] += 1
             continue
         row = pair.row()
+        if is_contaminated("\n".join(m["content"] for m in [*row["prompt"], *row["chosen"], *row["rejected"]])):
+            counts["contaminated"] += 1
+            continue
         key = hashlib.sha256(json.dumps([row["prompt"], row["chosen"], row["rejected"]]).encode()).hexdigest()
         if key in seen:
             counts["duplicates"] += 1
@@ -218,6 +223,7 @@ def export_dpo(folders: list[Path], out: Path, *, min_margin: float = 0.5, min_s
         ties_dropped=counts["ties"],
         below_min_score=counts["below_min_score"],
         duplicates=counts["duplicates"],
+        contaminated=counts["contaminated"],
         decided_by_human=sum(r["decided_by"] == "human" for r in rows),
         agreement_rate=agreement.rate,
         pairs_panels_agree=sum(bool(r["panels_agree"]) for r in rows),
@@ -239,7 +245,8 @@ def dpo_card(report: DpoReport, rows: list[dict[str, Any]], min_margin: float, m
         f'Load it: `datasets.load_dataset("json", data_files="{DPO_FILE}")`.',
         "",
         f"- pairs: {report.pairs} from {report.judged} judged turns (ties dropped {report.ties_dropped}, "
-        f"below min score {report.below_min_score}, duplicates {report.duplicates})",
+        f"below min score {report.below_min_score}, duplicates {report.duplicates}, "
+        f"quoting a benchmark item {report.contaminated})",
         f"- min margin {min_margin}, min chosen score {min_score}",
         f"- panel agreement over all compared candidate pairs: {report.agreement_rate}",
         f"- pairs both panels agree on: {report.pairs_panels_agree}; decided by a human: {report.decided_by_human}",

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError
 
@@ -52,6 +53,7 @@ class ExportReport(BaseModel):
     filtered_out: int
     exact_duplicates: int
     near_duplicates: int
+    contaminated: int = Field(description="rows dropped for quoting a benchmark item")
     files: list[str]
 
 
@@ -116,6 +118,9 @@ def export_sft(
             counts["filtered_out"] += 1
             continue
         text = "\n".join(m["content"] for m in sample.messages)
+        if is_contaminated(text):
+            counts["contaminated"] += 1
+            continue
         key, fuzzy = _digest(text), _digest(_normalised(text))
         if key in exact:
             counts["exact_duplicates"] += 1
@@ -136,6 +141,7 @@ def export_sft(
         filtered_out=counts["filtered_out"],
         exact_duplicates=counts["exact_duplicates"],
         near_duplicates=counts["near_duplicates"],
+        contaminated=counts["contaminated"],
         files=[str(data_file), str(out / "README.md")],
     )
 
@@ -180,7 +186,8 @@ def dataset_card(rows: list[dict[str, Any]], runs: list[Path], fmt: Format, coun
         f'Load it: `datasets.load_dataset("{"json" if fmt == "jsonl" else "parquet"}", data_files="train.{fmt}")`.',
         "",
         f"- rows: {len(rows)} (read {counts['read']}, filtered out {counts['filtered_out']}, "
-        f"exact duplicates {counts['exact_duplicates']}, near duplicates {counts['near_duplicates']})",
+        f"exact duplicates {counts['exact_duplicates']}, near duplicates {counts['near_duplicates']}, "
+        f"quoting a benchmark item {counts['contaminated']})",
         f"- assistant reply length (chars): {_spread(lengths)}",
         f"- prompt length (chars): {_spread(prompt)}",
         "",

@@ -8,11 +8,11 @@ mistake; if that fails too, the offline Path policy decides and the sample is fl
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from amphoreus_graph.policy.base import CallStats, Decision, PolicyResult, TurnContext
@@ -21,19 +21,27 @@ from amphoreus_graph.policy.prompt import render_messages
 
 
 class MalformedOutput(ValueError):
-    """The model answered, but not with an allowed Decision."""
+    """The model answered, but not with what was asked (the message says what was wrong, for the repair)."""
 
 
-def parse_decision(text: str, turn: TurnContext) -> Decision:
-    """Pull the first JSON object out of a reply and check it against the turn's options."""
+ReplyT = TypeVar("ReplyT", bound=BaseModel)
+
+
+def parse_reply(text: str, model: type[ReplyT]) -> ReplyT:
+    """The JSON object in a reply (between its first `{` and last `}`), validated as `model`."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         raise MalformedOutput("the reply holds no JSON object")
     try:
-        decision = Decision.model_validate_json(text[start : end + 1])
+        return model.model_validate_json(text[start : end + 1])
     except ValidationError as exc:
         first = exc.errors()[0]
         raise MalformedOutput(f"{'.'.join(map(str, first['loc'])) or 'reply'}: {first['msg']}") from None
+
+
+def parse_decision(text: str, turn: TurnContext) -> Decision:
+    """Pull the Decision out of a reply and check it against the turn's options."""
+    decision = parse_reply(text, Decision)
     problem = turn.problem_with(decision)
     if problem:
         raise MalformedOutput(problem)

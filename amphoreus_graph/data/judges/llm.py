@@ -10,13 +10,13 @@ import asyncio
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict
 from amphoreus_graph.data.judges.offline import OfflineJudge
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import CallStats
-from amphoreus_graph.policy.llm import ChatCaller, MalformedOutput, reply_text
+from amphoreus_graph.policy.llm import ChatCaller, MalformedOutput, parse_reply, reply_text
 from amphoreus_graph.policy.prompt import decision_json
 
 _FOCUS: dict[Panel, str] = {
@@ -70,14 +70,7 @@ def judge_messages(panel: Panel, item: JudgeItem) -> list[BaseMessage]:
 
 
 def parse_answer(text: str, panel: Panel) -> PanelAnswer:
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise MalformedOutput("the reply holds no JSON object")
-    try:
-        answer = PanelAnswer.model_validate_json(text[start : end + 1])
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise MalformedOutput(f"{'.'.join(map(str, first['loc'])) or 'reply'}: {first['msg']}") from None
+    answer = parse_reply(text, PanelAnswer)
     expected = set(PANELS[panel])
     if set(answer.scores) != expected:
         raise MalformedOutput(f"scores must have exactly the keys {sorted(expected)}, got {sorted(answer.scores)}")
