@@ -66,7 +66,10 @@ def scenarios() -> None:
 @app.command()
 @one_line_errors
 def simulate(
-    scenario: Annotated[str, typer.Option(help="packaged scenario name or a YAML file")] = "amphoreus",
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(help="packaged scenario name or a YAML file; repeat it to cycle scenarios over --societies"),
+    ] = None,
     cycles: Annotated[int, typer.Option(min=1, help="world cycles to live through")] = 2,
     rounds: Annotated[int | None, typer.Option(min=1, help="rounds per cycle (default: the scenario's)")] = None,
     model: Annotated[str, typer.Option(help="offline | provider:model | a model name with --base-url")] = "offline",
@@ -80,33 +83,93 @@ def simulate(
     recall_k: Annotated[int, typer.Option(min=0, help="memories recalled per turn")] = 5,
     seeds_dir: Annotated[Path, typer.Option(help="seed memories: SEEDS_DIR/<scenario>/*.yaml")] = Path("memory/seeds"),
     embedder: Annotated[str, typer.Option(help="sentence-transformers model name or local path")] = DEFAULT_MODEL,
+    societies: Annotated[int, typer.Option(help="independent societies at once; society i gets seed SEED+i")] = 1,
+    engine: Annotated[str | None, typer.Option(help="local (asyncio, one process) or ray (default: local)")] = None,
+    address: Annotated[str | None, typer.Option(help="join this Ray cluster (--engine ray)")] = None,
+    ray_cpus: Annotated[int | None, typer.Option(help="CPUs of a Ray started here (--engine ray)")] = None,
+    parallel: Annotated[int | None, typer.Option(help="societies alive at once per process (default 16)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
 ) -> None:
-    """Run a society through its cycles, writing RUN/samples/, RUN/summary.json and a resumable checkpoint."""
+    """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
+    from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
-    if resume is not None:
-        sim = Simulation.resume(resume)
-    else:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        config = RunConfig(
-            scenario=scenario,
-            cycles=cycles,
-            rounds=rounds,
-            model=model,
-            base_url=base_url,
-            seed=seed,
-            out=out or Path("runs") / f"{Path(scenario).stem}-s{seed}-{stamp}",
-            max_concurrency=max_concurrency,
-            memory_dir=memory_dir,
-            chroma_url=chroma_url,
-            recall_k=recall_k,
-            seeds_dir=str(seeds_dir),
-            embedder=embedder,
+    scenarios = scenario or ["amphoreus"]
+    if societies < 1:
+        raise AmphoreusError(f"--societies {societies}: expected at least 1")
+    if engine is not None:
+        check_engine(engine)
+    for flag, value in (("--ray-cpus", ray_cpus), ("--parallel", parallel)):
+        if value is not None and value < 1:
+            raise AmphoreusError(f"{flag} {value}: expected at least 1")
+    if resume is not None and is_scepter_run(resume):
+        _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
+        return
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    config = RunConfig(
+        scenario=scenarios[0],
+        cycles=cycles,
+        rounds=rounds,
+        model=model,
+        base_url=base_url,
+        seed=seed,
+        out=out or Path("runs") / f"{Path(scenarios[0]).stem}-s{seed}-{stamp}",
+        max_concurrency=max_concurrency,
+        memory_dir=memory_dir,
+        chroma_url=chroma_url,
+        recall_k=recall_k,
+        seeds_dir=str(seeds_dir),
+        embedder=embedder,
+    )
+    if resume is None and (societies > 1 or engine == "ray"):
+        from amphoreus_graph.scepter.plan import ScepterConfig
+
+        if out is None:
+            config.out = Path("runs") / f"{Path(scenarios[0]).stem}-s{seed}-n{societies}-{stamp}"
+        plan = ScepterConfig(
+            societies=societies,
+            scenarios=scenarios,
+            template=config,
+            engine=check_engine(engine or "local"),
+            address=address,
+            ray_cpus=ray_cpus,
+            parallel=parallel or 16,
         )
-        sim = Simulation(config)
+        _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet)
+        return
+    if len(scenarios) > 1:
+        raise AmphoreusError(f"--scenario given {len(scenarios)} times: one society runs one; expected --societies N")
+    if address is not None or ray_cpus is not None:
+        raise AmphoreusError("--address and --ray-cpus need --engine ray")
+    if resume is None and is_scepter_run(config.out):
+        raise AmphoreusError(f"{config.out}: already holds a run; expected a new --out, or --resume {config.out}")
+    sim = Simulation.resume(resume) if resume is not None else Simulation(config)
     summary = asyncio.run(_drive(sim, resume=resume is not None, quiet=quiet))
     _print_summary(summary, sim.config.out)
+
+
+def _simulate_many(
+    plan_or_run: Any,
+    *,
+    quiet: bool,
+    engine: str | None = None,
+    address: str | None = None,
+    ray_cpus: int | None = None,
+    parallel: int | None = None,
+) -> None:
+    """The Scepter: a new plan, or the Scepter run in a directory to resume (engine settings may change)."""
+    from amphoreus_graph.scepter import Scepter
+    from amphoreus_graph.scepter.display import drive, print_summary
+
+    resume = isinstance(plan_or_run, Path)
+    if resume:
+        scepter = Scepter.resume(plan_or_run, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel)
+    else:
+        scepter = Scepter(plan_or_run)
+    if scepter.plan.engine != "ray" and (address is not None or ray_cpus is not None):
+        raise AmphoreusError("--address and --ray-cpus need --engine ray")
+    summary = asyncio.run(drive(scepter, resume=resume, quiet=quiet, console=err_console))
+    print_summary(summary, scepter.plan.out, console)
 
 
 async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:

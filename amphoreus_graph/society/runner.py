@@ -140,7 +140,7 @@ class Simulation:
                 graph = build_recurrence_graph().compile(checkpointer=saver)
                 state = await graph.aget_state(thread)
                 start: dict[str, Any] | None = None
-                if not resume:
+                if not resume or not state.values:  # a run killed before its first checkpoint starts over
                     start = {
                         "scenario": cfg.scenario,
                         "seed": cfg.seed,

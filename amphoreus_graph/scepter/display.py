@@ -1,0 +1,77 @@
+"""What `amphoreus simulate --societies N` shows: a rich progress view while it runs, a summary table after."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.scepter.runner import Scepter
+
+SHOWN_SOCIETIES = 20
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "-:--:--"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+async def drive(scepter: Scepter, *, resume: bool, quiet: bool, console: Console) -> dict[str, Any]:
+    """Run the Scepter with two bars (societies; planned rounds with samples, samples/s and ETA)."""
+    plan = scepter.plan
+    columns = (
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+    )
+    with Progress(*columns, console=console, disable=quiet, transient=False) as progress:
+        total = scepter.total_positions()
+        societies = progress.add_task("societies", total=plan.societies, info=f"engine {plan.engine}")
+        rounds = progress.add_task("rounds", total=total, info="")
+        async with aclosing(scepter.stream(resume=resume)) as events:
+            async for event in events:
+                if event["type"] == "done":
+                    return dict(event["summary"])
+                snap = scepter.tracker.snapshot()  # the Scepter keeps it up to date with every event
+                progress.update(societies, completed=snap["societies_done"])
+                progress.update(
+                    rounds,
+                    completed=min(snap["position"], total),
+                    info=f"{snap['samples']} samples · {snap['samples_per_s']:.1f}/s · ETA {_clock(snap['eta_s'])}",
+                )
+    raise AmphoreusError("the run ended without a summary")
+
+
+def print_summary(summary: dict[str, Any], out: Path, console: Console) -> None:
+    rows = summary["per_society"]
+    table = Table(title=f"Scepter {summary['run']} — {summary['societies']} societies on {summary['engine']}")
+    for column in ("Society", "Scenario", "Seed", "Samples", "Outcomes", "Fallbacks"):
+        table.add_column(column)
+    for row in rows[:SHOWN_SOCIETIES]:
+        table.add_row(
+            row["society"],
+            Path(row["scenario"]).stem,
+            str(row["seed"]),
+            str(row["samples_written"]),
+            ", ".join(row["outcomes"]),
+            str(row["fallbacks"]),
+        )
+    if len(rows) > SHOWN_SOCIETIES:
+        table.add_row(f"… {len(rows) - SHOWN_SOCIETIES} more", "", "", "", "", "")
+    console.print(table)
+    console.print(
+        f"samples {summary['samples_written']} · {summary['samples_per_s']:.1f} samples/s · "
+        f"model calls {summary['model_calls']} · failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
+        f"{summary['wall_time_s']:.1f}s\n"
+        f"written to {out}/ (summary.json, samples/ merged and checked, societies/NAME/ each resumable)",
+        highlight=False,
+    )

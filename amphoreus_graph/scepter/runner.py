@@ -1,0 +1,145 @@
+"""Scepter: many independent societies at once, on the local engine or on Ray, merged into one run.
+
+    scepter = Scepter(ScepterConfig(societies=8, scenarios=["trio"], template=RunConfig(out=Path("runs/many"))))
+    async for event in scepter.stream():      # society (progress), society_done, done
+        ...
+
+RUN/scepter.json says what to run (so `--resume RUN` needs only the directory), RUN/societies/NAME/ holds each
+society as an ordinary run, RUN/samples/ the checked merge of their samples and RUN/summary.json the totals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any
+
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
+from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.scepter.local import LocalEngine
+from amphoreus_graph.scepter.merge import MergedSociety, merge_society, write_manifest
+from amphoreus_graph.scepter.plan import PLAN_FILE, ScepterConfig, load_plan
+from amphoreus_graph.scepter.progress import ScepterTracker, read_progress
+from amphoreus_graph.scepter.ray_engine import RayEngine, import_ray
+from amphoreus_graph.scepter.society import Instrument, planned_rounds
+from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.society.runner import CONFIG_FILE, SUMMARY_FILE
+
+TOTALS = ("samples_written", "turns", "model_calls", "tokens_in", "tokens_out", "failures", "fallbacks", "repaired")
+
+
+class Scepter:
+    """A Scepter run on disk. `stream()` yields progress events and ends with {"type": "done", "summary": …}."""
+
+    def __init__(self, plan: ScepterConfig, *, instrument: Instrument | None = None) -> None:
+        self.plan = plan
+        self.instrument = instrument
+        self.summary: dict[str, Any] | None = None
+        self.tracker = ScepterTracker(plan.societies, self.total_positions())
+
+    @classmethod
+    def resume(cls, run: Path, **overrides: Any) -> Scepter:
+        """Reopen a Scepter run; `engine`, `address`, `ray_cpus` or `parallel` may be changed (None: keep)."""
+        plan = load_plan(run)
+        return cls(plan.model_copy(update={k: v for k, v in overrides.items() if v is not None}))
+
+    def total_positions(self) -> int:
+        return sum(planned_rounds(cfg)[1] for cfg in self.plan.society_configs())
+
+    def check(self) -> None:
+        """Fail on a broken scenario, seed file, model spec or missing Ray before anything is written."""
+        t = self.plan.template
+        for name in dict.fromkeys(self.plan.scenarios):
+            scenario = scenario_of(name)
+            load_seeds(seeds_folder(t.seeds_dir, scenario.name), scenario.heir_names)
+        resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency)
+        if self.plan.engine == "ray":
+            import_ray()
+        if self.instrument is not None and self.plan.engine != "local":
+            raise AmphoreusError("an instrument needs the local engine; expected engine='local'")
+
+    async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
+        plan, out = self.plan, self.plan.out
+        self.check()
+        if not resume and any((out / f).exists() for f in (PLAN_FILE, CONFIG_FILE, "societies")):
+            raise AmphoreusError(f"{out}: already holds a run; expected a new --out, or --resume {out}")
+        if resume and not (out / PLAN_FILE).is_file():
+            raise AmphoreusError(f"{out / PLAN_FILE}: no such file; expected a Scepter run directory")
+        plan.save()
+        engine: Any = LocalEngine(plan, instrument=self.instrument) if plan.engine == "local" else RayEngine(plan)
+        configs = {c.run_id: c for c in plan.society_configs()}
+        tracker = self.tracker = ScepterTracker(plan.societies, self.total_positions())
+        for cfg in configs.values():  # where an earlier session left each society: its rate counts only this one's
+            tracker.update(read_progress(cfg.out) or {"society": cfg.run_id, "total": planned_rounds(cfg)[1]})
+        started = time.perf_counter()
+        summaries: dict[str, dict[str, Any]] = {}
+        merged: list[MergedSociety] = []
+        async with aclosing(engine.stream()) as events:  # closing this stream stops every society at once
+            async for event in events:
+                if event["type"] == "society":
+                    tracker.update(event)
+                if event["type"] == "society_done" and event["society"] not in summaries:
+                    name, summary = event["society"], event["summary"]
+                    tracker.finish(name, int(summary["samples_written"]))
+                    summaries[name] = summary
+                    expected = int(summary["samples_written"])
+                    merged.append(await asyncio.to_thread(merge_society, out, name, configs[name].out, expected))
+                yield event
+        missing = [name for name in configs if name not in summaries]
+        if missing:
+            raise AmphoreusError(f"societies {', '.join(missing[:3])}… did not finish; resume with --resume {out}")
+        write_manifest(out, merged, {"run": plan.run_id, "engine": plan.engine})
+        wall = time.perf_counter() - started
+        self.summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
+        _write_json(out / SUMMARY_FILE, self.summary)
+        yield {"type": "done", "summary": self.summary}
+
+    async def run(self, *, resume: bool = False) -> dict[str, Any]:
+        async for _ in self.stream(resume=resume):
+            pass
+        assert self.summary is not None
+        return self.summary
+
+
+def build_summary(
+    plan: ScepterConfig, summaries: list[dict[str, Any]], wall_time_s: float, session_samples: int
+) -> dict[str, Any]:
+    """RUN/summary.json: totals over the societies, then one line per society.
+
+    Wall time and samples/s are this session's: a resumed run counts what it wrote itself."""
+    totals = {key: sum(int(s.get(key, 0)) for s in summaries) for key in TOTALS}
+    return {
+        "run": plan.run_id,
+        "engine": plan.engine,
+        "societies": len(summaries),
+        "scenarios": plan.scenarios,
+        "base_seed": plan.template.seed,
+        "model": summaries[0]["model"] if summaries else plan.template.model,
+        **totals,
+        "wall_time_s": round(wall_time_s, 3),
+        "session_samples": session_samples,
+        "samples_per_s": round(session_samples / wall_time_s, 2) if wall_time_s > 0 else 0.0,
+        "per_society": [
+            {
+                "society": s["run"],
+                "scenario": s["scenario"],
+                "seed": s["seed"],
+                "samples_written": s["samples_written"],
+                "outcomes": [c["outcome"] for c in s.get("cycles", [])],
+                "fallbacks": s.get("fallbacks", 0),
+            }
+            for s in summaries
+        ],
+    }
+
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

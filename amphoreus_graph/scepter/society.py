@@ -1,0 +1,145 @@
+"""One society of a Scepter run, driven to its end from wherever it stands on disk.
+
+A society with `summary.json` is done; one with a checkpoint resumes from it (the shard writer's checkpointed
+offsets make its samples exactly-once); anything else starts fresh. The societies of a process share the loaded
+embedder (each with a text cache of its own, so it embeds exactly as it would alone) and one bound on model calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from amphoreus_graph.memory.store import Memory, open_chroma
+from amphoreus_graph.policy.base import Policy, PolicyResult, TurnContext
+from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.scepter.progress import SocietyProgress
+from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.society.runner import CHECKPOINT_FILE, SUMMARY_FILE, RunConfig, Simulation
+from amphoreus_graph.society.services import build_memory
+
+Status = Literal["new", "started", "done"]
+
+
+class Instrument(Protocol):
+    """Wraps what a society uses (the benchmark times them); the default leaves them alone."""
+
+    def policy(self, society: str, policy: Policy) -> Policy: ...
+
+    def memory(self, society: str, memory: Memory) -> Memory: ...
+
+
+class NoInstrument:
+    def policy(self, society: str, policy: Policy) -> Policy:
+        return policy
+
+    def memory(self, society: str, memory: Memory) -> Memory:
+        return memory
+
+
+class BoundedPolicy:
+    """A society's policy under the process-wide bound on decisions in flight (and so on model calls)."""
+
+    def __init__(self, inner: Policy, slots: asyncio.Semaphore) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._slots = slots
+
+    async def adecide(self, turn: TurnContext) -> PolicyResult:
+        async with self._slots:
+            return await self.inner.adecide(turn)
+
+
+@dataclass
+class Shared:
+    """What the societies of one process share."""
+
+    slots: asyncio.Semaphore
+    instrument: Instrument = field(default_factory=NoInstrument)
+
+
+def status(cfg: RunConfig) -> Status:
+    if (cfg.out / SUMMARY_FILE).is_file():
+        return "done"
+    if (cfg.out / CHECKPOINT_FILE).exists():
+        return "started"
+    return "new"
+
+
+def planned_rounds(cfg: RunConfig) -> tuple[int, int]:
+    """(rounds per cycle, rounds in all) as planned; a cycle may end sooner."""
+    rounds = cfg.rounds or scenario_of(cfg.scenario).rounds_per_cycle
+    return rounds, rounds * cfg.cycles
+
+
+def read_summary(cfg: RunConfig) -> dict[str, Any]:
+    return dict(json.loads((cfg.out / SUMMARY_FILE).read_text(encoding="utf-8")))
+
+
+async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str, Any], None]:
+    """Yield `society` progress events, then one `society_done` with the society's summary."""
+    name = cfg.run_id
+    rounds, total = planned_rounds(cfg)
+    progress = SocietyProgress.load(cfg.out, name, total)
+    progress.pid = os.getpid()
+    state = status(cfg)
+    if state == "done":
+        finished = read_summary(cfg)
+        progress.finish(int(finished["samples_written"]))
+        yield progress.event()
+        yield {"type": "society_done", "society": name, "summary": finished}
+        return
+
+    policy = resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
+    memory, close = await asyncio.to_thread(_open_memory, cfg, policy)
+    summary: dict[str, Any] | None = None
+    try:
+        sim = Simulation(
+            cfg,
+            policy=BoundedPolicy(shared.instrument.policy(name, policy), shared.slots),
+            memory=shared.instrument.memory(name, memory),
+        )
+        progress.save(cfg.out)  # the pid of whoever runs it now (the kill test reads it)
+        yield progress.event()
+        async for event in sim.stream(resume=state == "started"):
+            kind = event.get("type")
+            if kind == "round_done":
+                if progress.advance(event["cycle"], event["round"], rounds, len(event.get("actions") or ())):
+                    progress.save(cfg.out)
+                    yield progress.event()
+            elif kind == "done":
+                summary = dict(event["summary"])
+    finally:
+        await asyncio.to_thread(close)
+    if summary is None:
+        raise RuntimeError(f"society {name}: the run ended without a summary")
+    progress.finish(int(summary["samples_written"]))
+    progress.save(cfg.out)
+    yield progress.event()
+    yield {"type": "society_done", "society": name, "summary": summary}
+
+
+def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[Memory, Any]:
+    """The society's own Chroma (its directory, locked; or the server) over the process's shared model."""
+    client, lock = open_chroma(cfg.memory_dir or cfg.out / "memory", cfg.chroma_url)
+    try:
+        memory = build_memory(client, cfg.run_id, scenario_of(cfg.scenario), cfg.embedder, policy, lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    memory.embedder = memory.embedder.view()
+
+    def close() -> None:
+        # Stop the client's Chroma system too (chromadb keeps one per directory for the process's life
+        # otherwise): a process that runs thousands of societies must not keep them all. Then free the lock.
+        try:
+            getattr(client, "close", lambda: None)()
+        finally:
+            memory.close()
+
+    return memory, close
