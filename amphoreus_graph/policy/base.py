@@ -57,6 +57,13 @@ class TurnContext(BaseModel):
     options: dict[Action, list[str]] = Field(description="allowed actions and their valid targets")
     trust: dict[str, float] = Field(description="this heir's trust in each other heir")
 
+    def as_recorded(self) -> TurnContext:
+        """This turn as a sample keeps it: recall's float scores are dropped (texts and order stay), because
+        they vary in their last bits with how embeddings were batched, and a resumed run must write the same
+        bytes as an uninterrupted one."""
+        memories = [m.model_copy(update={"score": 0.0, "recency": 0.0, "relevance": 0.0}) for m in self.memories]
+        return self.model_copy(update={"memories": memories})
+
     def problem_with(self, decision: Decision) -> str | None:
         """Why a decision is not allowed here (None if it is): the repair pass shows this to the model."""
         if decision.action not in self.options:

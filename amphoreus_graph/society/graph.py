@@ -206,7 +206,7 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
                 messages=[*render_messages(context), {"role": "assistant", "content": decision_json(result.decision)}],
                 decision=result.decision,
                 flags=result.flags,
-                context=context,
+                context=context.as_recorded(),
             )
         )
         delta.update(
