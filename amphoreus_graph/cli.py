@@ -16,6 +16,7 @@ from amphoreus_graph.console import console, err_console, one_line_errors
 from amphoreus_graph.data.commands import export_app, judge_command
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
+from amphoreus_graph.train.commands import train_app
 
 app = typer.Typer(help="Simulate a society of LLM agents living by Paths.", no_args_is_help=True, add_completion=False)
 
@@ -257,6 +258,7 @@ def memory_inspect(
 
 
 app.add_typer(export_app, name="export")
+app.add_typer(train_app, name="train")
 app.command("judge")(judge_command)
 app.command("bench")(bench_command)
 

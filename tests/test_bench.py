@@ -89,6 +89,7 @@ def test_model_policy_and_model_judge_run_through_the_same_turns(cli, tmp_path):
     assert code == 0, stdout + stderr
     row = json.loads((tmp_path / "leaderboard.json").read_text())["models"][0]
     assert row["model"] == "scripted:seed=1" and 0 <= row["pes_score"] <= 100
+    assert row["decisions"] > 0 and row["fallback_rate"] == 0.0
     assert sum(sum(r.values()) for r in row["tasks"]["path_voice"]["confusion"].values()) == 6 * 18
 
 

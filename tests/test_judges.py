@@ -181,3 +181,10 @@ def test_human_verdicts_decide_pairs(heldout_run, tmp_path):
     assert report["judged_turns"] == 2 and report["pairs"] == report["decided_by_human"] == 1
     row = json.loads((tmp_path / "dpo.jsonl").read_text())
     assert row["decided_by"] == "human" and row["margin"] <= 0  # the human overruled the panels
+
+
+def test_a_turn_read_back_from_its_sample_renders_the_prompt_the_heir_saw(heldout_run):
+    from amphoreus_graph.policy.prompt import render_messages
+
+    samples = read_samples(heldout_run / "samples")
+    assert samples and all(render_messages(s.context) == s.messages[:-1] for s in samples)

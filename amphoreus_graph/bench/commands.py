@@ -37,10 +37,11 @@ def bench_command(
             run_leaderboard(model, chosen, settings, out, on_model=lambda m: status.update(f"{m} done…"))
         )
     table = Table(title=f"Path Emanator leaderboard ({split} split)")
-    for column in ("model", "PES", *chosen):
+    for column in ("model", "PES", *chosen, "fallbacks"):
         table.add_column(column)
     for row in board["models"]:
         cells = [f"{row['tasks'][t]['score']:.1f}" for t in chosen]
-        table.add_row(row["model"], f"{row['pes_score']:.1f} [{row['ci'][0]:.1f}, {row['ci'][1]:.1f}]", *cells)
+        pes = f"{row['pes_score']:.1f} [{row['ci'][0]:.1f}, {row['ci'][1]:.1f}]"
+        table.add_row(row["model"], pes, *cells, f"{row['fallback_rate']:.0%}")
     console.print(table)
     console.print(f"written to {out}/ (leaderboard.json, leaderboard.md, leaderboard.png)")

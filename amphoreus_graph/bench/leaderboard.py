@@ -15,6 +15,7 @@ from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
 from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
 from amphoreus_graph.bench.tasks.remembrance import RemembranceTask
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.base import Policy, PolicyResult, TurnContext
 from amphoreus_graph.policy.registry import resolve_model
 
 TASKS: dict[str, Callable[[], Task]] = {
@@ -40,15 +41,35 @@ def _entry(score: Score) -> dict[str, Any]:
     return {"score": score.score, "ci": list(score.ci), "n": score.n}
 
 
+class CountingPolicy:
+    """Counts a policy's decisions and how many fell back to the offline policy: a model whose replies do not
+    parse would otherwise be scored as the offline policy under its own name."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.name = policy.name
+        self.decisions = 0
+        self.fallbacks = 0
+
+    async def adecide(self, turn: TurnContext) -> PolicyResult:
+        result = await self.policy.adecide(turn)
+        self.decisions += 1
+        self.fallbacks += int("fallback" in result.flags)
+        return result
+
+
 async def bench_model(model: str, tasks: list[str], settings: BenchSettings) -> dict[str, Any]:
-    """One leaderboard row: the model's PES, and every task's and Path's score with its interval."""
-    policy = resolve_model(model, base_url=settings.base_url)
+    """One leaderboard row: the model's PES, every task's and Path's score with its interval, and how many of
+    its decisions fell back."""
+    policy = CountingPolicy(resolve_model(model, base_url=settings.base_url))
     results: list[TaskResult] = [await TASKS[name]().run(policy, settings) for name in tasks]
     scored = score_results(results, seed=settings.seed)
     return {
         "model": model,
         "pes_score": scored.pes.score,
         "ci": list(scored.pes.ci),
+        "decisions": policy.decisions,
+        "fallback_rate": round(policy.fallbacks / max(1, policy.decisions), 4),
         "tasks": {
             r.task: {
                 **_entry(scored.tasks[r.task]),
@@ -100,12 +121,13 @@ def markdown(board: dict[str, Any]) -> str:
         f"Split: {board['settings']['split']}, seed {board['settings']['seed']}, "
         f"judge {board['settings']['judge']}. Scores 0-100 with 95% bootstrap intervals.",
         "",
-        "| Model | PES | " + " | ".join(tasks) + " |",
-        "|---|---|" + "---|" * len(tasks),
+        "| Model | PES | " + " | ".join(tasks) + " | fallbacks |",
+        "|---|---|" + "---|" * len(tasks) + "---|",
     ]
     for row in board["models"]:
         pes = _cell({"score": row["pes_score"], "ci": row["ci"]})
-        lines.append(f"| {row['model']} | {pes} | " + " | ".join(_cell(row["tasks"][t]) for t in tasks) + " |")
+        cells = " | ".join(_cell(row["tasks"][t]) for t in tasks)
+        lines.append(f"| {row['model']} | {pes} | {cells} | {row['fallback_rate']:.0%} |")
     paths = sorted({p for row in board["models"] for p in row["paths"]})
     lines += [
         "",

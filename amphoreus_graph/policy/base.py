@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from amphoreus_graph.actions import Action
 
@@ -56,6 +56,13 @@ class TurnContext(BaseModel):
     memories: list[RecalledMemory]
     options: dict[Action, list[str]] = Field(description="allowed actions and their valid targets")
     trust: dict[str, float] = Field(description="this heir's trust in each other heir")
+
+    @field_validator("options")
+    @classmethod
+    def _in_offer_order(cls, options: dict[Action, list[str]]) -> dict[Action, list[str]]:
+        """Options in the action catalogue's order (the order the society offers them), however they were
+        stored: samples sort JSON keys, and a turn read back must render the prompt the heir saw."""
+        return {action: options[action] for action in Action if action in options}
 
     def as_recorded(self) -> TurnContext:
         """This turn as a sample keeps it: recall's float scores are dropped (texts and order stay), because

@@ -1,5 +1,5 @@
-"""`--model` strings to policies: `offline`, `random`, `single-path:<Path>`, `provider:model`, a model name
-with an OpenAI-compatible `--base-url`, `scripted:...`."""
+"""`--model` strings to policies: `offline`, `random`, `single-path:<Path>`, `pes:CKPT`, `provider:model`, a model
+name with an OpenAI-compatible `--base-url`, `scripted:...`."""
 
 from __future__ import annotations
 
@@ -51,6 +51,10 @@ def resolve_model(
         if path not in load_paths():
             raise ModelSpecError(f"--model {spec!r}: unknown Path {path!r}; expected one of {load_paths().names()}")
         return SinglePathPolicy(path)
+    if spec.startswith("pes:"):  # a trained checkpoint; torch and transformers load only now
+        from amphoreus_graph.train.policy import load_pes_policy
+
+        return load_pes_policy(spec.partition(":")[2], temperature=temperature)
     chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
     backoff_s = 0.01 if isinstance(chat, ScriptedChatModel) else 0.5
     return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=backoff_s)

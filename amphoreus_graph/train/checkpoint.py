@@ -1,0 +1,58 @@
+"""Checkpoints a pre-training run can resume from: `OUT/checkpoint-STEP/` holds the model and tokenizer
+(`save_pretrained`) plus the optimizer, schedule and RNG state; the newest few are kept."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+STATE_FILE = "training_state.pt"
+PREFIX = "checkpoint-"
+
+
+def checkpoints(out: Path) -> list[Path]:
+    """Complete checkpoints (their state file written last), oldest first."""
+    found = [p for p in out.glob(f"{PREFIX}*") if p.is_dir() and (p / STATE_FILE).is_file()]
+    return sorted(found, key=lambda p: int(p.name.removeprefix(PREFIX)))
+
+
+def save_checkpoint(
+    out: Path,
+    step: int,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    keep: int,
+) -> Path:
+    import torch
+
+    folder = out / f"{PREFIX}{step}"
+    tmp = out / f".{PREFIX}{step}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    state = {
+        "step": step,
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "torch_rng": torch.get_rng_state(),
+    }
+    torch.save(state, tmp / STATE_FILE)
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)  # a kill mid-save leaves only the hidden temp folder, never a half checkpoint
+    for old in checkpoints(out)[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
+def load_state(folder: Path) -> dict[str, Any]:
+    import torch
+
+    state: dict[str, Any] = torch.load(folder / STATE_FILE, weights_only=False, map_location="cpu")
+    return state

@@ -1,0 +1,163 @@
+"""DPO of a PES checkpoint on the experts' preference pairs, with TRL's DPOTrainer.
+
+The reference is what TRL makes of `ref_model=None`: a second copy of the starting checkpoint, loaded from its
+folder and frozen. A seeded share of the pairs is held out; on them we measure the chosen-over-rejected
+reward margin and accuracy before and after training (before, policy = reference, so the reward margin is 0
+by definition and the log-prob margin shows what the model already preferred), and keep TRL's own
+`trainer.evaluate()` figures beside ours as a cross-check.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.train.corpus import Messages, read_dpo_pairs, split_heldout
+from amphoreus_graph.train.device import pick_device
+from amphoreus_graph.train.extras import require_train_extra
+from amphoreus_graph.train.logprobs import PreferenceFigures, pair_logps, preference_figures
+from amphoreus_graph.train.quiet import quiet_libraries
+
+METRICS_FILE = "metrics.json"
+
+
+class DpoSettings(BaseModel):
+    steps: int = Field(default=40, ge=1)
+    beta: float = Field(default=0.1, gt=0)
+    lr: float = Field(default=5e-5, gt=0)
+    batch_size: int = Field(default=4, ge=1)
+    heldout: float = Field(default=0.2, gt=0, lt=1, description="share of pairs held out for the margin")
+    seed: int = 0
+    device: str = "auto"
+
+
+class DpoMetrics(BaseModel):
+    out: str
+    model: str
+    device: str
+    train_pairs: int
+    heldout_pairs: int
+    settings: DpoSettings
+    before: PreferenceFigures
+    after: PreferenceFigures
+    trl_eval: dict[str, float] = Field(description="trainer.evaluate() on the held-out pairs after training")
+    losses: list[float]
+    wall_s: float
+
+
+def _check_model(model_dir: Path) -> None:
+    if not (model_dir / "config.json").is_file():
+        raise AmphoreusError(f"--model {model_dir}: no checkpoint there; expected a folder written by `train pretrain`")
+
+
+def train_dpo(
+    pairs_dirs: Path | list[Path],
+    model_dir: Path,
+    out: Path,
+    settings: DpoSettings | None = None,
+    *,
+    on_step: Callable[[int, float], None] | None = None,
+) -> DpoMetrics:
+    """Train `model_dir` on the pairs of `pairs_dirs` (dpo.jsonl) and save the result (model, tokenizer,
+    metrics.json) to `out`; `on_step(step, loss)` hears every optimizer step."""
+    settings = settings or DpoSettings()
+    pairs = read_dpo_pairs(pairs_dirs if isinstance(pairs_dirs, list) else [pairs_dirs])
+    _check_model(model_dir)
+    if out.resolve() == model_dir.resolve():
+        raise AmphoreusError(f"--out {out}: the same folder as --model; expected a new folder")
+    if (out / "config.json").exists():
+        raise AmphoreusError(f"{out}: already holds a checkpoint; expected a new --out")
+    require_train_extra()
+    with quiet_libraries():
+        return _train(pairs, model_dir, out, settings, on_step)
+
+
+def _train(
+    pairs: list[dict[str, Messages]],
+    model_dir: Path,
+    out: Path,
+    settings: DpoSettings,
+    on_step: Callable[[int, float], None] | None,
+) -> DpoMetrics:
+    import datasets
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
+    from trl import DPOConfig, DPOTrainer
+
+    train, heldout = split_heldout(pairs, settings.heldout, settings.seed)
+    device = pick_device(settings.device)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if not tokenizer.chat_template:
+        raise AmphoreusError(f"--model {model_dir}: the tokenizer has no chat template; expected a PES checkpoint")
+    model: Any = AutoModelForCausalLM.from_pretrained(model_dir)
+    model = model.to(device)
+    started = time.perf_counter()
+    reference = pair_logps(model, tokenizer, heldout, device)
+    before = preference_figures(reference, reference, settings.beta)
+    scratch = out / ".trainer"
+    args = DPOConfig(
+        output_dir=str(scratch),
+        max_steps=settings.steps,
+        per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=settings.batch_size,
+        learning_rate=settings.lr,
+        beta=settings.beta,
+        seed=settings.seed,
+        max_length=int(getattr(model.config, "max_position_embeddings", 0) or 1024),
+        logging_steps=1,
+        save_strategy="no",
+        eval_strategy="no",
+        report_to=[],
+        disable_tqdm=True,
+        use_cpu=device.type == "cpu",
+        bf16=device.type == "cuda",
+        dataloader_num_workers=0,
+    )
+    trainer = DPOTrainer(
+        model=model,
+        ref_model=None,
+        args=args,
+        train_dataset=datasets.Dataset.from_list(train),
+        eval_dataset=datasets.Dataset.from_list(heldout),
+        processing_class=tokenizer,
+    )
+    trainer.remove_callback(PrinterCallback)
+    if on_step is not None:
+        hear = on_step
+
+        class _Progress(TrainerCallback):
+            def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+                if logs and "loss" in logs:
+                    hear(int(state.global_step), float(logs["loss"]))
+
+        trainer.add_callback(_Progress())
+    trainer.train()
+    trl_eval = {k: float(v) for k, v in trainer.evaluate().items() if isinstance(v, int | float)}
+    trained: Any = trainer.model
+    after = preference_figures(pair_logps(trained, tokenizer, heldout, device), reference, settings.beta)
+    out.mkdir(parents=True, exist_ok=True)
+    trained.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    shutil.rmtree(scratch, ignore_errors=True)
+    history: list[dict[str, Any]] = trainer.state.log_history
+    metrics = DpoMetrics(
+        out=str(out),
+        model=str(model_dir),
+        device=str(device),
+        train_pairs=len(train),
+        heldout_pairs=len(heldout),
+        settings=settings,
+        before=before,
+        after=after,
+        trl_eval=trl_eval,
+        losses=[round(float(h["loss"]), 5) for h in history if "loss" in h],
+        wall_s=round(time.perf_counter() - started, 2),
+    )
+    (out / METRICS_FILE).write_text(json.dumps(metrics.model_dump(), indent=1) + "\n")
+    return metrics

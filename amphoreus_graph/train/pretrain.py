@@ -1,0 +1,284 @@
+"""Pre-train the PES model: a small causal LM on the society's chat examples, from scratch or from a base.
+
+From scratch (`tiny`, `small`) the tokenizer is a byte-level BPE fitted to the corpus. Each example is rendered
+with the chat template; by default the loss covers the assistant reply only (the Decision JSON the policy must
+write; the prompt is context), `loss="full"` makes it a plain language model of the whole text. Batches come
+from a seeded permutation per epoch, so a resumed run sees exactly the batches an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.train.checkpoint import checkpoints, load_state, save_checkpoint
+from amphoreus_graph.train.configs import SIZES, PretrainConfig, build_model
+from amphoreus_graph.train.corpus import Messages
+from amphoreus_graph.train.device import autocast, pick_device
+from amphoreus_graph.train.extras import require_train_extra
+from amphoreus_graph.train.quiet import quiet_libraries
+from amphoreus_graph.train.tokenizer import adopt_chat_template, corpus_texts, encode_example, train_tokenizer
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+LOG_FILE = "train_log.json"
+CONFIG_FILE = "pretrain_config.json"
+
+
+class StepLog(BaseModel):
+    step: int
+    of: int = Field(description="the run's total steps")
+    loss: float
+    lr: float
+    tokens: int = Field(description="tokens in the batch (padding excluded)")
+    tokens_per_s: float
+
+
+class PretrainMetrics(BaseModel):
+    """What a pre-training run did; `train_log.json` holds these plus every step."""
+
+    out: str
+    base: str
+    device: str
+    parameters: int
+    vocab: int
+    examples: int
+    steps: int
+    resumed_from: int | None = None
+    loss_first: float = Field(description="mean loss of the first ten logged steps")
+    loss_last: float = Field(description="mean loss of the last ten logged steps")
+    tokens_per_s: float = Field(description="training tokens per second over this invocation")
+    wall_s: float
+
+
+def _fresh(config: PretrainConfig, rows: list[Messages]) -> tuple[Any, Any]:
+    """A model and tokenizer to start from: a new tiny/small one, or a local base checkpoint."""
+    tokenizer: Any
+    model: Any
+    if config.base in SIZES:
+        size = SIZES[config.base]
+        tokenizer = train_tokenizer(corpus_texts(rows), size.vocab_size)
+        model = build_model(
+            size,
+            len(tokenizer),
+            pad_id=int(tokenizer.pad_token_id),
+            bos_id=int(tokenizer.bos_token_id),
+            eos_id=int(tokenizer.eos_token_id),
+        )
+        return model, tokenizer
+    base = Path(config.base)
+    if not (base / "config.json").is_file():
+        raise AmphoreusError(
+            f"--base {config.base!r}: expected tiny, small or a local Hugging Face checkpoint directory (config.json)"
+        )
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base)
+    if adopt_chat_template(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+    model.config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+def _context(model: PreTrainedModel, config: PretrainConfig) -> int:
+    limit = int(getattr(model.config, "max_position_embeddings", 0) or 1024)
+    return min(limit, config.max_length or limit)
+
+
+def _encode(
+    tokenizer: PreTrainedTokenizerBase, rows: list[Messages], config: PretrainConfig, context: int
+) -> list[tuple[list[int], int]]:
+    """(ids, loss start) per example; a long example keeps its end, where the options and the reply are."""
+    encoded = []
+    for messages in rows:
+        ids, start = encode_example(tokenizer, messages, reply_only=config.loss == "reply")
+        cut = max(0, len(ids) - context)
+        encoded.append((ids[cut:], max(0, start - cut)))
+    return encoded
+
+
+def batch_indices(n: int, step: int, batch_size: int, seed: int) -> list[int]:
+    """Rows of (1-based) step `step`: consecutive slices of one seeded permutation per epoch."""
+    out = []
+    for position in range((step - 1) * batch_size, step * batch_size):
+        epoch, offset = divmod(position, n)
+        order = list(range(n))
+        random.Random(f"pretrain|{seed}|{epoch}").shuffle(order)
+        out.append(order[offset])
+    return out
+
+
+def _collate(
+    examples: list[tuple[list[int], int]], pad_id: int, device: torch.device
+) -> tuple[dict[str, torch.Tensor], int]:
+    import torch
+
+    width = max(len(ids) for ids, _ in examples)
+    input_ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(examples), width), -100, dtype=torch.long)
+    mask = torch.zeros((len(examples), width), dtype=torch.long)
+    for i, (ids, start) in enumerate(examples):
+        row = torch.tensor(ids, dtype=torch.long)
+        input_ids[i, : len(ids)] = row
+        mask[i, : len(ids)] = 1
+        labels[i, start : len(ids)] = row[start:]
+    batch = {"input_ids": input_ids, "attention_mask": mask, "labels": labels}
+    return {k: v.to(device) for k, v in batch.items()}, int(mask.sum())
+
+
+def _schedule(config: PretrainConfig) -> Callable[[int], float]:
+    """Linear warm-up, then cosine decay to a tenth of the peak."""
+
+    def factor(step: int) -> float:
+        if step < config.warmup:
+            return (step + 1) / (config.warmup + 1)
+        progress = (step - config.warmup) / max(1, config.steps - config.warmup)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+    return factor
+
+
+def _read_log(out: Path, up_to: int) -> list[dict[str, Any]]:
+    file = out / LOG_FILE
+    if not file.is_file():
+        return []
+    return [s for s in json.loads(file.read_text()).get("steps", []) if s["step"] <= up_to]
+
+
+def pretrain(
+    rows: list[Messages],
+    out: Path,
+    config: PretrainConfig | None = None,
+    *,
+    resume: bool = False,
+    on_step: Callable[[StepLog], None] | None = None,
+) -> PretrainMetrics:
+    """Train (or with `resume`, continue from OUT's newest checkpoint) up to `config.steps`; OUT gets the model
+    and tokenizer (`save_pretrained`), checkpoints, `train_log.json` and the config."""
+    require_train_extra("torch", "transformers", "tokenizers")
+    with quiet_libraries():
+        return _pretrain(rows, out, config, resume, on_step)
+
+
+def _pretrain(
+    rows: list[Messages],
+    out: Path,
+    config: PretrainConfig | None,
+    resume: bool,
+    on_step: Callable[[StepLog], None] | None,
+) -> PretrainMetrics:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if resume and (out / CONFIG_FILE).is_file():  # a resumed run keeps its settings but the steps and device
+        saved = PretrainConfig.model_validate_json((out / CONFIG_FILE).read_text())
+        given = config.model_fields_set & {"steps", "device"} if config else set()
+        config = saved.model_copy(update={k: getattr(config, k) for k in given})
+    config = config or PretrainConfig()
+    if not rows:
+        raise AmphoreusError("no training rows")
+    found = checkpoints(out) if out.is_dir() else []
+    if resume and not found:
+        raise AmphoreusError(f"{out}: no checkpoint to resume from; expected a folder written by `train pretrain`")
+    if not resume and (found or (out / "config.json").exists()):
+        raise AmphoreusError(f"{out}: already holds a checkpoint; expected a new --out, or --resume")
+    device = pick_device(config.device)
+    torch.manual_seed(config.seed)
+    state: dict[str, Any] | None = None
+    model: Any
+    tokenizer: Any
+    if resume:
+        last = found[-1]
+        state = load_state(last)
+        model = AutoModelForCausalLM.from_pretrained(last)
+        tokenizer = AutoTokenizer.from_pretrained(last)
+        start_step = int(state["step"])
+        if config.steps <= start_step:
+            raise AmphoreusError(f"{out}: already trained to step {start_step}; expected --steps above it")
+    else:
+        model, tokenizer = _fresh(config, rows)
+        start_step = 0
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CONFIG_FILE).write_text(config.model_dump_json(indent=2) + "\n")
+    model.to(device)
+    model.train()
+    context = _context(model, config)
+    encoded = _encode(tokenizer, rows, config, context)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.lr, weight_decay=config.weight_decay, fused=device.type == "cuda"
+    )
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(config))
+    if state is not None:
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+    log = _read_log(out, start_step)
+    pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
+    started = time.perf_counter()
+    tokens_seen = 0
+    for step in range(start_step + 1, config.steps + 1):
+        tick = time.perf_counter()
+        examples = [encoded[i] for i in batch_indices(len(encoded), step, config.batch_size, config.seed)]
+        batch, tokens = _collate(examples, pad_id, device)
+        with autocast(device):
+            loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        value = float(loss.detach())
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        tokens_seen += tokens
+        entry = StepLog(
+            step=step,
+            of=config.steps,
+            loss=round(value, 5),
+            lr=float(scheduler.get_last_lr()[0]),
+            tokens=tokens,
+            tokens_per_s=round(tokens / (time.perf_counter() - tick), 1),
+        )
+        log.append(entry.model_dump())
+        if on_step:
+            on_step(entry)
+        if step % config.save_every == 0 or step == config.steps:
+            save_checkpoint(out, step, model, tokenizer, optimizer, scheduler, config.keep_checkpoints)
+            _write_log(out, config, log, None)
+    wall = time.perf_counter() - started
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    losses = [s["loss"] for s in log]
+    k = min(10, max(1, len(losses) // 2))
+    metrics = PretrainMetrics(
+        out=str(out),
+        base=config.base,
+        device=str(device),
+        parameters=sum(p.numel() for p in model.parameters()),
+        vocab=len(tokenizer),
+        examples=len(rows),
+        steps=config.steps,
+        resumed_from=start_step if resume else None,
+        loss_first=round(sum(losses[:k]) / k, 5) if losses else math.nan,
+        loss_last=round(sum(losses[-k:]) / k, 5) if losses else math.nan,
+        tokens_per_s=round(tokens_seen / wall, 1) if wall > 0 else 0.0,
+        wall_s=round(wall, 2),
+    )
+    _write_log(out, config, log, metrics)
+    return metrics
+
+
+def _write_log(out: Path, config: PretrainConfig, log: list[dict[str, Any]], metrics: PretrainMetrics | None) -> None:
+    body = {"metrics": metrics.model_dump() if metrics else None, "config": config.model_dump(), "steps": log}
+    (out / LOG_FILE).write_text(json.dumps(body, indent=1) + "\n")
