@@ -15,7 +15,7 @@ from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
 from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
 from amphoreus_graph.bench.tasks.remembrance import RemembranceTask
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.policy.base import Policy, PolicyResult, TurnContext
+from amphoreus_graph.policy.base import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.policy.registry import resolve_model
 
 TASKS: dict[str, Callable[[], Task]] = {
@@ -42,8 +42,9 @@ def _entry(score: Score) -> dict[str, Any]:
 
 
 class CountingPolicy:
-    """Counts a policy's decisions and how many fell back to the offline policy: a model whose replies do not
-    parse would otherwise be scored as the offline policy under its own name."""
+    """Counts a policy's decisions and how many fell back. A fallback is scored as a silent first option, not
+    as the offline policy's decision: the benchmark measures the model, and a model whose replies never parse
+    must not be scored as the offline policy under its own name."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
@@ -54,7 +55,9 @@ class CountingPolicy:
     async def adecide(self, turn: TurnContext) -> PolicyResult:
         result = await self.policy.adecide(turn)
         self.decisions += 1
-        self.fallbacks += int("fallback" in result.flags)
+        if "fallback" in result.flags:
+            self.fallbacks += 1
+            return result.model_copy(update={"decision": Decision(action=next(iter(turn.options)))})
         return result
 
 

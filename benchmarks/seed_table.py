@@ -1,0 +1,142 @@
+"""The seed's comparison on the Path Emanator benchmarks, at a size this CPU can run.
+
+    python benchmarks/seed_table.py [--json] [--steps 150] [--dpo-steps 20] [--rounds 8] [--base tiny]
+
+Three PES models, each pre-trained on the same number of rows for the same number of steps:
+  (a) single-Path generated data: a society where every heir decides as one Path (`single-path:<Path>`),
+  (b) multi-agent interaction data: the same society with each heir on its own Path (the offline policy),
+  (c) (b) then DPO on expert-judged pairs from (b)'s society (the DPO steps are extra).
+Each is benchmarked as `pes:CKPT` on the chosen tasks; turns whose reply does not parse score as a silent first
+option (the row's `fallback_rate` says how many). Writes benchmarks/results/seed_table.{json,md,png}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from bench_common import environment, publish
+
+from amphoreus_graph.bench.leaderboard import bench_model, markdown, plot
+from amphoreus_graph.bench.tasks.base import BenchSettings
+from amphoreus_graph.data.experts import build_experts_graph
+from amphoreus_graph.data.export import export_sft
+from amphoreus_graph.memory.store import NullMemory
+from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.runner import RunConfig, Simulation
+from amphoreus_graph.train import DpoSettings, PretrainConfig, pretrain, read_sft_rows, train_dpo
+
+RESULTS = Path(__file__).with_name("results")
+ROWS = {
+    "a": "(a) single-Path generated data",
+    "b": "(b) multi-agent interaction data",
+    "c": "(b) + DPO on expert pairs",
+}
+
+
+def society(out: Path, policy: str, args: argparse.Namespace) -> Path:
+    """A society run (memory off: the comparison is about the decisions, and it keeps the table quick)."""
+    config = RunConfig(scenario=args.scenario, cycles=1, rounds=args.rounds, seed=args.seed, out=out)
+    asyncio.run(Simulation(config, policy=resolve_model(policy), memory=NullMemory()).run())
+    export_sft([out], out / "sft")
+    return out
+
+
+def judged(run: Path, args: argparse.Namespace) -> Path:
+    request = {"run_dir": str(run), "out_dir": str(run / "judged"), "max_turns": args.judge_turns, "seed": args.seed}
+    asyncio.run(build_experts_graph().compile().ainvoke(request))
+    return run / "judged"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", default="amphoreus")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds of the one-cycle societies that make the data")
+    parser.add_argument("--single-path", default="Destruction", help="the one Path of row (a)")
+    parser.add_argument("--base", default="tiny", help="tiny | small | a local checkpoint")
+    parser.add_argument("--steps", type=int, default=150, help="pre-training steps, the same for every row")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--dpo-steps", type=int, default=20)
+    parser.add_argument("--judge-turns", type=int, default=64)
+    parser.add_argument("--tasks", default="path_choice,path_voice")
+    parser.add_argument("--split", default="heldout")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--json", action="store_true", help="print only the JSON report")
+    parser.add_argument("--no-save", action="store_true")
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+
+    def timed(label: str, fn: Any, *fn_args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        value = fn(*fn_args, **kwargs)
+        timings[label] = round(time.perf_counter() - began, 2)
+        return value
+
+    with tempfile.TemporaryDirectory(prefix="seed-table-") as scratch:
+        root = Path(scratch)
+        single = timed("society_a", society, root / "single", f"single-path:{args.single_path}", args)
+        multi = timed("society_b", society, root / "multi", "offline", args)
+        pairs = timed("judge_b", judged, multi, args)
+        config = PretrainConfig(base=args.base, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
+        config = config.model_copy(update={"device": args.device, "save_every": args.steps})
+        a = timed("pretrain_a", pretrain, read_sft_rows([single / "sft"]), root / "ckpt-a", config)
+        b = timed("pretrain_b", pretrain, read_sft_rows([multi / "sft"]), root / "ckpt-b", config)
+        dpo = DpoSettings(steps=args.dpo_steps, seed=args.seed, device=args.device)
+        c = timed("dpo_c", train_dpo, pairs, root / "ckpt-b", root / "ckpt-c", dpo)
+        tasks = args.tasks.split(",")
+        settings = BenchSettings(split=args.split, seed=args.seed)
+        rows = []
+        for key in ROWS:
+            row = timed(f"bench_{key}", asyncio.run, bench_model(f"pes:{root / f'ckpt-{key}'}", tasks, settings))
+            rows.append({**row, "model": ROWS[key]})
+    board = {"models": rows, "tasks": tasks, "settings": settings.model_dump()}
+    report = {
+        "benchmark": "seed_table",
+        "rows": [
+            {
+                "row": r["model"],
+                "pes_score": r["pes_score"],
+                "ci": r["ci"],
+                "fallback_rate": r["fallback_rate"],
+                "tasks": {t: r["tasks"][t]["score"] for t in tasks},
+            }
+            for r in rows
+        ],
+        "training": {
+            "pretrain_examples": {"a": a.examples, "b": b.examples},
+            "pretrain_loss_first_last": {k: [m.loss_first, m.loss_last] for k, m in (("a", a), ("b", b))},
+            "tokens_per_s": {"a": a.tokens_per_s, "b": b.tokens_per_s},
+            "parameters": a.parameters,
+            "dpo_heldout_reward_margin_before_after": [c.before.reward_margin, c.after.reward_margin],
+            "dpo_pairs": {"train": c.train_pairs, "heldout": c.heldout_pairs},
+            "device": a.device,
+        },
+        "settings": {k: v for k, v in vars(args).items() if k not in ("json", "no_save")},
+        "timings_s": {**timings, "total": round(time.perf_counter() - started, 2)},
+        "environment": environment(("amphoreus-graph", "torch", "transformers", "trl"), load_before),
+    }
+    if not args.no_save:
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "seed_table.md").write_text(markdown(board), encoding="utf-8")
+        plot(board, RESULTS / "seed_table.png")
+    table = "\n".join(
+        f"{r['row']:<36} PES {r['pes_score']:5.1f} [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}]  "
+        f"fallbacks {r['fallback_rate']:.0%}"
+        for r in report["rows"]
+    )
+    publish(report, table, path=RESULTS / "seed_table.json", save=not args.no_save, as_json=args.json)
+
+
+if __name__ == "__main__":
+    main()
