@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from amphoreus_graph.atomic import write_json
 from amphoreus_graph.errors import AmphoreusError
 
 MANIFEST_FILE = "manifest.json"
@@ -97,7 +98,5 @@ def write_manifest(run: Path, merged: list[MergedSociety], extra: dict[str, Any]
         "samples": sum(m.samples for m in merged),
         "societies": [m.model_dump() for m in sorted(merged, key=lambda m: m.society)],
     }
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json(path, payload)
     return path

@@ -9,12 +9,12 @@ societies whatever engine runs them.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from amphoreus_graph.atomic import write_atomic
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.society.runner import RunConfig
 
@@ -68,10 +68,7 @@ class ScepterConfig(BaseModel):
 
     def save(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
-        path = self.out / PLAN_FILE
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(self.out / PLAN_FILE, self.model_dump_json(indent=2) + "\n")
 
 
 def is_scepter_run(run: Path) -> bool:

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from amphoreus_graph.atomic import write_atomic
+
 PROGRESS_FILE = "progress.json"
 
 
@@ -46,10 +48,7 @@ class SocietyProgress(BaseModel):
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / PROGRESS_FILE
-        tmp = directory / (PROGRESS_FILE + ".tmp")
-        tmp.write_text(self.model_dump_json(), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(directory / PROGRESS_FILE, self.model_dump_json())
 
     @classmethod
     def load(cls, directory: Path, society: str, total: int) -> SocietyProgress:

@@ -11,14 +11,13 @@ society as an ordinary run, RUN/samples/ the checked merge of their samples and 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
+from amphoreus_graph.atomic import write_json
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.policy.registry import resolve_model
@@ -97,7 +96,7 @@ class Scepter:
         write_manifest(out, merged, {"run": plan.run_id, "engine": plan.engine})
         wall = time.perf_counter() - started
         self.summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
-        _write_json(out / SUMMARY_FILE, self.summary)
+        write_json(out / SUMMARY_FILE, self.summary)
         yield {"type": "done", "summary": self.summary}
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:
@@ -137,9 +136,3 @@ def build_summary(
             for s in summaries
         ],
     }
-
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

@@ -10,7 +10,6 @@ The CLI is a thin shell around this; library users get the same thing in a few l
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field, ValidationError
 
+from amphoreus_graph.atomic import write_json
 from amphoreus_graph.data.samples import ShardWriter
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -130,7 +130,7 @@ class Simulation:
             raise AmphoreusError(f"{checkpoint}: no checkpoint to resume from; expected a run directory")
         cfg.out.mkdir(parents=True, exist_ok=True)
         if not resume:
-            _write_json(cfg.out / CONFIG_FILE, json.loads(cfg.model_dump_json()))
+            write_json(cfg.out / CONFIG_FILE, json.loads(cfg.model_dump_json()))
         services, owned = self._services(policy)
         register_services(cfg.run_id, services)
         started = time.perf_counter()
@@ -157,7 +157,7 @@ class Simulation:
             if owned is not None:
                 owned.close()
         self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started)
-        _write_json(cfg.out / SUMMARY_FILE, self.summary)
+        write_json(cfg.out / SUMMARY_FILE, self.summary)
         yield {"type": "done", "summary": self.summary}
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:
@@ -193,10 +193,3 @@ def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s
         "repaired": stats.get("repaired", 0),
         "wall_time_s": round(wall_time_s, 3),
     }
-
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Write atomically: a reader (or a crash) never sees half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
