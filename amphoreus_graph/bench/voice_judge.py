@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
@@ -17,7 +16,7 @@ from amphoreus_graph.data.judges.classifier import path_classifier
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import CallStats
 from amphoreus_graph.policy.llm import ChatCaller, parse_reply, reply_text
-from amphoreus_graph.policy.registry import resolve_chat_model
+from amphoreus_graph.policy.registry import chat_caller
 
 
 class VoiceJudge(Protocol):
@@ -53,7 +52,7 @@ class PathChoice(BaseModel):
 
 
 class ModelVoiceJudge:
-    def __init__(self, model: BaseChatModel, *, name: str, caller: ChatCaller) -> None:
+    def __init__(self, *, name: str, caller: ChatCaller) -> None:
         self.name = name
         self._call = caller
         self._fallback = ClassifierVoiceJudge()
@@ -80,6 +79,4 @@ class ModelVoiceJudge:
 def resolve_voice_judge(spec: str, *, base_url: str | None = None) -> VoiceJudge:
     if spec == "offline":
         return ClassifierVoiceJudge()
-    scripted = spec.startswith("scripted:")
-    chat = resolve_chat_model(spec, base_url=base_url, temperature=None if scripted else 0.0)
-    return ModelVoiceJudge(chat, name=spec, caller=ChatCaller(chat, backoff_s=0.01 if scripted else 0.5))
+    return ModelVoiceJudge(name=spec, caller=chat_caller(spec, base_url=base_url, temperature=0.0))

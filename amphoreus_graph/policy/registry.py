@@ -12,7 +12,7 @@ from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.baselines import RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.fake import ScriptedChatModel
-from amphoreus_graph.policy.llm import LLMPolicy
+from amphoreus_graph.policy.llm import ChatCaller, LLMPolicy
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 
 _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
@@ -56,8 +56,20 @@ def resolve_model(
 
         return load_pes_policy(spec.partition(":")[2], temperature=temperature)
     chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
-    backoff_s = 0.01 if isinstance(chat, ScriptedChatModel) else 0.5
-    return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=backoff_s)
+    return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=_backoff_s(chat))
+
+
+def chat_caller(
+    spec: str, *, base_url: str | None = None, temperature: float | None = None, max_concurrency: int = 16
+) -> ChatCaller:
+    """A `--model` string as a chat model behind the shared retry/timeout machinery (for judges)."""
+    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
+    return ChatCaller(chat, max_concurrency=max_concurrency, backoff_s=_backoff_s(chat))
+
+
+def _backoff_s(chat: BaseChatModel) -> float:
+    """The scripted stand-in fails on purpose and instantly: retrying it needs no real backoff."""
+    return 0.01 if isinstance(chat, ScriptedChatModel) else 0.5
 
 
 def resolve_chat_model(spec: str, *, base_url: str | None = None, temperature: float | None = None) -> BaseChatModel:
