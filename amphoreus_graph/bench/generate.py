@@ -17,7 +17,7 @@ from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
 from amphoreus_graph.bench.subjects import subjects
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.offline import ACTION_VERBS, stable_rng
-from amphoreus_graph.scenario import load_scenario
+from amphoreus_graph.society.graph import scenario_of
 
 DATA = Path(__file__).with_name("data")
 CHOICE_ITEMS_PER_PATH = 18
@@ -52,7 +52,7 @@ DILEMMAS = [
 
 
 def _target(action: Action, rng: Any, subject_heir: str, subject_seeks: str) -> str | None:
-    scenario = load_scenario("amphoreus")
+    scenario = scenario_of("amphoreus")
     kind = ACTION_TARGETS[action]
     if kind is TargetKind.HEIR:
         return rng.choice([h for h in scenario.heir_names if h != subject_heir])
@@ -69,7 +69,7 @@ def path_choice_items() -> list[dict[str, Any]]:
     The subject's Path rates its own option's action above every other option's action, and no two options
     share an action, so choosing one's own Path's option is the faithful answer, not a coin toss."""
     catalog = load_paths()
-    scenario = load_scenario("amphoreus")
+    scenario = scenario_of("amphoreus")
     usable = [a for a in Action if a is not Action.DELIVER_COREFLAME]
     items = []
     for path in catalog.names():
@@ -149,7 +149,7 @@ ERUDITION_ITEMS_PER_PATH = 3
 
 def _erudition_hops(rng: Any, subject_heir: str) -> tuple[list[str], list[str], str, str]:
     """(memories, world facts, question, answer): the answer needs one memory and one fact together."""
-    scenario = load_scenario("amphoreus")
+    scenario = scenario_of("amphoreus")
     titan = rng.choice(scenario.titans)
     heirs = [h for h in scenario.heirs if h.name != subject_heir]
     first, second = rng.sample(heirs, k=2)
@@ -304,7 +304,7 @@ LATER_MEMORIES = [
 
 def _remembered(mould: int, answer: str, rng: Any) -> tuple[str, str]:
     """(fact, question) in one mould, about a random heir, Titan and place."""
-    scenario = load_scenario("amphoreus")
+    scenario = scenario_of("amphoreus")
     titan = rng.choice(scenario.titans)
     slots = {
         "heir": rng.choice(scenario.heir_names),
@@ -327,7 +327,7 @@ def remembrance_items() -> list[dict[str, Any]]:
     Three distractors share the fact's mould (other heirs, places and details), two come from other moulds.
     Every cycle lived between two resets leaves memories of its own. The fact's importance takes each of
     REMEMBRANCE_IMPORTANCE in turn, so retention by importance (echoes) keeps some facts and loses others."""
-    scenario = load_scenario("amphoreus")
+    scenario = scenario_of("amphoreus")
     places = [loc.name for loc in scenario.locations]
     items = []
     for n in range(REMEMBRANCE_ITEMS):

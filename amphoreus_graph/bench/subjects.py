@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from amphoreus_graph.actions import Action
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import RecalledMemory, TurnContext
-from amphoreus_graph.scenario import load_scenario
+from amphoreus_graph.society.graph import scenario_of
 
 
 class Subject(BaseModel):
@@ -29,7 +29,7 @@ class Subject(BaseModel):
 @cache
 def subjects() -> dict[str, Subject]:
     """Every Path's subject, keyed by Path name."""
-    scenario = load_scenario("amphoreus")
+    scenario = scenario_of("amphoreus")
     found: dict[str, Subject] = {}
     for heir in scenario.heirs:
         found.setdefault(

@@ -15,12 +15,12 @@ from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResul
 from amphoreus_graph.bench.voice_judge import resolve_voice_judge
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import Policy, TurnContext
-from amphoreus_graph.scenario import load_scenario
+from amphoreus_graph.society.graph import scenario_of
 
 
 def open_options(heir: str) -> dict[Action, list[str]]:
     """Every action but delivery, aimed at a couple of heirs, one Titan and one place: nothing forces a Path."""
-    scenario = load_scenario("amphoreus")
+    scenario = scenario_of("amphoreus")
     targets = {
         TargetKind.NONE: [],
         TargetKind.HEIR: [h for h in scenario.heir_names if h != heir][:2],

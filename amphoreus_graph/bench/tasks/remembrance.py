@@ -19,7 +19,6 @@ import statistics
 import threading
 import uuid
 from collections import defaultdict
-from functools import cache
 from typing import Any
 
 from chromadb.api import ClientAPI
@@ -35,7 +34,8 @@ from amphoreus_graph.memory.records import MemoryEvent, MemoryKind, Moment, gist
 from amphoreus_graph.memory.store import ChromaMemory, collection_name, open_chroma
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import Policy, RecalledMemory, TurnContext
-from amphoreus_graph.scenario import RetentionMode, Scenario, load_scenario
+from amphoreus_graph.scenario import RetentionMode
+from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.services import SocietySettings
 
 RECALL_K: int = SocietySettings.model_fields["recall_k"].default  # what a society's turn recalls
@@ -82,13 +82,8 @@ class Recalled(BaseModel):
     retention: RetentionMode
 
 
-@cache
-def _scenario() -> Scenario:
-    return load_scenario("amphoreus")
-
-
 def _event(item: RemembranceItem, name: str, memory: Planted, cycle: int, witnesses: list[str]) -> MemoryEvent:
-    rounds = _scenario().rounds_per_cycle
+    rounds = scenario_of("amphoreus").rounds_per_cycle
     return MemoryEvent(
         id=f"{item.id}/{name}",
         text=memory.text,
@@ -102,7 +97,7 @@ def _event(item: RemembranceItem, name: str, memory: Planted, cycle: int, witnes
 
 def _cycle_echo(item: RemembranceItem, cycle: int, witnesses: list[str]) -> MemoryEvent:
     """The memory of a cycle's ending every heir files before retention applies, as the society's end_cycle."""
-    scenario = _scenario()
+    scenario = scenario_of("amphoreus")
     rounds = scenario.rounds_per_cycle
     return MemoryEvent(
         id=f"{item.id}/c{cycle}-end",
@@ -136,7 +131,7 @@ def _cycles(item: RemembranceItem, witnesses: list[str]) -> list[list[MemoryEven
 def live_through(item: RemembranceItem, client: ClientAPI) -> dict[str, Recalled]:
     """Plant, live `item.resets` cycles with their resets, and recall: each Path's subject, one society in
     `client` (removed when done)."""
-    scenario = _scenario()
+    scenario = scenario_of("amphoreus")
     paths = load_paths().names()
     heirs = {path: subjects()[path].heir for path in paths}
     witnesses = list(heirs.values())
