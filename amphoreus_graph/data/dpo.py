@@ -189,10 +189,17 @@ class DpoReport(BaseModel):
 
 def export_dpo(folders: list[Path], out: Path, *, min_margin: float = 0.5, min_score: float | None = None) -> DpoReport:
     """Every judged turn of the folders as at most one pair in OUT/dpo.jsonl (deduplicated), with a card."""
+    judgements = [j for folder in folders for j in read_judgements(folder)]
+    return write_dpo(judgements, out, min_margin=min_margin, min_score=min_score)
+
+
+def write_dpo(
+    judgements: list[Judgement], out: Path, *, min_margin: float = 0.5, min_score: float | None = None
+) -> DpoReport:
+    """The judgements as at most one pair each in OUT/dpo.jsonl (deduplicated), with a card."""
     counts: Counter[str] = Counter()
     seen: set[str] = set()
     rows: list[dict[str, Any]] = []
-    judgements = [j for folder in folders for j in read_judgements(folder)]
     for judgement in judgements:
         counts["judged"] += 1
         pair = preference_pair(judgement, min_margin)

@@ -26,8 +26,8 @@ from amphoreus_graph.data.dpo import (
     HumanVerdict,
     Judgement,
     ScoredCandidate,
-    export_dpo,
     in_path_win_rate,
+    write_dpo,
 )
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
 from amphoreus_graph.data.samples import Sample, iter_samples
@@ -196,7 +196,7 @@ def write(state: ExpertsState) -> dict[str, Any]:
     judgements = [Judgement.model_validate(j) for j in state["judgements"]]
     with open(out / JUDGEMENTS_FILE, "w", encoding="utf-8") as handle:
         handle.writelines(j.model_dump_json() + "\n" for j in judgements)
-    dpo = export_dpo([out], out, min_margin=request.min_margin)
+    dpo = write_dpo(judgements, out, min_margin=request.min_margin)
     report = {
         "judged_turns": len(judgements),
         "candidates": sum(len(j.candidates) for j in judgements),

@@ -68,7 +68,11 @@ class PathClassifier:
         return self.embedder.encode(texts) @ self.prototypes.T
 
     def probabilities(self, texts: list[str], scale: float | None = None) -> NDArray[np.float64]:
-        logits = self.similarities(texts).astype(np.float64) * (scale or self.calibration.scale)
+        return self.softmax(self.similarities(texts), scale)
+
+    def softmax(self, similarities: NDArray[np.float32], scale: float | None = None) -> NDArray[np.float64]:
+        """P(Path | text) from the texts' similarities to each Path, at the calibrated (or given) scale."""
+        logits = similarities.astype(np.float64) * (scale or self.calibration.scale)
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         return weights / weights.sum(axis=1, keepdims=True)

@@ -45,8 +45,8 @@ class OfflineJudge:
             return []
         classifier = self.classifier
         speeches = [i.decision.speech or i.decision.action.value for i in items]
-        probabilities = classifier.probabilities(speeches)
         speech_vectors = classifier.embedder.encode(speeches)
+        probabilities = classifier.softmax(speech_vectors @ classifier.prototypes.T)
         persona_vectors = classifier.embedder.encode([persona_text(i) for i in items])
         memories = sorted({m.text for i in items for m in i.turn.memories})
         memory_vectors = dict(zip(memories, classifier.embedder.encode(memories), strict=True)) if memories else {}
@@ -69,7 +69,8 @@ class OfflineJudge:
         memory_fit = 0.5 if support is None else (support - 0.1) / 0.5
         consistency = 0.6 * min(1.0, max(0.0, memory_fit)) + 0.4 * grounded
         narrative, narrative_notes = rules.narrative(decision)
-        fidelity = 0.5 * rules.action_fit(turn, decision.action) + 0.5 * path_belief
+        action_fit = rules.action_fit(turn, decision.action)
+        fidelity = 0.5 * action_fit + 0.5 * path_belief
         return {
             "genius_society": Verdict(
                 panel="genius_society",
@@ -89,8 +90,7 @@ class OfflineJudge:
                 },
                 reasoning="; ".join(
                     [
-                        f"action fits the Path at {rules.action_fit(turn, decision.action):.2f}, "
-                        f"speech sounds of it at {path_belief:.2f}",
+                        f"action fits the Path at {action_fit:.2f}, speech sounds of it at {path_belief:.2f}",
                         *narrative_notes,
                     ]
                 ),

@@ -31,8 +31,8 @@ def action_fit(turn: TurnContext, action: Action) -> float:
 
 def logic(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
     """Is the decision allowed and sensible given trust, health and the Tide? Returns (value, reasons)."""
-    if turn.problem_with(decision):
-        return 0.0, [str(turn.problem_with(decision))]
+    if problem := turn.problem_with(decision):
+        return 0.0, [problem]
     reasons = []
     trust = turn.trust.get(decision.target or "", 0.0)
     tide, action = turn.black_tide, decision.action
