@@ -1,4 +1,5 @@
-"""Files a reader (or a crash) never sees half-written: write beside the target, then rename over it."""
+"""Files a reader (or a crash) never sees half-written: write beside the target, then rename over it; and
+append-only logs that a replayed step rewrites from its checkpointed offset instead of duplicating."""
 
 from __future__ import annotations
 
@@ -17,3 +18,18 @@ def write_atomic(path: Path, text: str) -> None:
 def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Indented, key-sorted JSON: byte-stable for the same payload."""
     write_atomic(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def append_at(path: Path, payload: bytes, offset: int) -> int:
+    """Write `payload` at `offset` (dropping anything a crashed attempt left after it), fsync, return the end.
+
+    The caller checkpoints the returned offset; a step replayed after a crash passes the old one again, so the
+    log holds each step exactly once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as handle:
+        handle.truncate(offset)
+        handle.seek(offset)
+        handle.write(payload)
+        handle.flush()
+        os.fsync(handle.fileno())
+        return handle.tell()

@@ -62,8 +62,11 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
     out, _ = reference.communicate(timeout=300)
     assert reference.returncode == 0, out.decode()
 
-    for shard in sorted((clean / "samples").iterdir()):
-        assert (killed / "samples" / shard.name).read_bytes() == shard.read_bytes(), shard.name
+    for folder in ("samples", "chronicle"):
+        shards = sorted((clean / folder).iterdir())
+        assert shards, folder
+        for shard in shards:
+            assert (killed / folder / shard.name).read_bytes() == shard.read_bytes(), f"{folder}/{shard.name}"
     assert _lines(killed) == 72
     assert _memory(killed) == _memory(clean)
 

@@ -7,13 +7,13 @@ truncates its shard back to that offset, so a crash between writing and checkpoi
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.atomic import append_at
 from amphoreus_graph.policy.base import Decision, TurnContext
 
 
@@ -53,25 +53,17 @@ class ShardWriter:
         """Append samples to their cycle shards starting at the committed offsets; return new offsets."""
         if not samples:
             return offsets
-        self.directory.mkdir(parents=True, exist_ok=True)
         updated = dict(offsets)
         by_shard: dict[str, list[Sample]] = {}
         for sample in samples:
             by_shard.setdefault(shard_name(sample.cycle), []).append(sample)
         for shard, rows in by_shard.items():
-            payload = "".join(_line(s.model_dump(mode="json")) for s in rows).encode()
-            path = self.directory / shard
-            with open(path, "ab") as handle:
-                handle.truncate(updated.get(shard, 0))
-                handle.seek(updated.get(shard, 0))
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-                updated[shard] = handle.tell()
+            payload = "".join(json_line(s.model_dump(mode="json")) for s in rows).encode()
+            updated[shard] = append_at(self.directory / shard, payload, updated.get(shard, 0))
         return updated
 
 
-def _line(row: dict[str, Any]) -> str:
+def json_line(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
 
 

@@ -27,6 +27,7 @@ from amphoreus_graph.policy.base import Decision, PolicyResult, RecalledMemory, 
 from amphoreus_graph.policy.offline import stable_rng
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.scenario import Scenario, load_scenario
+from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.perception import build_turn, director_situations, living_heirs, memory_query
 from amphoreus_graph.society.rules import resolve_round
 from amphoreus_graph.society.services import Services, SocietySettings, services_for
@@ -184,7 +185,8 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
 
 
 async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Write each turn of the round as a sample (exactly once) and add up what the round cost."""
+    """Write each turn of the round as a sample and the round to the chronicle (exactly once), and add up what
+    the round cost."""
     services = await aservices_of(state, runtime)
     world = World.model_validate(state["world"])
     scenario = scenario_of(state["scenario"])
@@ -222,6 +224,10 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
     if services.samples is not None:
         offsets = await asyncio.to_thread(services.samples.write_round, samples, offsets)
         delta["samples_written"] = len(samples)
+    if services.chronicle is not None:
+        events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
+        chronicle = RoundRecord(cycle=world.cycle, round=world.round, world=world, events=events)
+        offsets = await asyncio.to_thread(services.chronicle.write_round, chronicle, offsets)
     emit(
         {
             "type": "round_done",
@@ -231,6 +237,8 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
             "delivered": len(world.delivered),
             "outcome": world.outcome.value if world.outcome else None,
             "actions": {s.heir: s.decision.action.value for s in samples},
+            "targets": {s.heir: s.decision.target for s in samples},
+            "heirs": {name: heir.model_dump(mode="json") for name, heir in world.heirs.items()},
         }
     )
     return {"stats": add_stats(state.get("stats"), delta), "sample_offsets": offsets, "turns": {}}

@@ -27,6 +27,7 @@ from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory, open_chroma
 from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.services import (
@@ -111,6 +112,7 @@ class Simulation:
             policy=policy,
             memory=memory,
             samples=ShardWriter(cfg.out / "samples"),
+            chronicle=ChronicleWriter(cfg.out),
             recall_k=cfg.recall_k,
             seeds_dir=cfg.seeds_dir,
         )

@@ -1,4 +1,4 @@
-"""Run-level services (policy, memory, sample writer) resolved from JSON-able settings.
+"""Run-level services (policy, memory, sample and chronicle writers) resolved from JSON-able settings.
 
 The graph's Runtime context is `SocietySettings`, which Studio can fill in; the heavy objects it names
 are built once per process and run, or registered ready-made by the library (a custom chat model).
@@ -23,6 +23,7 @@ from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scenario import Scenario
+from amphoreus_graph.society.chronicle import ChronicleWriter
 
 
 class SocietySettings(BaseSettings):
@@ -47,6 +48,7 @@ class Services:
     policy: Policy
     memory: Memory
     samples: ShardWriter | None
+    chronicle: ChronicleWriter | None = None
     recall_k: int = 5
     seeds_dir: str = "memory/seeds"
 
@@ -107,6 +109,7 @@ def services_for(settings: SocietySettings | None, run_id: str, scenario: Scenar
             policy=policy,
             memory=build_memory(client, run_id, scenario, settings.embedder, policy),
             samples=ShardWriter(run_dir / "samples"),
+            chronicle=ChronicleWriter(run_dir),
             recall_k=settings.recall_k,
             seeds_dir=settings.seeds_dir,
         )

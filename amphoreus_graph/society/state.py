@@ -54,7 +54,7 @@ class SocietyState(TypedDict, total=False):
     turns: Annotated[dict[str, JSON], merge_turns]
     round_events: list[JSON]
     stats: dict[str, float]
-    sample_offsets: dict[str, int]
+    sample_offsets: dict[str, int]  # samples/ and chronicle/ shards: where the next round appends
     unreflected: dict[str, float]
     used_memories: list[str]
 

@@ -1,0 +1,50 @@
+"""The chronicle: what each round did to the world, one JSONL line per round under `RUN/chronicle/`.
+
+Samples say what each heir chose; the chronicle says what came of it (the game master's events and the world
+after them: places, health, Coreflames, trust, the Black Tide). Reports and replays read it; it is written by
+the same `record` step as the samples and at checkpointed offsets, so a resumed run holds each round once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.atomic import append_at
+from amphoreus_graph.data.samples import json_line, shard_name
+from amphoreus_graph.memory.records import MemoryEvent
+from amphoreus_graph.society.world import World
+
+CHRONICLE_DIR = "chronicle"
+
+
+class RoundRecord(BaseModel):
+    """One round as it ended: the world after the game master, and what happened (as the heirs remember it)."""
+
+    cycle: int
+    round: int
+    world: World
+    events: list[MemoryEvent] = Field(default_factory=list)
+
+
+class ChronicleWriter:
+    """Appends rounds under `RUN/chronicle/`; offsets live beside the samples' (keys `chronicle/cycle-….jsonl`)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.directory = run_dir / CHRONICLE_DIR
+
+    def write_round(self, record: RoundRecord, offsets: dict[str, int]) -> dict[str, int]:
+        key = f"{CHRONICLE_DIR}/{shard_name(record.cycle)}"
+        payload = json_line(record.model_dump(mode="json")).encode()
+        return offsets | {key: append_at(self.directory / shard_name(record.cycle), payload, offsets.get(key, 0))}
+
+
+def iter_chronicle(run_dir: Path) -> Iterator[RoundRecord]:
+    """Every round of a run in order (nothing for runs made before the chronicle existed)."""
+    for shard in sorted((run_dir / CHRONICLE_DIR).glob("cycle-*.jsonl")):
+        with open(shard, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    yield RoundRecord.model_validate_json(line)
