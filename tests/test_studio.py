@@ -143,15 +143,26 @@ def log_tail(server: Server, chars: int = 6000) -> str:
 
 
 async def stream_run(
-    client: Any, thread_id: str, payload: dict[str, Any], stop_after: str | None = None, graph: str = "society"
+    client: Any,
+    thread_id: str,
+    payload: dict[str, Any] | None,
+    stop_after: str | None = None,
+    graph: str = "society",
+    command: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any], str | None]:
-    """Stream a run of `graph`; return its custom events, values snapshots, errors, and run id."""
+    """Stream a run of `graph` (or resume one with `command`); return its custom events, values snapshots,
+    errors, and run id."""
     custom: list[dict[str, Any]] = []
     values: list[dict[str, Any]] = []
     errors: list[Any] = []
     run_id: str | None = None
     stream = client.runs.stream(
-        thread_id, graph, input=payload, stream_mode=["custom", "values"], on_disconnect="cancel"
+        thread_id,
+        graph,
+        input=payload,
+        command=command,
+        stream_mode=["custom", "values"],
+        on_disconnect="cancel",
     )
     async with contextlib.aclosing(stream):  # leaving early disconnects, and the server cancels the run
         async for part in stream:
@@ -176,6 +187,27 @@ async def wait_settled(client: Any, thread_id: str, run_id: str, timeout: float 
         if run["status"] not in ("pending", "running") or time.monotonic() > deadline:
             return str(run["status"])
         await asyncio.sleep(0.2)
+
+
+async def test_every_graph_is_described_and_runs_on_defaults(server: Server) -> None:
+    """What Studio shows before a run: each graph's description, and input and context forms in which every
+    field is explained and has a default (so Submit with nothing filled in is a valid run)."""
+    client = langgraph_sdk.get_client(url=server.url)
+    declared = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))["graphs"]
+    assistants = {a["graph_id"]: a for a in await client.assistants.search(limit=50)}
+    assert set(assistants) == set(declared), log_tail(server)
+    for graph_id, assistant in assistants.items():
+        assert len((assistant["description"] or "").strip()) > 40, (graph_id, assistant["description"])
+        schemas = await client.assistants.get_schemas(assistant["assistant_id"])
+        forms = {"input": schemas["input_schema"], "context": schemas["context_schema"]}
+        assert forms["input"] is not None, f"{graph_id}: no input schema\n{log_tail(server)}"
+        for form, schema in forms.items():
+            if schema is None:  # no runtime context: nothing to fill in
+                continue
+            fields = schema["properties"]
+            assert fields and not schema.get("required"), (graph_id, form, schema.get("required"))
+            assert [f for f, spec in fields.items() if "default" not in spec] == [], (graph_id, form)
+            assert [f for f, spec in fields.items() if not spec.get("description")] == [], (graph_id, form)
 
 
 async def test_society_trio_streams_progress_and_writes_samples(server: Server) -> None:
@@ -296,16 +328,19 @@ async def test_human_expert_judges_through_an_interrupt(server: Server, tmp_path
     }
     await asyncio.wait_for(client.runs.wait(thread["thread_id"], "experts", input=request), RUN_TIMEOUT_S)
     state = await client.threads.get_state(thread["thread_id"])
-    assert state["next"] == ["review"], f"{state['next']}\n{log_tail(server)}"
+    assert state["next"] == ["human_review"], f"{state['next']}\n{log_tail(server)}"
     shown = state["tasks"][0]["interrupts"][0]["value"]
     assert {"A", "B", "question", "answer_schema"} <= set(shown)
     assert shown["A"]["decision"]["action"] and shown["B"]["decision"]["action"]
     assert set(shown["A"]["panels"]) == {"genius_society", "nameless"}
 
-    await asyncio.wait_for(
-        client.runs.wait(thread["thread_id"], "experts", command={"resume": {"choice": "A", "reason": "truer"}}),
-        RUN_TIMEOUT_S,
+    verdict = {"resume": {"choice": "A", "reason": "truer"}}
+    custom, _, errors, _ = await asyncio.wait_for(
+        stream_run(client, thread["thread_id"], None, graph="experts", command=verdict), RUN_TIMEOUT_S
     )
+    assert not errors, f"resumed run failed: {errors}\n{log_tail(server)}"
+    assert [e["type"] for e in custom] == ["turn_reviewed", "pairs_written"], custom
+    assert custom[0]["choice"] == "A" and (custom[0]["index"], custom[0]["of"]) == (1, 1)
     state = await client.threads.get_state(thread["thread_id"])
     assert not state["next"], f"{state['next']}\n{log_tail(server)}"
     assert state["values"]["report"]["decided_by_human"] == 1
@@ -314,14 +349,56 @@ async def test_human_expert_judges_through_an_interrupt(server: Server, tmp_path
     assert rows[0]["chosen"][0]["content"] == json.dumps(shown["A"]["decision"], ensure_ascii=False, sort_keys=True)
 
 
-async def test_benchmark_graph_writes_a_leaderboard(server: Server, tmp_path: Path) -> None:
+async def test_experts_from_empty_input_judge_the_newest_run(server: Server) -> None:
+    """Submit on `experts` with nothing filled in judges the run just made, reporting each step as it goes."""
+    client = langgraph_sdk.get_client(url=server.url)
+    society = await client.threads.create()
+    _, _, errors, _ = await asyncio.wait_for(
+        stream_run(client, society["thread_id"], {"scenario": "trio", "rounds": 1, "seed": 11}), RUN_TIMEOUT_S
+    )
+    assert not errors, f"society run failed: {errors}\n{log_tail(server)}"
+    run_dir = server.runs_dir / society["thread_id"]
+
+    thread = await client.threads.create()
+    custom, _, errors, _ = await asyncio.wait_for(
+        stream_run(client, thread["thread_id"], {}, graph="experts"), RUN_TIMEOUT_S
+    )
+    assert not errors, f"experts run failed: {errors}\n{log_tail(server)}"
+    events = {e["type"]: e for e in custom}
+    assert list(events) == ["turns_selected", "candidates_proposed", "candidates_scored", "pairs_written"], custom
+    assert len(custom) == len(events), custom
+    assert events["turns_selected"]["run_dir"] == str(run_dir)
+    assert events["turns_selected"]["turns"] == events["turns_selected"]["of"] == 3  # trio: 3 heirs, 1 round
+    assert events["candidates_proposed"]["candidates"] == events["candidates_scored"]["candidates"] == 3 * (1 + 4)
+    assert events["pairs_written"]["out_dir"] == str(run_dir / "judged")
+    pairs = (run_dir / "judged" / "dpo.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(pairs) == events["pairs_written"]["pairs"] > 0
+
+
+async def test_benchmark_graph_streams_progress_and_writes_a_leaderboard(server: Server, tmp_path: Path) -> None:
     client = langgraph_sdk.get_client(url=server.url)
     thread = await client.threads.create()
-    payload = {"models": ["offline", "random"], "tasks": ["path_choice"], "out_dir": str(tmp_path)}
+    tasks = ["path_choice", "erudition"]
+    payload = {"models": ["offline", "random"], "tasks": tasks, "out_dir": str(tmp_path)}
     custom, _, errors, _ = await asyncio.wait_for(
         stream_run(client, thread["thread_id"], payload, graph="benchmark"), RUN_TIMEOUT_S
     )
     assert not errors, f"run failed: {errors}\n{log_tail(server)}"
-    assert sorted(e["model"] for e in custom if e.get("type") == "model_done") == ["offline", "random"]
     board = json.loads((tmp_path / "leaderboard.json").read_text())
     assert [r["model"] for r in board["models"]] == ["offline", "random"]
+    for row in board["models"]:  # models run in parallel: each one's events are in order among themselves
+        mine = [(e["type"], e.get("task")) for e in custom if e.get("model") == row["model"]]
+        assert mine == [
+            ("task_started", "path_choice"),
+            ("task_done", "path_choice"),
+            ("task_started", "erudition"),
+            ("task_done", "erudition"),
+            ("model_done", None),
+        ], mine
+        done = {e["task"]: e["score"] for e in custom if e["type"] == "task_done" and e["model"] == row["model"]}
+        assert done == {t: row["tasks"][t]["score"] for t in tasks}
+    assert custom[-1] == {
+        "type": "leaderboard_written",
+        "out_dir": str(tmp_path),
+        "ranking": [{"model": r["model"], "pes_score": r["pes_score"]} for r in board["models"]],
+    }

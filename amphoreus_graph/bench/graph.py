@@ -1,5 +1,11 @@
-"""The benchmark as a LangGraph graph (Studio: `benchmark`): every model is benchmarked in parallel (`Send`),
-then the leaderboard is written. Custom stream events say which model finished, with its PES."""
+"""The benchmark as a LangGraph graph (Studio: `benchmark`):
+
+    START ─Send×models→ benchmark_model → write_leaderboard → END
+
+Every model is benchmarked in parallel, its tasks one after another. Custom stream events report progress:
+`task_started` and `task_done` (with the task's score) per model and task, `model_done` with the model's PES,
+and `leaderboard_written` with the ranking.
+"""
 
 from __future__ import annotations
 
@@ -13,19 +19,23 @@ from langgraph.types import Send
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
-from amphoreus_graph.bench.leaderboard import bench_model, task_names, write_leaderboard
+from amphoreus_graph.bench.items import SplitChoice
+from amphoreus_graph.bench.leaderboard import TASKS, bench_model, task_names, write_leaderboard
 from amphoreus_graph.bench.tasks.base import BenchSettings
 
 
 class BenchmarkInput(BaseModel):
     """Benchmark models on the Path Emanator tasks (defaults: the three baselines, all tasks, held-out split)."""
 
-    models: list[str] = Field(default_factory=lambda: ["offline", "random", "single-path:Destruction"])
-    tasks: list[str] = Field(default_factory=lambda: ["all"])
-    split: str = Field(default="heldout", description="dev, heldout or all")
-    seed: int = 0
-    judge: str = Field(default="offline", description="who hears the Path in free speech")
-    out_dir: str = Field(default="runs/bench", description="where the leaderboard files go")
+    models: list[str] = Field(
+        default=["offline", "random", "single-path:Destruction"],
+        description="offline, random, single-path:<Path>, pes:CKPT or any --model string",
+    )
+    tasks: list[str] = Field(default=["all"], description=f"'all' or some of: {', '.join(TASKS)}")
+    split: SplitChoice = Field(default="heldout", description="which items: dev, heldout (every third) or all")
+    seed: int = Field(default=0, description="policy noise and bootstrap seed")
+    judge: str = Field(default="offline", description="who hears the Path in free speech: offline or a --model")
+    out_dir: str = Field(default="runs/bench", description="where leaderboard.json, .md and .png go")
 
 
 class BenchmarkState(TypedDict, total=False):
@@ -44,30 +54,38 @@ def _request(state: BenchmarkState) -> BenchmarkInput:
 
 
 def fan_out(state: BenchmarkState) -> list[Send]:
+    """One parallel `benchmark_model` per model."""
     request = _request(state)
     tasks = task_names(request.tasks)
     settings = BenchSettings(split=request.split, seed=request.seed, judge=request.judge)
-    return [Send("bench_one", {"model": m, "tasks": tasks, "settings": settings.model_dump()}) for m in request.models]
+    jobs = [{"model": m, "tasks": tasks, "settings": settings.model_dump()} for m in request.models]
+    return [Send("benchmark_model", job) for job in jobs]
 
 
-async def bench_one(payload: dict[str, Any]) -> dict[str, Any]:
-    row = await bench_model(payload["model"], payload["tasks"], BenchSettings.model_validate(payload["settings"]))
-    get_stream_writer()({"type": "model_done", "model": row["model"], "pes_score": row["pes_score"], "ci": row["ci"]})
+async def benchmark_model(job: dict[str, Any]) -> dict[str, Any]:
+    """Run every task for one model (a job sent by `fan_out`, not the graph's state); its leaderboard row."""
+    emit = get_stream_writer()
+    settings = BenchSettings.model_validate(job["settings"])
+    row = await bench_model(job["model"], job["tasks"], settings, progress=emit)
+    emit({"type": "model_done", "model": row["model"], "pes_score": row["pes_score"], "ci": row["ci"]})
     return {"rows": [row]}
 
 
-def write(state: BenchmarkState) -> dict[str, Any]:
+def write_leaderboard_files(state: BenchmarkState) -> dict[str, Any]:
+    """Rank the models by PES; leaderboard.json, .md and .png under `out_dir`."""
     request = _request(state)
     settings = BenchSettings(split=request.split, seed=request.seed, judge=request.judge)
     board = write_leaderboard(state["rows"], task_names(request.tasks), settings, Path(request.out_dir))
+    ranking = [{"model": r["model"], "pes_score": r["pes_score"]} for r in board["models"]]
+    get_stream_writer()({"type": "leaderboard_written", "out_dir": request.out_dir, "ranking": ranking})
     return {"leaderboard": board}
 
 
 def build_benchmark_graph() -> StateGraph[Any, None, Any, Any]:
     builder = StateGraph(BenchmarkState, input_schema=BenchmarkInput)
-    builder.add_node("bench_one", bench_one)  # type: ignore[call-overload]
-    builder.add_node("write", write)
-    builder.add_conditional_edges(START, fan_out, ["bench_one"])
-    builder.add_edge("bench_one", "write")
-    builder.add_edge("write", END)
+    builder.add_node("benchmark_model", benchmark_model)  # type: ignore[call-overload]
+    builder.add_node("write_leaderboard", write_leaderboard_files)
+    builder.add_conditional_edges(START, fan_out, ["benchmark_model"])
+    builder.add_edge("benchmark_model", "write_leaderboard")
+    builder.add_edge("write_leaderboard", END)
     return builder

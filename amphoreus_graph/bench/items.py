@@ -6,7 +6,7 @@ A broken file is one error line (file, item index and field, what was expected),
 from __future__ import annotations
 
 from importlib import resources
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
@@ -16,7 +16,8 @@ from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.paths import load_paths
 
 Split = Literal["dev", "heldout"]
-SPLITS = ("dev", "heldout", "all")
+SplitChoice = Literal[Split, "all"]
+SPLITS: tuple[str, ...] = get_args(SplitChoice)
 
 
 class _Item(BaseModel):

@@ -61,11 +61,24 @@ class CountingPolicy:
         return result
 
 
-async def bench_model(model: str, tasks: list[str], settings: BenchSettings) -> dict[str, Any]:
+Progress = Callable[[dict[str, Any]], None]
+
+
+async def bench_model(
+    model: str, tasks: list[str], settings: BenchSettings, progress: Progress | None = None
+) -> dict[str, Any]:
     """One leaderboard row: the model's PES, every task's and Path's score with its interval, and how many of
-    its decisions fell back."""
+    its decisions fell back. `progress` hears `task_started` and `task_done` (with the task's score) events."""
     policy = CountingPolicy(resolve_model(model, base_url=settings.base_url))
-    results: list[TaskResult] = [await TASKS[name]().run(policy, settings) for name in tasks]
+    results: list[TaskResult] = []
+    for index, name in enumerate(tasks, 1):
+        if progress:
+            progress({"type": "task_started", "model": model, "task": name, "index": index, "of": len(tasks)})
+        result = await TASKS[name]().run(policy, settings)
+        results.append(result)
+        if progress:
+            score = score_results([result], seed=settings.seed).tasks[name].score  # the leaderboard's own figure
+            progress({"type": "task_done", "model": model, "task": name, "score": score, "items": len(result.scores)})
     scored = score_results(results, seed=settings.seed)
     return {
         "model": model,

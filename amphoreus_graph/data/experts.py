@@ -1,10 +1,11 @@
 """The experts graph: sampled turns of a run → alternatives → both panels → (a human) → DPO pairs on disk.
 
-    select → propose → score → review ⟲ (only with `human`: one interrupt per turn) → write
+    select_turns → propose_alternatives → score_candidates → human_review ⟲ (only with `human`) → write_pairs
 
 `amphoreus judge` runs it without a human; in Studio, `human: true` pauses at each judged turn with the
 panels' best (A) and worst (B) candidates side by side, and resumes with a `HumanVerdict`
-(`{"choice": "A" | "B" | "tie", "reason": "..."}`).
+(`{"choice": "A" | "B" | "tie", "reason": "..."}`). Every node reports what it did as a custom stream event
+(`turns_selected`, `candidates_proposed`, `candidates_scored`, `turn_reviewed`, `pairs_written`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
@@ -35,6 +37,7 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.base import TurnContext
 from amphoreus_graph.policy.offline import stable_rng
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.services import SocietySettings
 
 JSON = dict[str, Any]
 SUMMARY_FILE = "summary.json"
@@ -43,7 +46,11 @@ SUMMARY_FILE = "summary.json"
 class ExpertsInput(BaseModel):
     """Judge a run's turns and turn them into DPO pairs."""
 
-    run_dir: str = Field(default="runs/default", description="a run written by `amphoreus simulate`")
+    run_dir: str = Field(
+        default="",
+        description="a run written by `amphoreus simulate` or the society graph; default: the newest run in "
+        "AMPHOREUS_RUNS_DIR (runs/)",
+    )
     out_dir: str = Field(default="", description="where judgements and dpo.jsonl go; default: RUN/judged")
     judge: str = Field(default="offline", description="'offline' or a --model string for a model judge")
     proposer: str = Field(default="offline", description="who proposes alternatives: offline or a --model")
@@ -84,14 +91,25 @@ def request_of(state: ExpertsState) -> ExpertsInput:
         raise AmphoreusError(f"experts input: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
-def select(state: ExpertsState) -> dict[str, Any]:
+def newest_run(runs: Path) -> Path:
+    """The run whose samples were written last: in Studio, the society a user has just watched."""
+    shards = list(runs.glob("*/samples/*.jsonl"))
+    if not shards:
+        raise AmphoreusError(f"{runs}: no run with samples yet; run the society graph first, or set run_dir")
+    return max(shards, key=lambda shard: shard.stat().st_mtime).parent.parent
+
+
+def select_turns(state: ExpertsState) -> dict[str, Any]:
     """Draw a seeded sample of the run's turns, streaming through its shards."""
     request = request_of(state)
+    if not request.run_dir:
+        request.run_dir = str(newest_run(Path(SocietySettings().runs_dir)))
     folder = Path(request.run_dir) / "samples"
     if not folder.is_dir():
         raise AmphoreusError(f"{folder}: no such directory; expected a run written by `amphoreus simulate`")
     rng = stable_rng("experts", request.seed, request.run_dir)
     chosen: list[Sample] = []
+    seen = 0
     for seen, sample in enumerate((s for s in iter_samples(folder) if s.context is not None), 1):
         if len(chosen) < request.max_turns:
             chosen.append(sample)
@@ -100,6 +118,7 @@ def select(state: ExpertsState) -> dict[str, Any]:
     if not chosen:
         raise AmphoreusError(f"{folder}: no samples with a recorded turn context to judge")
     chosen.sort(key=lambda s: (s.cycle, s.round, s.heir))
+    get_stream_writer()({"type": "turns_selected", "run_dir": request.run_dir, "turns": len(chosen), "of": seen})
     return {
         **request.model_dump(mode="json"),
         "turns": [s.model_dump(mode="json") for s in chosen],
@@ -107,7 +126,7 @@ def select(state: ExpertsState) -> dict[str, Any]:
     }
 
 
-async def propose(state: ExpertsState) -> dict[str, Any]:
+async def propose_alternatives(state: ExpertsState) -> dict[str, Any]:
     """The original decision plus K alternatives for every selected turn."""
     request = request_of(state)
     samples = [Sample.model_validate(t) for t in state["turns"]]
@@ -120,15 +139,16 @@ async def propose(state: ExpertsState) -> dict[str, Any]:
         found = await asyncio.gather(
             *(sampled_alternatives(s, _context(s), request.alternatives, policy) for s in samples)
         )
-    return {
-        "candidates": {
-            s.id: [c.model_dump(mode="json") for c in [original(s), *alternatives]]
-            for s, alternatives in zip(samples, found, strict=True)
-        }
+    candidates = {
+        s.id: [c.model_dump(mode="json") for c in [original(s), *alternatives]]
+        for s, alternatives in zip(samples, found, strict=True)
     }
+    total = sum(map(len, candidates.values()))
+    get_stream_writer()({"type": "candidates_proposed", "turns": len(samples), "candidates": total})
+    return {"candidates": candidates}
 
 
-async def score(state: ExpertsState) -> dict[str, Any]:
+async def score_candidates(state: ExpertsState) -> dict[str, Any]:
     """Both panels score every candidate of every turn in one batch."""
     request = request_of(state)
     judge = resolve_judge(request.judge, base_url=request.base_url)
@@ -152,10 +172,12 @@ async def score(state: ExpertsState) -> dict[str, Any]:
         )
         for s in samples
     ]
+    event = {"type": "candidates_scored", "turns": len(samples), "candidates": len(owners), "judge": judge.name}
+    get_stream_writer()(event)
     return {"judgements": [j.model_dump(mode="json") for j in judgements]}
 
 
-def review(state: ExpertsState) -> dict[str, Any]:
+def human_review(state: ExpertsState) -> dict[str, Any]:
     """Show a human the panels' best (A) and worst (B) candidates for one turn; record the verdict."""
     index = state.get("review_index", 0)
     judgement = Judgement.model_validate(state["judgements"][index])
@@ -177,18 +199,27 @@ def review(state: ExpertsState) -> dict[str, Any]:
         return {"review_error": f"{exc.errors()[0]['msg']}; expected {{'choice': 'A' | 'B' | 'tie'}}"}
     judgements = list(state["judgements"])
     judgements[index] = judgement.model_copy(update={"human": verdict}).model_dump(mode="json")
+    get_stream_writer()(
+        {
+            "type": "turn_reviewed",
+            "turn": judgement.sample_id,
+            "index": index + 1,
+            "of": len(judgements),
+            "choice": verdict.choice,
+        }
+    )
     return {"judgements": judgements, "review_index": index + 1, "review_error": ""}
 
 
 def after_score(state: ExpertsState) -> str:
-    return "review" if request_of(state).human else "write"
+    return "human_review" if request_of(state).human else "write_pairs"
 
 
 def after_review(state: ExpertsState) -> str:
-    return "review" if state.get("review_index", 0) < len(state["judgements"]) else "write"
+    return "human_review" if state.get("review_index", 0) < len(state["judgements"]) else "write_pairs"
 
 
-def write(state: ExpertsState) -> dict[str, Any]:
+def write_pairs(state: ExpertsState) -> dict[str, Any]:
     """judgements.jsonl (every candidate's verdicts), dpo.jsonl + card, summary.json (agreement, win rate)."""
     request = request_of(state)
     out = Path(request.out_dir or Path(request.run_dir) / "judged")
@@ -210,22 +241,25 @@ def write(state: ExpertsState) -> dict[str, Any]:
         "files": [str(out / JUDGEMENTS_FILE), str(out / DPO_FILE)],
     }
     (out / SUMMARY_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    get_stream_writer()(
+        {"type": "pairs_written", "pairs": dpo.pairs, "ties_dropped": dpo.ties_dropped, "out_dir": str(out)}
+    )
     return {"report": report}
 
 
 def build_experts_graph() -> StateGraph[Any, None, Any, Any]:
     builder = StateGraph(ExpertsState, input_schema=ExpertsInput)
-    builder.add_node("select", select)
-    builder.add_node("propose", propose)
-    builder.add_node("score", score)
-    builder.add_node("review", review)
-    builder.add_node("write", write)
-    builder.add_edge(START, "select")
-    builder.add_edge("select", "propose")
-    builder.add_edge("propose", "score")
-    builder.add_conditional_edges("score", after_score, ["review", "write"])
-    builder.add_conditional_edges("review", after_review, ["review", "write"])
-    builder.add_edge("write", END)
+    builder.add_node("select_turns", select_turns)
+    builder.add_node("propose_alternatives", propose_alternatives)
+    builder.add_node("score_candidates", score_candidates)
+    builder.add_node("human_review", human_review)
+    builder.add_node("write_pairs", write_pairs)
+    builder.add_edge(START, "select_turns")
+    builder.add_edge("select_turns", "propose_alternatives")
+    builder.add_edge("propose_alternatives", "score_candidates")
+    builder.add_conditional_edges("score_candidates", after_score, ["human_review", "write_pairs"])
+    builder.add_conditional_edges("human_review", after_review, ["human_review", "write_pairs"])
+    builder.add_edge("write_pairs", END)
     return builder
 
 
