@@ -228,6 +228,26 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     )
 
 
+@app.command()
+@one_line_errors
+def report(
+    run: Annotated[Path, typer.Argument(help="a run directory written by `amphoreus simulate`")],
+    open_: Annotated[bool, typer.Option("--open", help="open the report in the default browser")] = False,
+    bench: Annotated[Path | None, typer.Option(help="a leaderboard.json (or its folder) to show")] = None,
+    alignment: Annotated[bool, typer.Option(help="score Path alignment with the offline panels")] = True,
+) -> None:
+    """Write RUN/report.html: one self-contained page (timeline, trust, Path alignment, memory, transcript)."""
+    import webbrowser
+
+    from amphoreus_graph.report import load_run, write_report
+
+    with err_console.status("reading the run…"):
+        target = write_report(load_run(run, bench=bench, judge_alignment=alignment), run)
+    console.print(f"written to {target} ({target.stat().st_size / 1e6:.1f} MB)", highlight=False)
+    if open_:
+        webbrowser.open(target.resolve().as_uri())
+
+
 memory_app = typer.Typer(help="Look inside a run's memory.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
 

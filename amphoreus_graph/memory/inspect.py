@@ -1,34 +1,47 @@
-"""`amphoreus memory inspect`: what a heir of a finished (or stopped) run would recall, and why."""
+"""A finished (or stopped) run's memory, reopened read-only: `amphoreus memory inspect` and the run report."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.records import Moment
-from amphoreus_graph.memory.store import open_chroma
+from amphoreus_graph.memory.store import ChromaMemory, open_chroma
 from amphoreus_graph.policy.base import RecalledMemory
 from amphoreus_graph.policy.offline import OfflinePathPolicy
-from amphoreus_graph.scenario import load_scenario
+from amphoreus_graph.scenario import Scenario, load_scenario
 from amphoreus_graph.society.services import build_memory
 
 
-def inspect_recall(run: Path, heir: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
-    """Recall for one heir as of the run's last moment (recall is read-only: nothing is marked accessed)."""
+@contextmanager
+def run_memory(run: Path) -> Iterator[tuple[Scenario, ChromaMemory]]:
+    """The run's scenario and its Chroma memory, where `config.json` says it lives (directory or server)."""
     config_path = run / "config.json"
     if not config_path.is_file():
         raise AmphoreusError(f"{config_path}: no such file; expected a run directory written by `amphoreus simulate`")
     config = json.loads(config_path.read_text(encoding="utf-8"))
     scenario = load_scenario(config["scenario"])
-    if heir not in scenario.heir_names:
-        raise AmphoreusError(f"--heir {heir!r}: not a heir of {scenario.name}; expected one of {scenario.heir_names}")
     memory_dir = Path(config["memory_dir"]) if config.get("memory_dir") else run / "memory"
     client, lock = open_chroma(None if config.get("chroma_url") else memory_dir, config.get("chroma_url"))
     memory = build_memory(
         client, run.name, scenario, config.get("embedder", "all-MiniLM-L6-v2"), OfflinePathPolicy(), lock
     )
     try:
+        yield scenario, memory
+    finally:
+        memory.close()
+
+
+def inspect_recall(run: Path, heir: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
+    """Recall for one heir as of the run's last moment (recall is read-only: nothing is marked accessed)."""
+    with run_memory(run) as (scenario, memory):
+        if heir not in scenario.heir_names:
+            raise AmphoreusError(
+                f"--heir {heir!r}: not a heir of {scenario.name}; expected one of {scenario.heir_names}"
+            )
         records = memory.records(heir)
         latest = max(records, key=lambda r: (r.cycle, r.last_accessed), default=None)
         now = (
@@ -37,5 +50,3 @@ def inspect_recall(run: Path, heir: str, query: str, k: int) -> tuple[Moment, li
             else Moment(cycle=1, round=0, tick=0)
         )
         return now, memory.recall({heir: query}, k, now)[heir]
-    finally:
-        memory.close()

@@ -1,0 +1,313 @@
+"""A run read back for the report: cycles, rounds, turns, trust, Path alignment, memory and benchmark results.
+
+Everything comes from what the run wrote (config, summary, samples, chronicle, Chroma memory, a leaderboard
+beside it); nothing is re-simulated. Path alignment is the offline Nameless panel's `path_fidelity` (1-10) for
+the decisions the heirs actually took, the same judge the data engine uses.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from amphoreus_graph.data.samples import Sample, iter_samples
+from amphoreus_graph.errors import AmphoreusError, format_validation_error
+from amphoreus_graph.policy.base import RecalledMemory
+from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
+from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.society.runner import RunConfig
+
+LEADERBOARD_PLACES = ("leaderboard.json", "bench/leaderboard.json")
+
+
+class Turn(BaseModel):
+    """One heir's turn as the transcript shows it."""
+
+    cycle: int
+    round: int
+    heir: str
+    path: str
+    action: str
+    target: str | None
+    speech: str
+    rationale: str
+    flags: list[str]
+    memories: list[RecalledMemory]
+
+
+class RoundView(BaseModel):
+    """What a round did: the game master's events, Coreflames won, the Black Tide after it."""
+
+    round: int
+    black_tide: float
+    events: list[str]
+    won: dict[str, list[str]] = Field(description="heir → Titans whose Coreflames it gained this round")
+    holding: dict[str, int] = Field(description="heir → Coreflames held or delivered after the round")
+
+
+class CycleView(BaseModel):
+    cycle: int
+    outcome: str
+    rounds: int
+    black_tide: float
+    delivered: int
+    fallen: list[str]
+    coreflames: dict[str, int]
+    memories_kept: dict[str, int]
+    trust: dict[str, dict[str, float]] = Field(description="truster → trusted → trust in [-1, 1] at the end")
+    turns: list[Turn]
+    round_log: list[RoundView] = Field(description="empty for runs written before the chronicle existed")
+    written: dict[str, int] = Field(description="heir → memories filed for it during the cycle (chronicle)")
+
+    @property
+    def samples(self) -> int:
+        return len(self.turns)
+
+    @property
+    def fallbacks(self) -> int:
+        return sum("fallback" in t.flags for t in self.turns)
+
+    @property
+    def repaired(self) -> int:
+        return sum("repaired" in t.flags for t in self.turns)
+
+    def action_at(self, round_: int, heir: str) -> Turn | None:
+        return next((t for t in self.turns if t.round == round_ and t.heir == heir), None)
+
+
+class CarriedMemory(BaseModel):
+    heir: str
+    text: str
+    cycle: int
+    round: int
+    kind: str
+    carried_to: int
+
+
+class MemoryView(BaseModel):
+    """The store at the end of the run: records per heir and kind, and those Remembrance carried across resets."""
+
+    held: dict[str, dict[str, int]]
+    carried: list[CarriedMemory]
+
+
+class RunReport(BaseModel):
+    run: str
+    scenario: str
+    title: str
+    model: str
+    seed: int
+    wall_time_s: float
+    heirs: dict[str, str] = Field(description="heir → Path, in the scenario's order")
+    cycles: list[CycleView]
+    alignment: dict[str, dict[int, float]] = Field(description="heir → cycle → mean Nameless path_fidelity")
+    memory: MemoryView | None
+    memory_note: str = ""
+    leaderboard: Leaderboard | None
+
+
+class TaskScore(BaseModel):
+    score: float
+    ci: tuple[float, float]
+
+
+class BoardRow(BaseModel):
+    model: str
+    pes_score: float
+    ci: tuple[float, float]
+    tasks: dict[str, TaskScore]
+    fallback_rate: float = 0.0
+
+
+class Leaderboard(BaseModel):
+    """The parts of `amphoreus bench`'s leaderboard.json the report shows."""
+
+    models: list[BoardRow]
+    tasks: list[str]
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+def _read_json(path: Path, expected: str) -> dict[str, Any]:
+    if not path.is_file():
+        raise AmphoreusError(f"{path}: no such file; expected {expected}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise AmphoreusError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); expected {expected}") from None
+    if not isinstance(data, dict):
+        raise AmphoreusError(f"{path}: a JSON {type(data).__name__}; expected {expected}")
+    return data
+
+
+def _run_file(run: Path, name: str) -> dict[str, Any]:
+    return _read_json(run / name, "a finished run directory written by `amphoreus simulate`")
+
+
+def load_leaderboard(run: Path, bench: Path | None) -> Leaderboard | None:
+    """`--bench DIR` (or its leaderboard.json), else a leaderboard written inside the run, else none."""
+    if bench is not None:
+        path = bench / "leaderboard.json" if bench.is_dir() else bench
+    else:
+        found = [run / p for p in LEADERBOARD_PLACES if (run / p).is_file()]
+        if not found:
+            return None
+        path = found[0]
+    try:
+        return Leaderboard.model_validate(_read_json(path, "a leaderboard.json written by `amphoreus bench`"))
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(str(path), exc)) from None
+
+
+def _turn(sample: Sample) -> Turn:
+    memories = sample.context.memories if sample.context else []
+    return Turn(
+        cycle=sample.cycle,
+        round=sample.round,
+        heir=sample.heir,
+        path=sample.path,
+        action=sample.decision.action.value,
+        target=sample.decision.target,
+        speech=sample.decision.speech,
+        rationale=sample.decision.rationale,
+        flags=sample.flags,
+        memories=memories,
+    )
+
+
+def round_views(records: list[RoundRecord]) -> list[RoundView]:
+    """Rounds of one cycle with the Coreflames each heir gained since the round before."""
+    views: list[RoundView] = []
+    before: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        now = {n: set(h.holding) | set(h.delivered) for n, h in record.world.heirs.items()}
+        won = {n: sorted(titans - before[n]) for n, titans in now.items() if titans - before[n]}
+        views.append(
+            RoundView(
+                round=record.round,
+                black_tide=record.world.black_tide,
+                events=[e.text for e in record.events],
+                won=won,
+                holding={n: len(t) for n, t in now.items()},
+            )
+        )
+        before = defaultdict(set, now)
+    return views
+
+
+def memories_written(records: list[RoundRecord], heirs: list[str]) -> dict[str, int]:
+    """Memories filed per heir in a cycle: each event once per witness, public events for everyone."""
+    counts: Counter[str] = Counter()
+    for record in records:
+        for event in record.events:
+            counts.update(heirs if event.public else event.witnesses)
+    return {h: counts[h] for h in heirs}
+
+
+def _trust(records: list[RoundRecord], samples: list[Sample]) -> dict[str, dict[str, float]]:
+    """The trust the cycle ended with (chronicle), or for older runs what each heir felt at its last turn."""
+    if records:
+        return records[-1].world.trust
+    return {s.heir: s.context.trust for s in samples if s.context is not None}
+
+
+def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = True) -> RunReport:
+    """Read a run directory into a RunReport (errors name the file and what was expected)."""
+    config_file = _run_file(run, "config.json")
+    try:
+        config = RunConfig.model_validate(config_file)
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(str(run / "config.json"), exc)) from None
+    summary = _run_file(run, "summary.json")
+    scenario = scenario_of(config.scenario)
+    heirs = {h.name: h.path for h in scenario.heirs}
+    samples = list(iter_samples(run / "samples"))
+    if not samples:
+        raise AmphoreusError(f"{run / 'samples'}: no samples; expected a run that lived at least one round")
+    chronicle: dict[int, list[RoundRecord]] = defaultdict(list)
+    for record in iter_chronicle(run):
+        chronicle[record.cycle].append(record)
+    cycles = []
+    for cycle in summary.get("cycles", []):
+        number = cycle["cycle"]
+        in_cycle = [s for s in samples if s.cycle == number]
+        turns = [_turn(s) for s in in_cycle]
+        records = chronicle.get(number, [])
+        cycles.append(
+            CycleView(
+                cycle=number,
+                outcome=cycle["outcome"],
+                rounds=cycle["rounds"],
+                black_tide=cycle["black_tide"],
+                delivered=cycle["coreflames_delivered"],
+                fallen=cycle["fallen"],
+                coreflames=cycle["coreflames"],
+                memories_kept=cycle.get("memories_kept", {}),
+                trust=_trust(records, in_cycle),
+                turns=turns,
+                round_log=round_views(records),
+                written=memories_written(records, list(heirs)),
+            )
+        )
+    memory, note = _memory_view(run, list(heirs))
+    return RunReport(
+        run=summary["run"],
+        scenario=scenario.name,
+        title=scenario.title,
+        model=summary["model"],
+        seed=summary["seed"],
+        wall_time_s=summary.get("wall_time_s", 0.0),
+        heirs=heirs,
+        cycles=cycles,
+        alignment=path_alignment(samples) if judge_alignment else {},
+        memory=memory,
+        memory_note=note,
+        leaderboard=load_leaderboard(run, bench),
+    )
+
+
+def path_alignment(samples: list[Sample]) -> dict[str, dict[int, float]]:
+    """Mean Nameless `path_fidelity` per heir per cycle, scored by the offline panels in one batch."""
+    from amphoreus_graph.data.judges.base import JudgeItem
+    from amphoreus_graph.data.judges.offline import OfflineJudge
+
+    judged = [s for s in samples if s.context is not None]
+    items = [JudgeItem(turn=s.context, decision=s.decision) for s in judged if s.context is not None]
+    verdicts = OfflineJudge().score(items)
+    scores: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for sample, verdict in zip(judged, verdicts, strict=True):
+        scores[sample.heir][sample.cycle].append(verdict["nameless"].scores["path_fidelity"])
+    return {heir: {c: round(statistics.fmean(v), 2) for c, v in by_cycle.items()} for heir, by_cycle in scores.items()}
+
+
+def _memory_view(run: Path, heirs: list[str]) -> tuple[MemoryView | None, str]:
+    """What the store holds now; a store in use by a live run (or an unreachable server) is skipped, said so."""
+    from amphoreus_graph.memory.inspect import run_memory
+    from amphoreus_graph.memory.records import PUBLIC
+
+    try:
+        with run_memory(run) as (_, memory):
+            held: dict[str, dict[str, int]] = {}
+            carried: list[CarriedMemory] = []
+            for owner in [*heirs, PUBLIC]:
+                records = memory.records(owner)
+                held[owner] = dict(Counter(r.kind.value for r in records))
+                carried += [
+                    CarriedMemory(
+                        heir=owner,
+                        text=r.text,
+                        cycle=r.cycle,
+                        round=r.round,
+                        kind=r.kind.value,
+                        carried_to=r.carried_to,
+                    )
+                    for r in records
+                    if r.carried_to > r.cycle
+                ]
+    except AmphoreusError as exc:
+        return None, str(exc)
+    return MemoryView(held=held, carried=carried), ""

@@ -1,0 +1,150 @@
+"""`amphoreus report`: a short real run (trio, 2 cycles) and a real leaderboard, rendered to one HTML page."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from markupsafe import escape
+
+from amphoreus_graph.data.samples import read_samples
+
+SECTIONS = ("overview", "timeline", "trust", "alignment", "memory", "samples", "leaderboard", "transcript")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class Page(HTMLParser):
+    """Collects ids, the attributes that could fetch something, and the turns of the transcript."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.references: list[str] = []
+        self.turns: list[dict[str, str]] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        self.tags.add(tag)
+        if "id" in found:
+            self.ids.add(found["id"])
+        self.references += [found[k] for k in ("src", "href", "action", "srcset", "data") if k in found]
+        if "turn" in found.get("class", "").split():
+            self.turns.append(found)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, embedder) -> Path:
+    """A finished 2-cycle trio run with a Path Emanator leaderboard written inside it."""
+    import asyncio
+
+    from amphoreus_graph.bench.leaderboard import run_leaderboard
+    from amphoreus_graph.bench.tasks.base import BenchSettings
+    from amphoreus_graph.society.runner import RunConfig, Simulation
+
+    out = tmp_path_factory.mktemp("report") / "trio-run"
+    asyncio.run(Simulation(RunConfig(scenario="trio", cycles=2, rounds=5, seed=3, out=out)).run())
+    asyncio.run(run_leaderboard(["random", "offline"], ["path_choice"], BenchSettings(), out / "bench"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(run: Path) -> tuple[str, Page]:
+    from typer.testing import CliRunner
+
+    from amphoreus_graph.cli import app
+
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    html = (run / "report.html").read_text(encoding="utf-8")
+    parsed = Page()
+    parsed.feed(html)
+    return html, parsed
+
+
+def test_report_has_every_section_and_every_turn(run: Path, page: tuple[str, Page]) -> None:
+    html, parsed = page
+    assert set(SECTIONS) <= parsed.ids
+    samples = read_samples(run / "samples")
+    assert len(parsed.turns) == len(samples)
+    assert {(t["data-heir"], t["data-cycle"]) for t in parsed.turns} == {(s.heir, str(s.cycle)) for s in samples}
+    recalled = [m.text for s in samples if s.context for m in s.context.memories]
+    assert recalled and all(escape(text) in html for text in recalled[:20]), "recalled memories are shown per turn"
+    summary = json.loads((run / "summary.json").read_text())
+    won = sum(summary["coreflames_per_heir"].values())
+    assert html.count('class="won"') == won, "one ★ per Coreflame won"
+    assert html.count("<svg") >= 2 + len(summary["cycles"]), "a trust network per cycle plus the bar charts"
+    board = json.loads((run / "bench" / "leaderboard.json").read_text())
+    assert all(row["model"] in html for row in board["models"])
+
+
+def test_report_references_nothing_outside_itself(page: tuple[str, Page]) -> None:
+    html, parsed = page
+    assert all(ref.startswith("#") for ref in parsed.references), parsed.references
+    assert not {"link", "img", "iframe", "object", "embed"} & parsed.tags
+    assert not re.search(r"https?://|url\(|@import|//[a-z0-9.-]+\.[a-z]{2,}/", html, re.IGNORECASE)
+
+
+def test_report_of_a_run_without_chronicle_still_builds(run: Path, tmp_path: Path, cli) -> None:
+    """Runs written before the chronicle existed: the timeline says what it cannot show."""
+    old = tmp_path / run.name
+    shutil.copytree(run, old, ignore=shutil.ignore_patterns("chronicle", "memory", "report.html"))
+    code, _, err = cli("report", str(old), "--no-alignment")
+    assert code == 0, err
+    html = (old / "report.html").read_text(encoding="utf-8")
+    assert "predates the chronicle" in html and "Not computed (--no-alignment)" in html
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({}, "config.json: no such file"),
+        ({"config.json": "{}", "summary.json": "[1]"}, "summary.json: a JSON list; expected a finished run"),
+        ({"config.json": '{"cycles": "many"}'}, "config.json: cycles: Input should be a valid integer"),
+    ],
+)
+def test_bad_run_directories_are_one_line(tmp_path: Path, cli, files: dict[str, str], message: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    code, _, err = cli("report", str(tmp_path))
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_bad_leaderboard_is_one_line_and_writes_nothing(run: Path, tmp_path: Path, cli) -> None:
+    board = tmp_path / "leaderboard.json"
+    board.write_text(json.dumps({"models": [{"model": "x", "ci": [0, 1]}], "tasks": []}))
+    before = (run / "report.html").stat().st_mtime_ns
+    code, _, err = cli("report", str(run), "--bench", str(board), "--no-alignment")
+    assert code == 2 and "models[0].pes_score: Field required" in err
+    assert (run / "report.html").stat().st_mtime_ns == before
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it when it can)")
+def test_report_opens_in_headless_chromium_without_console_errors(run: Path, page: tuple[str, Page]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    _, parsed = page
+    problems: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        tab = browser.new_page()
+        tab.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+        tab.on("pageerror", lambda e: problems.append(str(e)))
+        tab.on("request", lambda r: problems.append(r.url) if not r.url.startswith("file://") else None)
+        tab.goto((run / "report.html").as_uri(), wait_until="load")
+        total = len(parsed.turns)
+        assert tab.inner_text("#shown") == f"{total} of {total} turns"
+        heir = parsed.turns[0]["data-heir"]
+        tab.select_option("#heir", heir)
+        mine = sum(t["data-heir"] == heir for t in parsed.turns)
+        assert tab.inner_text("#shown") == f"{mine} of {total} turns"
+        assert tab.locator(".turn:not(.hidden)").count() == mine
+        tab.fill("#q", "no heir ever said this zqxj")
+        assert tab.inner_text("#shown") == f"0 of {total} turns"
+        browser.close()
+    assert problems == []
