@@ -42,3 +42,10 @@ def test_data_engine_benchmark_reports_its_figures():
     assert set(result["wall_share"]) == {"policy", "memory", "graph"}
     assert abs(sum(result["wall_share"].values()) - 1) < 0.01
     assert result["peak_rss_mb"] > 0 and result["hours_to_33550336"] > 0
+
+
+@pytest.mark.slow
+def test_report_benchmark_reports_its_figures():
+    result = _run("report.py", "--cycles", "1", "--rounds", "2", "--opens", "1")
+    assert result["turns"] == 24 and 0 < result["size_mb"] < 5
+    assert result["open_ms_median"] is None or result["open_ms_median"] > 0

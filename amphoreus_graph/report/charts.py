@@ -12,6 +12,7 @@ from html import escape
 from markupsafe import Markup
 
 from amphoreus_graph.actions import Action
+from amphoreus_graph.paths import load_paths
 
 ACTION_COLOURS: dict[str, str] = {
     Action.SEEK_COREFLAME: "#e3a008",
@@ -32,9 +33,11 @@ ACTION_COLOURS: dict[str, str] = {
 
 
 def path_colour(path: str) -> str:
-    """A stable hue per Path (same colour in every report and every run)."""
-    hue = int(hashlib.sha1(path.encode()).hexdigest()[:4], 16) % 360
-    return f"hsl({hue} 65% 45%)"
+    """A stable colour per Path: the catalogue's order spread round the wheel by the golden angle, so Paths
+    listed together still look apart (a Path outside the catalogue gets a hue from its name)."""
+    names = load_paths().names()
+    index = names.index(path) if path in names else int(hashlib.sha1(path.encode()).hexdigest()[:4], 16)
+    return f"hsl({index * 137.508 % 360:.0f} 62% 46%)"
 
 
 def heat(value: float, low: float, high: float) -> str:
