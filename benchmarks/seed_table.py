@@ -6,8 +6,11 @@ Three PES models, each pre-trained on the same number of rows for the same numbe
   (a) single-Path generated data: a society where every heir decides as one Path (`single-path:<Path>`),
   (b) multi-agent interaction data: the same society with each heir on its own Path (the offline policy),
   (c) (b) then DPO on expert-judged pairs from (b)'s society (the DPO steps are extra).
-Each is benchmarked as `pes:CKPT` on the chosen tasks; turns whose reply does not parse score as a silent first
-option (the row's `fallback_rate` says how many). Writes benchmarks/results/seed_table.{json,md,png}.
+Each is benchmarked as `pes:CKPT` on the chosen tasks. Constrained decoding makes every reply a Decision (a
+fault would fall back and score as a silent first option: `fallback_rate`); each row also reports how willingly
+the model chose: the probability it gave the offered actions (`action_mass`) and how often greedy free decoding
+would have written the chosen action and target (`top_choice_rate`).
+Writes benchmarks/results/seed_table.{json,md,png}.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from amphoreus_graph.memory.store import NullMemory
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.train import DpoSettings, PretrainConfig, pretrain, read_sft_rows, train_dpo
+from amphoreus_graph.train.policy import load_pes_policy
 
 RESULTS = Path(__file__).with_name("results")
 ROWS = {
@@ -56,6 +60,24 @@ def judged(run: Path, args: argparse.Namespace) -> Path:
     return run / "judged"
 
 
+def decoding_table(rows: list[dict[str, Any]]) -> str:
+    """How willingly each model chose under constrained decoding (see `amphoreus_graph.train.policy.DecodeStats`)."""
+    lines = [
+        "",
+        "## Constrained decoding",
+        "",
+        "| Model | decisions | offered-action mass | greedy free choice agrees | free text closed |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        d = r["decoding"]
+        lines.append(
+            f"| {r['model']} | {d['decisions']} | {d['action_mass']:.2f} | {d['top_choice_rate']:.0%} | "
+            f"{d['closed_rate']:.0%} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="amphoreus")
@@ -68,6 +90,7 @@ def main() -> None:
     parser.add_argument("--judge-turns", type=int, default=64)
     parser.add_argument("--tasks", default="path_choice,path_voice")
     parser.add_argument("--split", default="heldout")
+    parser.add_argument("--max-field-tokens", type=int, default=64, help="cap on the speech and on the rationale")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--json", action="store_true", help="print only the JSON report")
@@ -98,8 +121,9 @@ def main() -> None:
         settings = BenchSettings(split=args.split, seed=args.seed)
         rows = []
         for key in ROWS:
-            row = timed(f"bench_{key}", asyncio.run, bench_model(f"pes:{root / f'ckpt-{key}'}", tasks, settings))
-            rows.append({**row, "model": ROWS[key]})
+            policy = load_pes_policy(str(root / f"ckpt-{key}"), max_field_tokens=args.max_field_tokens)
+            row = timed(f"bench_{key}", asyncio.run, bench_model(policy, tasks, settings))
+            rows.append({**row, "model": ROWS[key], "decoding": policy.stats.summary()})
     board = {"models": rows, "tasks": tasks, "settings": settings.model_dump()}
     report = {
         "benchmark": "seed_table",
@@ -109,7 +133,8 @@ def main() -> None:
                 "pes_score": r["pes_score"],
                 "ci": r["ci"],
                 "fallback_rate": r["fallback_rate"],
-                "tasks": {t: r["tasks"][t]["score"] for t in tasks},
+                "tasks": {t: {"score": r["tasks"][t]["score"], "ci": r["tasks"][t]["ci"]} for t in tasks},
+                "decoding": r["decoding"],
             }
             for r in rows
         ],
@@ -128,11 +153,12 @@ def main() -> None:
     }
     if not args.no_save:
         RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "seed_table.md").write_text(markdown(board), encoding="utf-8")
+        (RESULTS / "seed_table.md").write_text(markdown(board) + decoding_table(rows), encoding="utf-8")
         plot(board, RESULTS / "seed_table.png")
     table = "\n".join(
-        f"{r['row']:<36} PES {r['pes_score']:5.1f} [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}]  "
-        f"fallbacks {r['fallback_rate']:.0%}"
+        f"{r['row']:<34} PES {r['pes_score']:5.1f} [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}]  "
+        + "  ".join(f"{t} {r['tasks'][t]['score']:5.1f}" for t in tasks)
+        + f"  fallbacks {r['fallback_rate']:.0%}  action mass {r['decoding']['action_mass']:.2f}"
         for r in report["rows"]
     )
     publish(report, table, path=RESULTS / "seed_table.json", save=not args.no_save, as_json=args.json)

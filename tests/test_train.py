@@ -1,4 +1,5 @@
-"""The PES model: pre-training (loss falls, resume is exact), DPO (held-out margin rises), `pes:` as a policy."""
+"""The PES model: pre-training (loss falls, resume is exact), DPO (held-out margin rises), `pes:` as a policy
+(constrained decoding) in simulate, bench and judge."""
 
 from __future__ import annotations
 
@@ -10,15 +11,22 @@ import sys
 
 import pytest
 
+from amphoreus_graph.bench.items import ChoiceItem, load_items
+from amphoreus_graph.bench.tasks.path_choice import choice_turn
 from amphoreus_graph.data.export import export_sft
+from amphoreus_graph.data.samples import iter_samples
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.memory.store import NullMemory
+from amphoreus_graph.policy.llm import MalformedOutput, parse_decision
+from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.train.configs import PretrainConfig
+from amphoreus_graph.train.constrained import _closing_quote, _unescape
 from amphoreus_graph.train.corpus import read_sft_rows
 from amphoreus_graph.train.dpo import DpoSettings, train_dpo
 from amphoreus_graph.train.pretrain import pretrain
+from amphoreus_graph.train.tokenizer import chat_ids
 
 pytest.importorskip("torch", reason="training needs the [train] extra")
 pytest.importorskip("trl", reason="training needs the [train] extra")
@@ -109,21 +117,128 @@ def test_dpo_raises_the_heldout_reward_margin(pretrained, pairs, tmp_path):
     print(f"\nDPO held-out: margin {metrics.before.reward_margin} -> {metrics.after.reward_margin}, {metrics.after}")
 
 
-@pytest.mark.slow
-def test_pes_checkpoint_drives_a_simulation_with_parsed_decisions(pretrained, tmp_path):
+@pytest.fixture(scope="module")
+def pes_run(pretrained, tmp_path_factory):
+    """The tiny model drives a trio society on an unseen seed (greedy constrained decoding)."""
     model, _ = pretrained
     policy = resolve_model(f"pes:{model}")
-    config = RunConfig(scenario="trio", cycles=1, rounds=4, seed=11, out=tmp_path / "pes-run")  # an unseen seed
+    out = tmp_path_factory.mktemp("pes-run") / "run"
+    config = RunConfig(scenario="trio", cycles=1, rounds=4, seed=11, out=out)
     summary = asyncio.run(Simulation(config, policy=policy, memory=NullMemory()).run())
-    stats = policy.stats  # type: ignore[attr-defined]
+    return policy, summary, out
+
+
+@pytest.mark.slow
+def test_pes_checkpoint_drives_a_simulation_with_parsed_decisions(pretrained, pes_run):
+    model, _ = pretrained
+    policy, summary, out = pes_run
+    stats = policy.stats
     assert summary["samples_written"] == stats.decisions == 12
-    print(f"\npes: {stats}, parse rate {policy.parse_rate:.1%}, decisions parsed {stats.decision_rate:.1%}")  # type: ignore[attr-defined]
-    assert stats.decision_rate >= 0.95  # no more than 5% of turns fell back to the offline policy
-    assert policy.parse_rate >= 0.8  # type: ignore[attr-defined]
-    samples = [json.loads(line) for f in (tmp_path / "pes-run" / "samples").glob("*.jsonl") for line in f.open()]
+    print(f"\npes: {stats.summary()}")
+    assert stats.parse_rate >= 0.95 and summary["fallbacks"] == stats.fallbacks == 0
+    assert summary["model_calls"] == stats.decisions  # one constrained decode per turn, nothing retried
+    # on turns like its training data the model itself puts its mass on the offered actions
+    assert stats.mean_action_mass > 0.5 and stats.top_choice_rate >= 0.9 and stats.closed_rate >= 0.9
+    samples = [json.loads(line) for f in (out / "samples").glob("*.jsonl") for line in f.open()]
     assert {s["model"] for s in samples} == {f"pes:{model}"}
-    assert summary["fallbacks"] == stats.fallbacks and summary["model_calls"] == stats.attempts
     assert summary["tokens_in"] > 0 and summary["tokens_out"] > 0
+
+
+def _free_greedy(pes, turn) -> str:
+    """The reply plain greedy decoding writes after `{"action": "` (the old, unconstrained way)."""
+    import torch
+
+    steer = '{"action": "'
+    ids = chat_ids(pes.tokenizer, render_messages(turn), generation_prompt=True)
+    ids += pes.tokenizer.encode(steer, add_special_tokens=False)
+    with torch.inference_mode():
+        out = pes.model.generate(
+            input_ids=torch.tensor([ids]),
+            max_new_tokens=256,
+            do_sample=False,
+            eos_token_id=pes.tokenizer.eos_token_id,
+            pad_token_id=pes.tokenizer.pad_token_id,
+        )
+    return steer + pes.tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True)
+
+
+@pytest.mark.slow
+def test_constrained_greedy_writes_what_free_greedy_writes_when_the_model_agrees(pes_run):
+    """Constraints only remove options: where greedy free decoding would pick the same action and target token
+    for token (`top_choice`) and its reply parses, the constrained reply is that same Decision."""
+    policy, _, out = pes_run
+    turns = [s.context for s in iter_samples(out / "samples")]
+    compared = 0
+    for turn in turns:
+        written = policy.model.write(
+            render_messages(turn), turn.options, temperature=None, seed=0, max_field_tokens=policy.max_field_tokens
+        )
+        assert written.reply == decision_json(written.decision)  # exactly the training format
+        try:
+            free = parse_decision(_free_greedy(policy.model, turn), turn)
+        except MalformedOutput:
+            continue
+        if written.top_choice:
+            compared += 1
+            assert written.decision == free
+    assert compared >= 0.8 * len(turns)
+
+
+@pytest.mark.slow
+def test_a_fault_falls_back_to_the_offline_policy_and_counts(pretrained, monkeypatch):
+    model, _ = pretrained
+    policy = resolve_model(f"pes:{model}")
+    turn = choice_turn(load_items("path_choice", ChoiceItem, "heldout")[0], seed=0)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("device lost")
+
+    monkeypatch.setattr(policy.model, "write", broken)
+    result = asyncio.run(policy.adecide(turn))
+    assert result.flags == ["fallback"] and "device lost" in result.error
+    assert turn.problem_with(result.decision) is None
+    assert policy.stats.fallbacks == 1 and policy.parse_rate == 0.0
+
+
+@pytest.mark.slow
+def test_bench_scores_a_pes_checkpoint_without_fallbacks(pretrained, cli, tmp_path):
+    model, _ = pretrained
+    code, stdout, err = cli("bench", "--model", f"pes:{model}", "--tasks", "path_choice", "--out", str(tmp_path))
+    assert code == 0, stdout + err
+    row = json.loads((tmp_path / "leaderboard.json").read_text())["models"][0]
+    assert row["decisions"] == len(load_items("path_choice", ChoiceItem, "heldout"))
+    assert row["fallback_rate"] == 0.0 and 0 <= row["pes_score"] <= 100
+
+
+@pytest.mark.slow
+def test_judge_samples_pes_proposals_at_temperature(society, pretrained, cli, tmp_path):
+    (run, _), (model, _) = society, pretrained
+    out = tmp_path / "judged"
+    args = ["judge", str(run), "--out", str(out), "--proposer", f"pes:{model}", "-k", "2", "--max-turns", "4"]
+    code, stdout, err = cli(*args)
+    assert code == 0, stdout + err
+    judgements = [json.loads(line) for line in (out / "judgements.jsonl").read_text().splitlines()]
+    sampled = [c["candidate"] for j in judgements for c in j["candidates"] if c["candidate"]["origin"] == "sampled"]
+    assert len(judgements) == 4 and len(sampled) == 8
+    assert not any("fallback" in c["flags"] for c in sampled)
+    # sampled at temperature 1 and seeded per call: a turn's k samples are draws, not copies
+    assert len({json.dumps(c["decision"], sort_keys=True) for c in sampled}) > len(judgements)
+
+
+@pytest.mark.parametrize(
+    ("raw", "closes_at", "text"),
+    [
+        ('I stay." and more', 7, "I stay."),
+        (r'He said \"go\" and left", "', 23, 'He said "go" and left'),
+        (r'a \\ b" rest', 6, "a \\ b"),  # an escaped backslash does not escape the quote after it
+        ("cut mid-escape \\", None, "cut mid-escape "),  # the cap fell between a backslash and its letter
+        (r"a \q escape", None, "a q escape"),  # not JSON: the backslash goes
+    ],
+)
+def test_free_text_ends_at_the_first_unescaped_quote_and_unescapes_leniently(raw, closes_at, text):
+    end = _closing_quote(raw)
+    assert end == closes_at
+    assert _unescape(raw if end is None else raw[:end]) == text
 
 
 def test_missing_inputs_are_one_line(cli, tmp_path):

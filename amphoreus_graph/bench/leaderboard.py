@@ -65,23 +65,26 @@ Progress = Callable[[dict[str, Any]], None]
 
 
 async def bench_model(
-    model: str, tasks: list[str], settings: BenchSettings, progress: Progress | None = None
+    model: str | Policy, tasks: list[str], settings: BenchSettings, progress: Progress | None = None
 ) -> dict[str, Any]:
     """One leaderboard row: the model's PES, every task's and Path's score with its interval, and how many of
-    its decisions fell back. `progress` hears `task_started` and `task_done` (with the task's score) events."""
-    policy = CountingPolicy(resolve_model(model, base_url=settings.base_url))
+    its decisions fell back. `model` is a `--model` string or a policy the caller keeps (to read its stats).
+    `progress` hears `task_started` and `task_done` (with the task's score) events."""
+    policy = CountingPolicy(resolve_model(model, base_url=settings.base_url) if isinstance(model, str) else model)
     results: list[TaskResult] = []
     for index, name in enumerate(tasks, 1):
         if progress:
-            progress({"type": "task_started", "model": model, "task": name, "index": index, "of": len(tasks)})
+            progress({"type": "task_started", "model": policy.name, "task": name, "index": index, "of": len(tasks)})
         result = await TASKS[name]().run(policy, settings)
         results.append(result)
         if progress:
             score = score_results([result], seed=settings.seed).tasks[name].score  # the leaderboard's own figure
-            progress({"type": "task_done", "model": model, "task": name, "score": score, "items": len(result.scores)})
+            progress(
+                {"type": "task_done", "model": policy.name, "task": name, "score": score, "items": len(result.scores)}
+            )
     scored = score_results(results, seed=settings.seed)
     return {
-        "model": model,
+        "model": policy.name,
         "pes_score": scored.pes.score,
         "ci": list(scored.pes.ci),
         "decisions": policy.decisions,

@@ -1,13 +1,12 @@
 """`--model pes:CKPT`: a trained checkpoint decides heirs' turns.
 
-The turn is rendered like every sample (`render_messages`) through the checkpoint's chat template; the reply
-is steered to start with `{"action": "` (cheap constrained decoding: the JSON object and its first key are
-given, everything after is the model's), generated greedily (or at the policy's temperature) and parsed with
-`parse_decision`. A reply that does not parse or names an action/target not on offer is sampled again (two
-more tries at temperature 0.8); then the offline policy decides and the turn is flagged `fallback`.
-`stats` counts generations and parses, so `parse_rate` is measured, not assumed.
+The turn is rendered like every sample (`render_messages`) through the checkpoint's chat template and the reply
+is written by constrained decoding (`amphoreus_graph.train.constrained`): the action and target are chosen among
+the turn's options by the model's own log-probabilities, the speech and rationale are the model's free text, so
+every reply is a valid Decision. Only a fault (an exception in the model or on its device) falls back to the
+offline policy, flagged `fallback`. `stats` counts what the model did, including what free decoding would have.
 
-One model per checkpoint per process, shared by every policy on it; generation runs in a worker thread
+One model per checkpoint per process, shared by every policy on it; decoding runs in a worker thread
 (`asyncio.to_thread`) behind a lock, so the event loop keeps serving memory and other societies meanwhile.
 """
 
@@ -22,44 +21,73 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from amphoreus_graph.actions import Action
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.base import Decision, PolicyResult, TurnContext
-from amphoreus_graph.policy.llm import MalformedOutput, parse_decision
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
+from amphoreus_graph.train.constrained import Written, write_decision
 from amphoreus_graph.train.extras import TRAIN_EXTRA_HINT
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-STEER = '{"action": "'
-RETRY_TEMPERATURE = 0.8
-TOP_P = 0.9  # nucleus sampling: a tiny model's long tail is mostly broken JSON
 
+class DecodeStats(BaseModel):
+    """What the model did. Constrained decoding makes every reply a valid Decision, so the telling figures are
+    how willingly: the probability the model gave the offered actions, and how often it would have written the
+    chosen action and target unconstrained."""
 
-class ParseStats(BaseModel):
-    """How often the model's replies were usable."""
-
-    attempts: int = 0
-    parsed: int = 0
     decisions: int = 0
-    fallbacks: int = 0
-    first_try: int = 0
+    fallbacks: int = 0  # faults (exceptions): the offline policy decided
+    action_mass: float = 0.0  # summed over decisions; see `mean_action_mass`
+    top_choices: int = 0
+    fields: int = 0
+    fields_closed: int = 0
+
+    def record(self, written: Written) -> None:
+        self.action_mass += written.action_mass
+        self.top_choices += written.top_choice
+        self.fields += 2
+        self.fields_closed += written.fields_closed
+
+    @property
+    def written(self) -> int:
+        return self.decisions - self.fallbacks
 
     @property
     def parse_rate(self) -> float:
-        """Parsed replies over generations (every try counts)."""
-        return self.parsed / self.attempts if self.attempts else 0.0
+        """Decisions the model wrote over all decisions (1.0 unless a fault fell back to the offline policy)."""
+        return self.written / self.decisions if self.decisions else 0.0
 
     @property
-    def decision_rate(self) -> float:
-        """Decisions the model made (on any try) over all decisions; the rest fell back to the offline policy."""
-        return (self.decisions - self.fallbacks) / self.decisions if self.decisions else 0.0
+    def mean_action_mass(self) -> float:
+        """Mean probability that the model, sampled freely at temperature 1, names one of the offered actions."""
+        return self.action_mass / self.written if self.written else 0.0
+
+    @property
+    def top_choice_rate(self) -> float:
+        """Share of decisions whose action and target greedy free decoding would have written token for token."""
+        return self.top_choices / self.written if self.written else 0.0
+
+    @property
+    def closed_rate(self) -> float:
+        """Share of speech/rationale fields the model closed itself (the rest were cut at the cap)."""
+        return self.fields_closed / self.fields if self.fields else 0.0
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "decisions": self.decisions,
+            "parse_rate": round(self.parse_rate, 4),
+            "action_mass": round(self.mean_action_mass, 4),
+            "top_choice_rate": round(self.top_choice_rate, 4),
+            "closed_rate": round(self.closed_rate, 4),
+        }
 
 
 @dataclass
 class PESModel:
-    """A loaded checkpoint: model, tokenizer, device and the lock that serialises generation on it."""
+    """A loaded checkpoint: model, tokenizer, device and the lock that serialises decoding on it."""
 
     path: Path
     model: Any  # a transformers PreTrainedModel (typed loosely: its stubs fight mypy)
@@ -68,36 +96,22 @@ class PESModel:
     context: int
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def generate(
-        self, messages: list[dict[str, str]], *, temperature: float | None, seed: int, max_new: int
-    ) -> tuple[str, int, int]:
-        """One reply (without the chat markup; greedy when temperature is None or 0), tokens in and out."""
+    def write(
+        self,
+        messages: list[dict[str, str]],
+        options: dict[Action, list[str]],
+        *,
+        temperature: float | None,
+        seed: int,
+        max_field_tokens: int,
+    ) -> Written:
+        """One constrained reply (greedy when temperature is None or 0)."""
         import torch
 
-        from amphoreus_graph.train.tokenizer import chat_ids
-
-        steer = self.tokenizer.encode(STEER, add_special_tokens=False)
-        ids = chat_ids(self.tokenizer, messages, generation_prompt=True) + steer
-        ids = ids[-(self.context - max_new) :]  # a long prompt loses its beginning, as in training
-        sample = bool(temperature and temperature > 0)
-        devices = [self.device] if self.device.type == "cuda" else []
-        with self.lock, torch.inference_mode(), torch.random.fork_rng(devices=devices):  # the caller's RNG untouched
-            torch.manual_seed(seed)
-            input_ids = torch.tensor([ids], device=self.device)
-            out = self.model.generate(
-                input_ids=input_ids,
-                attention_mask=torch.ones_like(input_ids),
-                max_new_tokens=max_new,
-                do_sample=sample,
-                temperature=temperature if sample else None,
-                top_p=TOP_P if sample else None,
-                top_k=None,
-                eos_token_id=self.tokenizer.eos_token_id,
-                pad_token_id=self.tokenizer.pad_token_id,
+        with self.lock, torch.inference_mode():
+            return write_decision(
+                self, messages, options, temperature=temperature, seed=seed, max_field_tokens=max_field_tokens
             )
-        new = out[0, len(ids) :]
-        reply = str(self.tokenizer.decode(new, skip_special_tokens=True))
-        return STEER + reply, len(ids), len(new)
 
 
 _loaded: dict[Path, PESModel] = {}
@@ -148,7 +162,7 @@ class _LoopLocks:
 
 
 class PESPolicy:
-    """A trained PES checkpoint as a Policy; never raises for a bad reply, it retries, then falls back."""
+    """A trained PES checkpoint as a Policy; never raises: a fault falls back to the offline policy."""
 
     def __init__(
         self,
@@ -156,15 +170,13 @@ class PESPolicy:
         *,
         name: str | None = None,
         temperature: float | None = None,
-        retries: int = 2,
-        max_new_tokens: int = 128,
+        max_field_tokens: int = 64,
     ) -> None:
         self.name = name or f"pes:{model.path}"
         self.model = model
         self.temperature = temperature
-        self.retries = retries
-        self.max_new_tokens = max_new_tokens
-        self.stats = ParseStats()
+        self.max_field_tokens = max_field_tokens
+        self.stats = DecodeStats()
         self._fallback = OfflinePathPolicy(salt="fallback")
         self._locks = _LoopLocks()
         self._calls: dict[str, int] = {}
@@ -173,63 +185,46 @@ class PESPolicy:
     def parse_rate(self) -> float:
         return self.stats.parse_rate
 
-    def _seed(self, turn: TurnContext, attempt: int) -> int:
-        """Seeded per turn, try and repeat call, so sampled runs are reproducible yet k samples differ."""
+    def _seed(self, turn: TurnContext) -> int:
+        """Seeded per turn and repeat call, so sampled runs are reproducible yet k samples of a turn differ."""
         key = f"{turn.run_id}|{turn.seed}|{turn.cycle}|{turn.round}|{turn.heir}"
         call = self._calls.get(key, 0)
-        if attempt == 0:
-            self._calls[key] = call + 1
-            if len(self._calls) > 4096:  # bounded: repeat calls on one turn come close together
-                self._calls.pop(next(iter(self._calls)))
-        digest = hashlib.sha256(f"{key}|{call}|{attempt}".encode()).digest()
+        self._calls[key] = call + 1
+        if len(self._calls) > 4096:  # bounded: repeat calls on one turn come close together
+            self._calls.pop(next(iter(self._calls)))
+        digest = hashlib.sha256(f"{key}|{call}".encode()).digest()
         return int.from_bytes(digest[:4], "big")
 
     async def adecide(self, turn: TurnContext) -> PolicyResult:
-        result = PolicyResult(decision=Decision(action=next(iter(turn.options))))
-        messages = render_messages(turn)
+        result = PolicyResult(decision=Decision(action=next(iter(turn.options))), model_calls=1)
         self.stats.decisions += 1
-        problem = ""
-        for attempt in range(1 + self.retries):
-            temperature = self.temperature if attempt == 0 else max(RETRY_TEMPERATURE, self.temperature or 0.0)
-            seed = self._seed(turn, attempt)
-            async with self._locks.get():
-                try:
-                    reply, tokens_in, tokens_out = await asyncio.to_thread(
-                        self.model.generate,
-                        messages,
-                        temperature=temperature,
-                        seed=seed,
-                        max_new=self.max_new_tokens,
-                    )
-                except Exception as exc:  # a broken checkpoint or device error: count it, try again
-                    result.failures += 1
-                    problem = f"{type(exc).__name__}: {exc}"
-                    continue
-                finally:
-                    result.model_calls += 1
-                    self.stats.attempts += 1
-                result.tokens_in += tokens_in
-                result.tokens_out += tokens_out
+        seed = self._seed(turn)
+        async with self._locks.get():
             try:
-                result.decision = parse_decision(reply, turn)
-            except MalformedOutput as exc:
-                problem = f"MalformedOutput: {exc}"
-                continue
-            self.stats.parsed += 1
-            if attempt == 0:
-                self.stats.first_try += 1
-            else:
-                result.flags.append("retried")
-            return result
-        self.stats.fallbacks += 1
-        result.decision = self._fallback.decide(turn)
-        result.flags.append("fallback")
-        result.error = problem[:300]
+                written = await asyncio.to_thread(
+                    self.model.write,
+                    render_messages(turn),
+                    turn.options,
+                    temperature=self.temperature,
+                    seed=seed,
+                    max_field_tokens=self.max_field_tokens,
+                )
+            except Exception as exc:  # a broken checkpoint or device error: the offline policy decides
+                self.stats.fallbacks += 1
+                result.failures += 1
+                result.decision = self._fallback.decide(turn)
+                result.flags.append("fallback")
+                result.error = f"{type(exc).__name__}: {exc}"[:300]
+                return result
+        self.stats.record(written)
+        result.decision = written.decision
+        result.tokens_in, result.tokens_out = written.tokens_in, written.tokens_out
         return result
 
 
-def load_pes_policy(spec_path: str, *, temperature: float | None = None) -> PESPolicy:
+def load_pes_policy(spec_path: str, *, temperature: float | None = None, max_field_tokens: int = 64) -> PESPolicy:
     """`pes:CKPT` → a PESPolicy (the checkpoint loads once per process)."""
     if not spec_path:
         raise ModelSpecError("--model 'pes:': expected pes:CKPT, a folder written by `amphoreus train`")
-    return PESPolicy(load_pes_model(Path(spec_path)), name=f"pes:{spec_path}", temperature=temperature)
+    model = load_pes_model(Path(spec_path))
+    return PESPolicy(model, name=f"pes:{spec_path}", temperature=temperature, max_field_tokens=max_field_tokens)
