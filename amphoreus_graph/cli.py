@@ -90,6 +90,7 @@ def simulate(
     ray_cpus: Annotated[int | None, typer.Option(help="CPUs of a Ray started here (--engine ray)")] = None,
     parallel: Annotated[int | None, typer.Option(help="societies alive at once per process (default 16)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
+    live: Annotated[bool, typer.Option(help="a live dashboard: round, heirs' last actions, Coreflames, Tide")] = False,
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
     from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
@@ -103,6 +104,8 @@ def simulate(
     for flag, value in (("--ray-cpus", ray_cpus), ("--parallel", parallel)):
         if value is not None and value < 1:
             raise AmphoreusError(f"{flag} {value}: expected at least 1")
+    if live and (quiet or societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))):
+        raise AmphoreusError("--live shows one society as it runs; expected no --quiet, --societies or --engine")
     if resume is not None and is_scepter_run(resume):
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
         return
@@ -145,7 +148,8 @@ def simulate(
     if resume is None and is_scepter_run(config.out):
         raise AmphoreusError(f"{config.out}: already holds a run; expected a new --out, or --resume {config.out}")
     sim = Simulation.resume(resume) if resume is not None else Simulation(config)
-    summary = asyncio.run(_drive(sim, resume=resume is not None, quiet=quiet))
+    drive = _drive_live(sim, resume=resume is not None) if live else _drive(sim, resume=resume is not None, quiet=quiet)
+    summary = asyncio.run(drive)
     _print_summary(summary, sim.config.out)
 
 
@@ -200,6 +204,25 @@ async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
                 progress.advance(cycles)
             elif kind == "done":
                 return dict(event["summary"])
+    raise AmphoreusError("the run ended without a summary")
+
+
+async def _drive_live(sim: Any, *, resume: bool) -> dict[str, Any]:
+    """The run behind a rich Live dashboard that every progress event redraws."""
+    from rich.live import Live
+
+    from amphoreus_graph.live import LiveDashboard
+    from amphoreus_graph.society.graph import scenario_of
+
+    cfg = sim.config
+    scenario = scenario_of(cfg.scenario)
+    board = LiveDashboard(scenario, cycles=cfg.cycles, rounds=cfg.rounds or scenario.rounds_per_cycle, run=cfg.run_id)
+    with Live(board.render(), console=err_console, refresh_per_second=8) as view:
+        async for event in sim.stream(resume=resume):
+            if event.get("type") == "done":
+                return dict(event["summary"])
+            board.update(event)
+            view.update(board.render())
     raise AmphoreusError("the run ended without a summary")
 
 

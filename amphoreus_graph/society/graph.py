@@ -135,7 +135,16 @@ async def heir_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) 
     scenario = scenario_of(payload["scenario"])
     services = await asyncio.to_thread(services_for, runtime.context, payload["run_id"], scenario)
     result = await services.policy.adecide(turn)
-    emit({"type": "turn_done", "heir": turn.heir, "action": result.decision.action.value, "flags": result.flags})
+    decision = result.decision
+    emit(
+        {
+            "type": "turn_done",
+            "heir": turn.heir,
+            "action": decision.action.value,
+            "target": decision.target,
+            "flags": result.flags,
+        }
+    )
     record = {
         "turn": turn.model_dump(mode="json"),
         "result": result.model_dump(mode="json"),
