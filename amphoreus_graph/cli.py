@@ -246,7 +246,8 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
         f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
         f"most Coreflames: {', '.join(f'{h} {n}' for h, n in top)}\n"
-        f"written to {out}/ (summary.json, samples/, checkpoint.sqlite)",
+        f"written to {out}/ (summary.json, samples/, chronicle/, checkpoint.sqlite)\n"
+        f"see it: amphoreus report {out} --open",
         highlight=False,
     )
 
