@@ -114,7 +114,7 @@ def test_bad_run_directories_are_one_line(tmp_path: Path, cli, files: dict[str, 
     assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_bad_leaderboard_is_one_line_and_writes_nothing(run: Path, tmp_path: Path, cli) -> None:
+def test_a_bad_leaderboard_is_one_line_and_writes_nothing(run: Path, page, tmp_path: Path, cli) -> None:
     board = tmp_path / "leaderboard.json"
     board.write_text(json.dumps({"models": [{"model": "x", "ci": [0, 1]}], "tasks": []}))
     before = (run / "report.html").stat().st_mtime_ns
@@ -148,3 +148,12 @@ def test_report_opens_in_headless_chromium_without_console_errors(run: Path, pag
         assert tab.inner_text("#shown") == f"0 of {total} turns"
         browser.close()
     assert problems == []
+
+
+def test_a_scepter_run_points_at_its_societies(tmp_path: Path, cli) -> None:
+    from amphoreus_graph.scepter.plan import ScepterConfig
+    from amphoreus_graph.society.runner import RunConfig
+
+    ScepterConfig(societies=3, template=RunConfig(out=tmp_path / "many")).save()
+    code, _, err = cli("report", str(tmp_path / "many"))
+    assert code == 2 and "a Scepter run of 3 societies" in err and "many/societies/many-s000" in err

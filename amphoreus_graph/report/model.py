@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.policy.base import RecalledMemory
+from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
 from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
 from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import RunConfig
@@ -217,6 +218,12 @@ def _trust(records: list[RoundRecord], samples: list[Sample]) -> dict[str, dict[
 
 def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = True) -> RunReport:
     """Read a run directory into a RunReport (errors name the file and what was expected)."""
+    if is_scepter_run(run):
+        plan = load_plan(run)
+        first = plan.society(0).out.relative_to(plan.out.absolute())
+        raise AmphoreusError(
+            f"{run}: a Scepter run of {plan.societies} societies; expected one society's directory, e.g. {run / first}"
+        )
     config_file = _run_file(run, "config.json")
     try:
         config = RunConfig.model_validate(config_file)
