@@ -2,7 +2,8 @@
 
     python benchmarks/seed_table.py [--json] [--steps 150] [--dpo-steps 20] [--rounds 8] [--base tiny]
 
-Three PES models, each pre-trained on the same number of rows for the same number of steps:
+Three PES models, each pre-trained on the same number of rows (the first rows of each export, as many as the
+smaller one holds: heirs who walk only Destruction die sooner) for the same number of steps:
   (a) single-Path generated data: a society where every heir decides as one Path (`single-path:<Path>`),
   (b) multi-agent interaction data: the same society with each heir on its own Path (the offline policy),
   (c) (b) then DPO on expert-judged pairs from (b)'s society (the DPO steps are extra).
@@ -39,10 +40,10 @@ from amphoreus_graph.train import DpoSettings, PretrainConfig, pretrain, read_sf
 from amphoreus_graph.train.policy import load_pes_policy
 
 RESULTS = Path(__file__).with_name("results")
-ROWS = {
-    "a": "(a) single-Path generated data",
-    "b": "(b) multi-agent interaction data",
-    "c": "(b) + DPO on expert pairs",
+ROWS = {  # short: they label the plot's groups
+    "a": "(a) single-Path data",
+    "b": "(b) multi-agent data",
+    "c": "(c) (b) + DPO",
 }
 
 
@@ -113,8 +114,10 @@ def main() -> None:
         pairs = timed("judge_b", judged, multi, args)
         config = PretrainConfig(base=args.base, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
         config = config.model_copy(update={"device": args.device, "save_every": args.steps})
-        a = timed("pretrain_a", pretrain, read_sft_rows([single / "sft"]), root / "ckpt-a", config)
-        b = timed("pretrain_b", pretrain, read_sft_rows([multi / "sft"]), root / "ckpt-b", config)
+        data_a, data_b = read_sft_rows([single / "sft"]), read_sft_rows([multi / "sft"])
+        same = min(len(data_a), len(data_b))
+        a = timed("pretrain_a", pretrain, data_a[:same], root / "ckpt-a", config)
+        b = timed("pretrain_b", pretrain, data_b[:same], root / "ckpt-b", config)
         dpo = DpoSettings(steps=args.dpo_steps, seed=args.seed, device=args.device)
         c = timed("dpo_c", train_dpo, pairs, root / "ckpt-b", root / "ckpt-c", dpo)
         tasks = args.tasks.split(",")
@@ -140,6 +143,7 @@ def main() -> None:
         ],
         "training": {
             "pretrain_examples": {"a": a.examples, "b": b.examples},
+            "society_rows": {"a": len(data_a), "b": len(data_b)},
             "pretrain_loss_first_last": {k: [m.loss_first, m.loss_last] for k, m in (("a", a), ("b", b))},
             "tokens_per_s": {"a": a.tokens_per_s, "b": b.tokens_per_s},
             "parameters": a.parameters,
@@ -156,7 +160,7 @@ def main() -> None:
         (RESULTS / "seed_table.md").write_text(markdown(board) + decoding_table(rows), encoding="utf-8")
         plot(board, RESULTS / "seed_table.png")
     table = "\n".join(
-        f"{r['row']:<34} PES {r['pes_score']:5.1f} [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}]  "
+        f"{r['row']:<22} PES {r['pes_score']:5.1f} [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}]  "
         + "  ".join(f"{t} {r['tasks'][t]['score']:5.1f}" for t in tasks)
         + f"  fallbacks {r['fallback_rate']:.0%}  action mass {r['decoding']['action_mass']:.2f}"
         for r in report["rows"]

@@ -49,3 +49,16 @@ def test_report_benchmark_reports_its_figures():
     result = _run("report.py", "--cycles", "1", "--rounds", "2", "--opens", "1")
     assert result["turns"] == 24 and 0 < result["size_mb"] < 5
     assert result["open_ms_median"] is None or result["open_ms_median"] > 0
+
+
+@pytest.mark.slow
+def test_seed_table_prints_its_three_rows():
+    pytest.importorskip("trl", reason="the seed table trains models: the [train] extra")
+    tiny = ["--rounds", "1", "--steps", "4", "--dpo-steps", "2", "--judge-turns", "8"]
+    result = _run("seed_table.py", *tiny, "--tasks", "path_choice", "--max-field-tokens", "4")
+    rows = result["rows"]
+    assert [r["row"] for r in rows] == ["(a) single-Path data", "(b) multi-agent data", "(c) (b) + DPO"]
+    for row in rows:
+        assert 0 <= row["ci"][0] <= row["pes_score"] <= row["ci"][1] <= 100
+        assert row["fallback_rate"] == 0 and row["decoding"]["parse_rate"] == 1  # constrained: every reply a Decision
+        assert row["decoding"]["decisions"] > 0 and set(row["tasks"]) == {"path_choice"}
