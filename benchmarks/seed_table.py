@@ -56,7 +56,10 @@ def society(out: Path, policy: str, args: argparse.Namespace) -> Path:
 
 
 def judged(run: Path, args: argparse.Namespace) -> Path:
-    request = {"run_dir": str(run), "out_dir": str(run / "judged"), "max_turns": args.judge_turns, "seed": args.seed}
+    """Expert pairs from (b)'s society: every turn by default (a sample is keyed on the run's scratch path, so it
+    would differ from one invocation to the next)."""
+    turns = args.judge_turns or sum(1 for shard in (run / "samples").glob("*.jsonl") for _ in shard.open())
+    request = {"run_dir": str(run), "out_dir": str(run / "judged"), "max_turns": turns, "seed": args.seed}
     asyncio.run(build_experts_graph().compile().ainvoke(request))
     return run / "judged"
 
@@ -88,7 +91,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=150, help="pre-training steps, the same for every row")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--dpo-steps", type=int, default=20)
-    parser.add_argument("--judge-turns", type=int, default=64)
+    parser.add_argument("--judge-turns", type=int, default=0, help="judge a sample of this many turns (0: all)")
     parser.add_argument("--tasks", default="path_choice,path_voice")
     parser.add_argument("--split", default="heldout")
     parser.add_argument("--max-field-tokens", type=int, default=64, help="cap on the speech and on the rationale")
