@@ -29,7 +29,7 @@ def board(tmp_path_factory):
 def test_leaderboard_orders_the_baselines_with_separated_intervals(board):
     data, out, stdout = board
     rows = {r["model"]: r for r in data["models"]}
-    assert [r["model"] for r in data["models"]][0] == "offline"
+    assert data["models"][0]["model"] == "offline"
     for weaker in ("random", "single-path:Destruction"):
         assert rows["offline"]["ci"][0] > rows[weaker]["ci"][1]  # the gap is real: the intervals do not overlap
     assert "offline" in stdout and (out / "leaderboard.md").read_text().startswith("# Path Emanator leaderboard")
@@ -107,7 +107,9 @@ def test_all_tasks_separate_offline_from_the_baselines(board):
     rows = {r["model"]: r for r in data["models"]}
     assert set(data["tasks"]) >= {"path_choice", "path_voice", "erudition", "destruction"}
     steadfast = {m: r["tasks"]["destruction"] for m, r in rows.items()}
-    assert steadfast["offline"]["ci"][0] > max(steadfast["random"]["ci"][1], steadfast["single-path:Destruction"]["ci"][1])
+    assert steadfast["offline"]["ci"][0] > max(
+        steadfast["random"]["ci"][1], steadfast["single-path:Destruction"]["ci"][1]
+    )
     assert len(steadfast["offline"]["faithful_per_turn"]) == 5
     # The offline policy quotes one memory and never chains two: Erudition is a task it cannot do.
     assert rows["offline"]["tasks"]["erudition"]["score"] < 10
