@@ -49,7 +49,7 @@ ROWS = {  # short: they label the plot's groups
 
 def society(out: Path, policy: str, args: argparse.Namespace) -> Path:
     """A society run (memory off: the comparison is about the decisions, and it keeps the table quick)."""
-    config = RunConfig(scenario=args.scenario, cycles=1, rounds=args.rounds, seed=args.seed, out=out)
+    config = RunConfig(scenario=args.scenario, cycles=args.cycles, rounds=args.rounds, seed=args.seed, out=out)
     asyncio.run(Simulation(config, policy=resolve_model(policy), memory=NullMemory()).run())
     export_sft([out], out / "sft")
     return out
@@ -85,7 +85,8 @@ def decoding_table(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="amphoreus")
-    parser.add_argument("--rounds", type=int, default=8, help="rounds of the one-cycle societies that make the data")
+    parser.add_argument("--cycles", type=int, default=1, help="cycles of the societies that make the data")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds per cycle of those societies")
     parser.add_argument("--single-path", default="Destruction", help="the one Path of row (a)")
     parser.add_argument("--base", default="tiny", help="tiny | small | a local checkpoint")
     parser.add_argument("--steps", type=int, default=150, help="pre-training steps, the same for every row")
