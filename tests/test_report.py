@@ -157,3 +157,22 @@ def test_a_scepter_run_points_at_its_societies(tmp_path: Path, cli) -> None:
     ScepterConfig(societies=3, template=RunConfig(out=tmp_path / "many")).save()
     code, _, err = cli("report", str(tmp_path / "many"))
     assert code == 2 and "a Scepter run of 3 societies" in err and "many/societies/many-s000" in err
+
+
+def test_a_run_still_going_or_made_in_studio_is_shown_as_far_as_its_chronicle_goes(run: Path, tmp_path: Path) -> None:
+    """No summary.json (the run is still going) and no config.json (Studio writes neither): the chronicle says
+    which scenario it is and how far each cycle got."""
+    from amphoreus_graph.report import load_run
+
+    going = tmp_path / "going"
+    shutil.copytree(run, going, ignore=shutil.ignore_patterns("summary.json", "config.json", "memory", "bench"))
+    shard = going / "chronicle" / "cycle-0002.jsonl"
+    shard.write_text(shard.read_text().splitlines(keepends=True)[0])
+    report = load_run(going, judge_alignment=False)
+    summary = json.loads((run / "summary.json").read_text())
+    assert report.scenario == "trio" and report.seed == 3
+    first, second = report.cycles
+    assert (first.outcome, first.rounds) == (summary["cycles"][0]["outcome"], summary["cycles"][0]["rounds"])
+    assert first.coreflames == summary["cycles"][0]["coreflames"]
+    assert (second.outcome, second.rounds) == ("in progress", 1)
+    assert report.memory is None and "no config.json" in report.memory_note

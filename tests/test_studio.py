@@ -248,6 +248,11 @@ async def test_society_trio_streams_progress_and_writes_samples(server: Server) 
     assert sorted((row["round"], row["heir"]) for row in rows) == sorted((r, h) for r in (1, 2) for h in heirs)
     assert any(server.memory_dir.iterdir()), "memory was not written under AMPHOREUS_MEMORY_DIR"
 
+    from amphoreus_graph.report import load_run  # a Studio thread's directory makes a report too
+
+    report = load_run(server.runs_dir / thread_id, judge_alignment=False)
+    assert report.scenario == "trio" and [(c.rounds, len(c.turns)) for c in report.cycles] == [(2, 6)]
+
 
 async def test_society_runs_from_empty_input(server: Server) -> None:
     """Studio's Submit with nothing filled in: the input schema has defaults and a run starts from {}.

@@ -11,7 +11,7 @@ import json
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -23,6 +23,7 @@ from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
 from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import RunConfig
 
+M = TypeVar("M", bound=BaseModel)
 LEADERBOARD_PLACES = ("leaderboard.json", "bench/leaderboard.json")
 
 
@@ -216,58 +217,113 @@ def _trust(records: list[RoundRecord], samples: list[Sample]) -> dict[str, dict[
     return {s.heir: s.context.trust for s in samples if s.context is not None}
 
 
+class CycleSummary(BaseModel):
+    """One cycle as summary.json records it (or as the chronicle shows it so far)."""
+
+    cycle: int
+    outcome: str
+    rounds: int
+    black_tide: float
+    coreflames_delivered: int
+    fallen: list[str]
+    coreflames: dict[str, int]
+    memories_kept: dict[str, int] = Field(default_factory=dict)
+
+
+class RunSummary(BaseModel):
+    run: str
+    model: str
+    seed: int
+    wall_time_s: float = 0.0
+    cycles: list[CycleSummary]
+
+
+def _validated(model: type[M], path: Path) -> M:
+    try:
+        return model.model_validate(_run_file(path.parent, path.name))
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(str(path), exc)) from None
+
+
+def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: list[Sample]) -> RunSummary:
+    """For a run still going, or one made in Studio (no summary.json): each cycle as its last round left it."""
+    cycles = []
+    for number, records in sorted(chronicle.items()):
+        world = records[-1].world
+        cycles.append(
+            CycleSummary(
+                cycle=number,
+                outcome=world.outcome.value if world.outcome else "in progress",
+                rounds=world.round,
+                black_tide=world.black_tide,
+                coreflames_delivered=len(world.delivered),
+                fallen=sorted(n for n, h in world.heirs.items() if h.fallen),
+                coreflames=world.coreflames_per_heir(),
+            )
+        )
+    last = samples[-1]
+    return RunSummary(run=run.name, model=last.model, seed=last.context.seed if last.context else 0, cycles=cycles)
+
+
+def _scenario_name(run: Path, chronicle: dict[int, list[RoundRecord]]) -> tuple[str, bool]:
+    """The run's scenario and whether config.json named it (Studio runs have only their chronicle)."""
+    if (run / "config.json").is_file():
+        return _validated(RunConfig, run / "config.json").scenario, True
+    named = next((r.scenario for records in chronicle.values() for r in records if r.scenario), None)
+    if named is None:
+        _run_file(run, "config.json")  # the one-line error for a directory that is not a run
+    return str(named), False
+
+
 def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = True) -> RunReport:
-    """Read a run directory into a RunReport (errors name the file and what was expected)."""
+    """Read a run directory into a RunReport (errors name the file and what was expected). A run without
+    summary.json (still going, or made in Studio) is shown as far as its chronicle goes."""
     if is_scepter_run(run):
         plan = load_plan(run)
         first = plan.society(0).out.relative_to(plan.out.absolute())
         raise AmphoreusError(
             f"{run}: a Scepter run of {plan.societies} societies; expected one society's directory, e.g. {run / first}"
         )
-    config_file = _run_file(run, "config.json")
-    try:
-        config = RunConfig.model_validate(config_file)
-    except ValidationError as exc:
-        raise AmphoreusError(format_validation_error(str(run / "config.json"), exc)) from None
-    summary = _run_file(run, "summary.json")
-    scenario = scenario_of(config.scenario)
-    heirs = {h.name: h.path for h in scenario.heirs}
-    samples = list(iter_samples(run / "samples"))
-    if not samples:
-        raise AmphoreusError(f"{run / 'samples'}: no samples; expected a run that lived at least one round")
     chronicle: dict[int, list[RoundRecord]] = defaultdict(list)
     for record in iter_chronicle(run):
         chronicle[record.cycle].append(record)
+    name, configured = _scenario_name(run, chronicle)
+    scenario = scenario_of(name)
+    heirs = {h.name: h.path for h in scenario.heirs}
+    finished = (run / "summary.json").is_file() or not chronicle
+    written = _validated(RunSummary, run / "summary.json") if finished else None
+    samples = list(iter_samples(run / "samples"))
+    if not samples:
+        raise AmphoreusError(f"{run / 'samples'}: no samples; expected a run that lived at least one round")
+    summary = written or summary_so_far(run, chronicle, samples)
     cycles = []
-    for cycle in summary.get("cycles", []):
-        number = cycle["cycle"]
-        in_cycle = [s for s in samples if s.cycle == number]
-        turns = [_turn(s) for s in in_cycle]
-        records = chronicle.get(number, [])
+    for cycle in summary.cycles:
+        in_cycle = [s for s in samples if s.cycle == cycle.cycle]
+        records = chronicle.get(cycle.cycle, [])
         cycles.append(
             CycleView(
-                cycle=number,
-                outcome=cycle["outcome"],
-                rounds=cycle["rounds"],
-                black_tide=cycle["black_tide"],
-                delivered=cycle["coreflames_delivered"],
-                fallen=cycle["fallen"],
-                coreflames=cycle["coreflames"],
-                memories_kept=cycle.get("memories_kept", {}),
+                cycle=cycle.cycle,
+                outcome=cycle.outcome,
+                rounds=cycle.rounds,
+                black_tide=cycle.black_tide,
+                delivered=cycle.coreflames_delivered,
+                fallen=cycle.fallen,
+                coreflames=cycle.coreflames,
+                memories_kept=cycle.memories_kept,
                 trust=_trust(records, in_cycle),
-                turns=turns,
+                turns=[_turn(s) for s in in_cycle],
                 round_log=round_views(records),
                 written=memories_written(records, list(heirs)),
             )
         )
-    memory, note = _memory_view(run, list(heirs))
+    memory, note = _memory_view(run, list(heirs)) if configured else (None, "no config.json says where it lives")
     return RunReport(
-        run=summary["run"],
+        run=summary.run,
         scenario=scenario.name,
         title=scenario.title,
-        model=summary["model"],
-        seed=summary["seed"],
-        wall_time_s=summary.get("wall_time_s", 0.0),
+        model=summary.model,
+        seed=summary.seed,
+        wall_time_s=summary.wall_time_s,
         heirs=heirs,
         cycles=cycles,
         alignment=path_alignment(samples) if judge_alignment else {},

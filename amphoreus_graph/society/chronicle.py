@@ -25,6 +25,7 @@ class RoundRecord(BaseModel):
 
     cycle: int
     round: int
+    scenario: str = Field(default="", description="the scenario (name or YAML path): lets a run without config be read")
     world: World
     events: list[MemoryEvent] = Field(default_factory=list)
 

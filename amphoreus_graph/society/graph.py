@@ -235,7 +235,9 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
         delta["samples_written"] = len(samples)
     if services.chronicle is not None:
         events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
-        chronicle = RoundRecord(cycle=world.cycle, round=world.round, world=world, events=events)
+        chronicle = RoundRecord(
+            cycle=world.cycle, round=world.round, scenario=state["scenario"], world=world, events=events
+        )
         offsets = await asyncio.to_thread(services.chronicle.write_round, chronicle, offsets)
     emit(
         {
