@@ -21,6 +21,7 @@ from amphoreus_graph.policy.base import RecalledMemory
 from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
 from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
 from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.society.recurrence import cycle_summary
 from amphoreus_graph.society.runner import RunConfig
 
 M = TypeVar("M", bound=BaseModel)
@@ -52,15 +53,22 @@ class RoundView(BaseModel):
     holding: dict[str, int] = Field(description="heir → Coreflames held or delivered after the round")
 
 
-class CycleView(BaseModel):
+class CycleSummary(BaseModel):
+    """One cycle as summary.json records it (or as the chronicle shows it so far)."""
+
     cycle: int
     outcome: str
     rounds: int
     black_tide: float
-    delivered: int
+    coreflames_delivered: int
     fallen: list[str]
     coreflames: dict[str, int]
-    memories_kept: dict[str, int]
+    memories_kept: dict[str, int] = Field(default_factory=dict)
+
+
+class CycleView(CycleSummary):
+    """A cycle with everything the report draws of it."""
+
     trust: dict[str, dict[str, float]] = Field(description="truster → trusted → trust in [-1, 1] at the end")
     turns: list[Turn]
     round_log: list[RoundView] = Field(description="empty for runs written before the chronicle existed")
@@ -146,8 +154,16 @@ def _read_json(path: Path, expected: str) -> dict[str, Any]:
     return data
 
 
-def _run_file(run: Path, name: str) -> dict[str, Any]:
-    return _read_json(run / name, "a finished run directory written by `amphoreus simulate`")
+RUN_EXPECTED = "a finished run directory written by `amphoreus simulate`"
+BOARD_EXPECTED = "a leaderboard.json written by `amphoreus bench`"
+
+
+def _validated(model: type[M], path: Path, expected: str = RUN_EXPECTED) -> M:
+    """A JSON file read into its model; any problem is one line naming the file (and field)."""
+    try:
+        return model.model_validate(_read_json(path, expected))
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(str(path), exc)) from None
 
 
 def load_leaderboard(run: Path, bench: Path | None) -> Leaderboard | None:
@@ -159,10 +175,7 @@ def load_leaderboard(run: Path, bench: Path | None) -> Leaderboard | None:
         if not found:
             return None
         path = found[0]
-    try:
-        return Leaderboard.model_validate(_read_json(path, "a leaderboard.json written by `amphoreus bench`"))
-    except ValidationError as exc:
-        raise AmphoreusError(format_validation_error(str(path), exc)) from None
+    return _validated(Leaderboard, path, BOARD_EXPECTED)
 
 
 def _turn(sample: Sample) -> Turn:
@@ -217,19 +230,6 @@ def _trust(records: list[RoundRecord], samples: list[Sample]) -> dict[str, dict[
     return {s.heir: s.context.trust for s in samples if s.context is not None}
 
 
-class CycleSummary(BaseModel):
-    """One cycle as summary.json records it (or as the chronicle shows it so far)."""
-
-    cycle: int
-    outcome: str
-    rounds: int
-    black_tide: float
-    coreflames_delivered: int
-    fallen: list[str]
-    coreflames: dict[str, int]
-    memories_kept: dict[str, int] = Field(default_factory=dict)
-
-
 class RunSummary(BaseModel):
     run: str
     model: str
@@ -238,28 +238,13 @@ class RunSummary(BaseModel):
     cycles: list[CycleSummary]
 
 
-def _validated(model: type[M], path: Path) -> M:
-    try:
-        return model.model_validate(_run_file(path.parent, path.name))
-    except ValidationError as exc:
-        raise AmphoreusError(format_validation_error(str(path), exc)) from None
-
-
 def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: list[Sample]) -> RunSummary:
     """For a run still going, or one made in Studio (no summary.json): each cycle as its last round left it."""
     cycles = []
-    for number, records in sorted(chronicle.items()):
+    for _, records in sorted(chronicle.items()):
         world = records[-1].world
         cycles.append(
-            CycleSummary(
-                cycle=number,
-                outcome=world.outcome.value if world.outcome else "in progress",
-                rounds=world.round,
-                black_tide=world.black_tide,
-                coreflames_delivered=len(world.delivered),
-                fallen=sorted(n for n, h in world.heirs.items() if h.fallen),
-                coreflames=world.coreflames_per_heir(),
-            )
+            CycleSummary.model_validate(cycle_summary(world) | ({} if world.outcome else {"outcome": "in progress"}))
         )
     last = samples[-1]
     return RunSummary(run=run.name, model=last.model, seed=last.context.seed if last.context else 0, cycles=cycles)
@@ -271,8 +256,8 @@ def _scenario_name(run: Path, chronicle: dict[int, list[RoundRecord]]) -> tuple[
         return _validated(RunConfig, run / "config.json").scenario, True
     named = next((r.scenario for records in chronicle.values() for r in records if r.scenario), None)
     if named is None:
-        _run_file(run, "config.json")  # the one-line error for a directory that is not a run
-    return str(named), False
+        raise AmphoreusError(f"{run / 'config.json'}: no such file; expected {RUN_EXPECTED}")
+    return named, False
 
 
 def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = True) -> RunReport:
@@ -302,14 +287,7 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
         records = chronicle.get(cycle.cycle, [])
         cycles.append(
             CycleView(
-                cycle=cycle.cycle,
-                outcome=cycle.outcome,
-                rounds=cycle.rounds,
-                black_tide=cycle.black_tide,
-                delivered=cycle.coreflames_delivered,
-                fallen=cycle.fallen,
-                coreflames=cycle.coreflames,
-                memories_kept=cycle.memories_kept,
+                **cycle.model_dump(),
                 trust=_trust(records, in_cycle),
                 turns=[_turn(s) for s in in_cycle],
                 round_log=round_views(records),
@@ -338,11 +316,10 @@ def path_alignment(samples: list[Sample]) -> dict[str, dict[int, float]]:
     from amphoreus_graph.data.judges.base import JudgeItem
     from amphoreus_graph.data.judges.offline import OfflineJudge
 
-    judged = [s for s in samples if s.context is not None]
-    items = [JudgeItem(turn=s.context, decision=s.decision) for s in judged if s.context is not None]
-    verdicts = OfflineJudge().score(items)
+    judged = [(s, s.context) for s in samples if s.context is not None]
+    verdicts = OfflineJudge().score([JudgeItem(turn=context, decision=s.decision) for s, context in judged])
     scores: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for sample, verdict in zip(judged, verdicts, strict=True):
+    for (sample, _), verdict in zip(judged, verdicts, strict=True):
         scores[sample.heir][sample.cycle].append(verdict["nameless"].scores["path_fidelity"])
     return {heir: {c: round(statistics.fmean(v), 2) for c, v in by_cycle.items()} for heir, by_cycle in scores.items()}
 
