@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.atomic import append_at
 from amphoreus_graph.policy.base import Decision, TurnContext
+
+Row = TypeVar("Row", bound=BaseModel)
 
 
 class Sample(BaseModel):
@@ -67,13 +69,18 @@ def json_line(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def iter_samples(directory: Path) -> Iterator[Sample]:
-    """Every sample under a run's samples directory, in shard order, one line at a time (flat memory)."""
+def iter_shards(directory: Path, model: type[Row]) -> Iterator[Row]:
+    """Every row of a directory's cycle shards, in shard order, one line at a time (flat memory)."""
     for shard in sorted(directory.glob("cycle-*.jsonl")):
         with open(shard, encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
-                    yield Sample.model_validate_json(line)
+                    yield model.model_validate_json(line)
+
+
+def iter_samples(directory: Path) -> Iterator[Sample]:
+    """Every sample under a run's samples directory, in shard order."""
+    return iter_shards(directory, Sample)
 
 
 def read_samples(directory: Path) -> list[Sample]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.atomic import append_at
-from amphoreus_graph.data.samples import json_line, shard_name
+from amphoreus_graph.data.samples import iter_shards, json_line, shard_name
 from amphoreus_graph.memory.records import MemoryEvent
 from amphoreus_graph.society.world import World
 
@@ -44,8 +44,4 @@ class ChronicleWriter:
 
 def iter_chronicle(run_dir: Path) -> Iterator[RoundRecord]:
     """Every round of a run in order (nothing for runs made before the chronicle existed)."""
-    for shard in sorted((run_dir / CHRONICLE_DIR).glob("cycle-*.jsonl")):
-        with open(shard, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    yield RoundRecord.model_validate_json(line)
+    return iter_shards(run_dir / CHRONICLE_DIR, RoundRecord)
