@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from amphoreus_graph.scenario import Scenario
+from amphoreus_graph.society.world import World
 
 RECENT = 6
 
@@ -23,26 +24,25 @@ RECENT = 6
 class LiveDashboard:
     """The current round, each heir's last action, Coreflames held, the Black Tide and what just happened."""
 
+    heirs: dict[str, dict[str, Any]]
+    last: dict[str, str]
+    flags: dict[str, list[str]]
+    black_tide: float
+    delivered: int
+
     def __init__(self, scenario: Scenario, *, cycles: int, rounds: int, run: str) -> None:
         self.scenario = scenario
         self.cycles, self.rounds, self.run = cycles, rounds, run
-        self.cycle, self.round = 0, 0
-        self.turns_done = 0
-        self.black_tide = scenario.black_tide.start
-        self.delivered = 0
-        self.heirs: dict[str, dict[str, Any]] = {}
-        self.last: dict[str, str] = {}
-        self.flags: dict[str, list[str]] = {}
+        self.cycle, self.round, self.turns_done = 0, 0, 0
         self.recent: deque[str] = deque(maxlen=RECENT)
         self._reset_world()
 
     def _reset_world(self) -> None:
-        self.heirs = {
-            h.name: {"location": h.start_location, "health": 100.0, "holding": [], "delivered": []}
-            for h in self.scenario.heirs
-        }
+        """The world as a cycle starts (the scenario's genesis), heirs as `round_done` sends them."""
+        world = World.genesis(self.scenario, self.cycle)
+        self.heirs = {name: heir.model_dump(mode="json") for name, heir in world.heirs.items()}
         self.last, self.flags = {}, {}
-        self.black_tide, self.delivered = self.scenario.black_tide.start, 0
+        self.black_tide, self.delivered = world.black_tide, len(world.delivered)
 
     def update(self, event: dict[str, Any]) -> None:
         """Fold one progress event into the view."""
