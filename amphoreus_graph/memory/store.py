@@ -127,7 +127,10 @@ class ChromaMemory:
     """Per-heir collections plus one public collection, in one Chroma client.
 
     Every event text is embedded once per batch; recall over-fetches by similarity from the asking heir's
-    own collection and the public one, then ranks (see scoring.py) and marks what it returned as accessed.
+    own collection and the public one, then ranks (see scoring.py). Chroma holds everything and answers every
+    similarity search; each owner's records are also held in this process once first read (one `get`), and
+    kept in step with every write, so recall asks Chroma only for ids and distances and reflection and retention
+    never re-read a collection. One process writes a store at a time (StoreLock), so the copy cannot go stale.
     """
 
     def __init__(
@@ -152,6 +155,7 @@ class ChromaMemory:
         self.reflector: Reflector = reflector or OfflineReflector(heirs)
         self._lock = lock
         self._collections = {owner: self._collection(owner) for owner in [*heirs, PUBLIC]}
+        self._held: dict[str, dict[str, MemoryRecord]] = {}  # owner -> record id -> record, once read
         # Last-accessed ticks live apart from the records: one write per round for all heirs, not one per heir.
         self._access = client.get_or_create_collection(collection_name(society, "access"), embedding_function=None)
 
@@ -186,6 +190,10 @@ class ChromaMemory:
                 metadatas=[r.metadata() for r, _ in batch],  # type: ignore[misc]
                 embeddings=[v for _, v in batch],  # type: ignore[arg-type]
             )
+            if (held := self._held.get(owner)) is not None:
+                for record, _ in batch:  # a record filed again keeps its last access (as a fresh read would)
+                    before = held.get(record.id)
+                    held[record.id] = record if before is None else _accessed(record, {record.id: before.last_accessed})
         return {owner: sum(r.importance for r, _ in batch) for owner, batch in rows.items() if owner != PUBLIC}
 
     def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
@@ -200,11 +208,10 @@ class ChromaMemory:
         vectors = self.embedder.encode([queries[h] for h in heirs]).tolist()
         fetch = k * self.config.overfetch
         shared = self._query(self._collections[PUBLIC], vectors, fetch)
-        own = {h: self._query(self._collections[h], [v], fetch)[0] for h, v in zip(heirs, vectors, strict=True)}
-        ticks = self._access_ticks([r.id for hits in own.values() for r, _ in hits])
-        for heir, public_hits in zip(heirs, shared, strict=True):
-            mine = [(_accessed(r, ticks), similarity) for r, similarity in own[heir]]
-            found[heir] = rank([*mine, *public_hits], now, self.config, k)
+        for heir, vector, public_hits in zip(heirs, vectors, shared, strict=True):
+            own_hits = self._query(self._collections[heir], [vector], fetch)[0]
+            candidates = [*self._resolve(heir, own_hits), *self._resolve(PUBLIC, public_hits)]
+            found[heir] = rank(candidates, now, self.config, k)
         return found
 
     def touch(self, record_ids: list[str], now: Moment) -> None:
@@ -216,6 +223,10 @@ class ChromaMemory:
                 embeddings=[placeholder_vector(i) for i in ids],  # type: ignore[arg-type]
                 metadatas=[{"tick": now.tick}] * len(ids),
             )
+            for record_id in ids:
+                held = self._held.get(record_id.rpartition("@")[2], {})
+                if (record := held.get(record_id)) is not None:
+                    held[record_id] = _accessed(record, {record_id: now.tick})
 
     def _access_ticks(self, ids: list[str]) -> dict[str, int]:
         """When each record was last recalled (absent: never since it was filed)."""
@@ -225,33 +236,33 @@ class ChromaMemory:
         return {i: int(m["tick"]) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if m}  # type: ignore[arg-type]
 
     @staticmethod
-    def _query(collection: Collection, vectors: list[list[float]], n: int) -> list[list[tuple[MemoryRecord, float]]]:
-        result = collection.query(
-            query_embeddings=vectors,  # type: ignore[arg-type]
-            n_results=n,
-            include=["documents", "metadatas", "distances"],
-        )
+    def _query(collection: Collection, vectors: list[list[float]], n: int) -> list[list[tuple[str, float]]]:
+        """(record id, cosine similarity) of the n nearest records per vector: the records are held here."""
+        result = collection.query(query_embeddings=vectors, n_results=n, include=["distances"])  # type: ignore[arg-type]
         return [
-            [
-                (MemoryRecord.from_chroma(i, d, dict(m or {})), 1.0 - float(dist))
-                for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
-            ]
-            for ids, docs, metas, dists in zip(
-                result["ids"],
-                result["documents"] or [],
-                result["metadatas"] or [],
-                result["distances"] or [],
-                strict=True,
-            )
+            [(i, 1.0 - float(dist)) for i, dist in zip(ids, dists, strict=True)]
+            for ids, dists in zip(result["ids"], result["distances"] or [], strict=True)
         ]
+
+    def _resolve(self, owner: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
+        held = self._records_of(owner)
+        if any(i not in held for i, _ in hits):  # written by someone else since it was read: read it again
+            held = self._records_of(owner, reread=True)
+        return [(held[i], similarity) for i, similarity in hits if i in held]
+
+    def _records_of(self, owner: str, *, reread: bool = False) -> dict[str, MemoryRecord]:
+        """One owner's records by id: read from Chroma (with their last access) on first use, then held."""
+        if reread or owner not in self._held:
+            got = self._collections[owner].get(include=["documents", "metadatas"])
+            rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+            records = [MemoryRecord.from_chroma(i, d, dict(m or {})) for i, d, m in rows]
+            ticks = self._access_ticks([r.id for r in records])
+            self._held[owner] = {r.id: _accessed(r, ticks) for r in records}
+        return self._held[owner]
 
     def records(self, owner: str) -> list[MemoryRecord]:
         """Every record of one heir (or PUBLIC), sorted by id."""
-        got = self._collections[owner].get(include=["documents", "metadatas"])
-        rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
-        records = [MemoryRecord.from_chroma(i, d, dict(m or {})) for i, d, m in rows]
-        ticks = self._access_ticks([r.id for r in records])
-        return sorted((_accessed(r, ticks) for r in records), key=lambda r: r.id)
+        return sorted(self._records_of(owner).values(), key=lambda r: r.id)
 
     def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
         """Each named heir reflects on its most salient memories; the reflections are remembered."""
@@ -282,17 +293,20 @@ class ChromaMemory:
             if drop:
                 self._collections[heir].delete(ids=drop)
                 self._access.delete(ids=drop)
+                held = self._records_of(heir)
+                for record_id in drop:
+                    del held[record_id]
             decay = [r for r in keep if r.carried_to < next_cycle and heir != PUBLIC]
             if decay:
+                decayed = [
+                    r.model_copy(update={"importance": max(1.0, r.importance * rule.decay), "carried_to": next_cycle})
+                    for r in decay
+                ]
                 self._collections[heir].update(
-                    ids=[r.id for r in decay],
-                    metadatas=[  # type: ignore[misc]
-                        r.model_copy(
-                            update={"importance": max(1.0, r.importance * rule.decay), "carried_to": next_cycle}
-                        ).metadata()
-                        for r in decay
-                    ],
+                    ids=[r.id for r in decayed],
+                    metadatas=[r.metadata() for r in decayed],  # type: ignore[misc]
                 )
+                self._records_of(heir).update({r.id: r for r in decayed})
             kept[heir] = len(keep)
         kept.pop(PUBLIC)
         return kept
