@@ -19,7 +19,8 @@ per-repeat ratios (each repeat times all three round by round, back to back, so 
 alike). The store starts empty for every repeat.
 
 Recall (`recall_p50_ms`, `recall_p99_ms`): for each size N a store with N records spread evenly over the 12
-heirs' collections plus a public collection of a few hundred records. Records are upserted directly (batches of
+heirs' collections plus a few hundred public records (a copy in every heir's collection, as the society files
+them). Records are upserted directly (batches of
 at most 5000) with valid `MemoryRecord.metadata()`; their vectors are synthetic: by default real embeddings of
 event texts plus Gaussian noise, renormalised (cosine ~0.8 to their source text, so similarities and HNSW
 behave as with real memories), or random unit vectors (`--vectors random`). Each recall is ONE heir's
@@ -290,10 +291,7 @@ def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
             return original_rank(*args, **kwargs)
 
     memory.embedder = TimedEmbedder(embedder, timer)  # type: ignore[assignment]
-    memory._collections = {
-        owner: TimedCollection(c, "public" if owner == PUBLIC else "own", timer)  # type: ignore[misc]
-        for owner, c in collections.items()
-    }
+    memory._collections = {heir: TimedCollection(c, "own", timer) for heir, c in collections.items()}  # type: ignore[misc]
     memory._query = timed_query  # type: ignore[method-assign]
     memory._resolve = timed_resolve  # type: ignore[method-assign]
     store_module.rank = timed_rank  # type: ignore[assignment]
@@ -392,8 +390,8 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
             records = sum(len(memory.records(owner)) for owner in [*heirs, PUBLIC])
             disk = disk_bytes(directory)
         raw_s, remember_s = seconds["raw"], seconds["remember"]
-        upserts = timer.seconds["own.upsert"] + timer.seconds["public.upsert"]
-        upsert_calls = timer.calls["own.upsert"] + timer.calls["public.upsert"]
+        upserts = timer.seconds["own.upsert"]
+        upsert_calls = timer.calls["own.upsert"]
         repeats.append(
             {
                 "raw_encode_s": round(raw_s, 4),
@@ -444,15 +442,21 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
 def probe_write_calls(
     args: argparse.Namespace, embedder: Any, heirs: list[str], batches: list[list[MemoryEvent]], vectors: list[Any]
 ) -> dict[str, Any]:
-    """The same rounds' records written as remember writes them (one upsert per owner per round) and as one
-    upsert per round into a single collection, no embedding: what the number of Chroma calls costs."""
-    rows_per_round = []
+    """The same rounds' records written as remember writes them (one upsert per heir per round, public records
+    in every heir's collection) and as one upsert per round into a single collection (each record once), no
+    embedding: what the number of Chroma calls costs."""
+    rows_per_round, single_rows_per_round = [], []
     for batch, vecs in zip(batches, vectors, strict=True):
         rows: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
+        single: list[tuple[MemoryRecord, list[float]]] = []
         for event, vector in zip(batch, vecs, strict=True):
             for owner in [PUBLIC] if event.public else list(dict.fromkeys(event.witnesses)):
-                rows.setdefault(owner, []).append((MemoryRecord.of(event, owner, event.importance), vector.tolist()))
+                row = (MemoryRecord.of(event, owner, event.importance), vector.tolist())
+                single.append(row)
+                for heir in heirs if event.public else [owner]:
+                    rows.setdefault(heir, []).append(row)
         rows_per_round.append(rows)
+        single_rows_per_round.append(single)
 
     def write(collection: Any, batch: list[tuple[MemoryRecord, list[float]]]) -> None:
         collection.upsert(
@@ -473,8 +477,8 @@ def probe_write_calls(
             "m-bench-probe-all-owners", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
         )
         started = time.perf_counter()
-        for rows in rows_per_round:
-            write(single, [row for owner_rows in rows.values() for row in owner_rows])
+        for rows in single_rows_per_round:
+            write(single, rows)
         single_s = time.perf_counter() - started
     n = len(rows_per_round)
     return {
@@ -501,7 +505,8 @@ def build_store(
     args: argparse.Namespace,
     records_per_round: float,
 ) -> dict[str, Any]:
-    """`size` records spread over the heirs' collections plus `public` public ones, upserted directly."""
+    """`size` records spread over the heirs' collections plus `public` public ones, upserted directly; a public
+    record goes into every heir's collection, as `remember` files it."""
     rng = np.random.default_rng(args.seed + size)
     dims = pool_vectors.shape[1]
     ticks = max(1, math.ceil(size / records_per_round))  # rounds a society would need to file `size` records
@@ -511,7 +516,7 @@ def build_store(
     upserts = 0
     owners = [(h, size // len(heirs) + (i < size % len(heirs))) for i, h in enumerate(heirs)] + [(PUBLIC, public)]
     for owner, count in owners:
-        collection = memory._collections[owner]
+        collections = list(memory._collections.values()) if owner == PUBLIC else [memory._collections[owner]]
         for start in range(0, count, UPSERT_BATCH):
             n = min(UPSERT_BATCH, count - start)
             t0 = time.perf_counter()
@@ -548,14 +553,16 @@ def build_store(
             documents = [r.text for r in records]
             metadatas = [r.metadata() for r in records]
             t1 = time.perf_counter()
-            collection.upsert(ids=ids, documents=documents, metadatas=metadatas, embeddings=vectors)  # type: ignore[arg-type]
+            for collection in collections:
+                collection.upsert(ids=ids, documents=documents, metadatas=metadatas, embeddings=vectors)  # type: ignore[arg-type]
+                upserts += 1
             t2 = time.perf_counter()
             generate_s += t1 - t0
             upsert_s += t2 - t1
-            upserts += 1
-    total = size + public
+    total = size + public * len(heirs)
     return {
-        "records": total,
+        "records": size + public,
+        "rows": total,
         "generate_s": round(generate_s, 3),
         "upsert_s": round(upsert_s, 3),
         "upsert_calls": upserts,
@@ -609,12 +616,10 @@ def slowest(latencies: list[float], queries: list[tuple[str, str]], n: int = 5) 
 def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
     """Mean ms per recall of each part (from the timing wrappers); `rest` is what no wrapper saw."""
     n, s = len(latencies), timer.seconds
-    chroma_query = s["own.query"] + s["public.query"]
     parts = {
         "embed": s["embed"],
-        "query public (chroma)": s["public.query"],
-        "query own (chroma)": s["own.query"],
-        "result lists (ids, similarities)": s["_query"] - chroma_query,
+        "query the heir's collection (chroma)": s["own.query"],
+        "result lists (ids, similarities)": s["_query"] - s["own.query"],
         "records by id (held in process)": s["_resolve"],
         "rank": s["rank"],
     }
@@ -647,7 +652,7 @@ def bench_recall_size(
         build["disk_mib"] = round(disk_bytes(directory) / 2**20, 1)
         counts = {h: memory._collections[h].count() for h in heirs}
         build["records_per_heir"] = {"min": min(counts.values()), "max": max(counts.values())}
-        build["public_records"] = memory._collections[PUBLIC].count()
+        build["public_records"] = args.public
         tick = build["ticks"] + 1
 
         embedder._cache.clear()
@@ -937,7 +942,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, few queries, one repeat")
     parser.add_argument("--queries", type=int, default=200, help="timed recalls per size")
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--public", type=int, default=300, help="records in the public collection")
+    parser.add_argument(
+        "--public", type=int, default=300, help="public records (each filed in every heir's collection)"
+    )
     parser.add_argument("--vectors", choices=("perturbed", "random"), default="perturbed")
     parser.add_argument("--noise", type=float, default=0.75, help="noise norm relative to the unit source vector")
     parser.add_argument("--pool", type=int, default=600, help="real texts embedded as the synthetic vectors' sources")

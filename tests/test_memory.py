@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, Moment
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord, Moment
+from amphoreus_graph.memory.store import ChromaMemory, collection_name, open_chroma
 from amphoreus_graph.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
 
 HEIRS = ["Cyrene", "Phainon", "Anaxagoras"]
@@ -180,6 +180,28 @@ def test_records_written_by_another_client_are_read_again(chroma_client, embedde
     writer = ChromaMemory(chroma_client, reader.society, HEIRS, embedder)
     writer.remember([_event(1, "The olive tree bloomed.", ["Cyrene"])])
     assert [m.text for m in reader.recall({"Cyrene": "olive tree"}, 3, NOW)["Cyrene"]] == ["The olive tree bloomed."]
+
+
+def test_a_store_with_the_older_public_collection_is_adopted_on_open(chroma_client, embedder):
+    """Runs written before public records were copied to every heir kept them apart: a resume loses none."""
+    society = uuid.uuid4().hex[:12]
+    legacy = chroma_client.create_collection(
+        collection_name(society, "public"), embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+    )
+    record = MemoryRecord.of(
+        _event(1, "Twelve Titans hold the Coreflames.", [], public=True, kind=MemoryKind.SEED), PUBLIC, 5.0
+    )
+    legacy.add(
+        ids=[record.id],
+        documents=[record.text],
+        metadatas=[record.metadata()],
+        embeddings=embedder.encode([record.text]),
+    )
+    memory = ChromaMemory(chroma_client, society, HEIRS, embedder)
+    found = memory.recall({h: "Who holds the Coreflames?" for h in HEIRS}, 3, NOW)
+    assert all([m.text for m in found[h]] == ["Twelve Titans hold the Coreflames."] for h in HEIRS)
+    assert collection_name(society, "public") not in {c.name for c in chroma_client.list_collections()}
+    assert ChromaMemory(chroma_client, society, HEIRS, embedder).dump() == memory.dump()  # adopted once
 
 
 def test_a_store_in_use_is_one_clear_error(tmp_path):

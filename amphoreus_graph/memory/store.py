@@ -1,8 +1,8 @@
 """Chroma-backed memory: one collection per (society, heir), so a heir's recall never scans others.
 
-Privacy is structural: a heir's queries only ever touch its own collection. Writes are upserts keyed by
-event and owner, and retention marks what it has already carried, so replaying a round or a cycle end
-after a crash changes nothing.
+Privacy is structural: a heir's queries only ever touch its own collection, which holds its private records and
+a copy of each public one (owner PUBLIC). Writes are upserts keyed by event and owner, and retention marks what
+it has already carried, so replaying a round or a cycle end after a crash changes nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import chromadb
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings
+from chromadb.errors import NotFoundError
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import Embedder
@@ -124,13 +125,15 @@ class _BaseImportance:
 
 
 class ChromaMemory:
-    """Per-heir collections plus one public collection, in one Chroma client.
+    """One collection per heir, in one Chroma client.
 
-    Every event text is embedded once per batch; recall over-fetches by similarity from the asking heir's
-    own collection and the public one, then ranks (see scoring.py). Chroma holds everything and answers every
-    similarity search; each owner's records are also held in this process once first read (one `get`), and
-    kept in step with every write, so recall asks Chroma only for ids and distances and reflection and retention
-    never re-read a collection. One process writes a store at a time (StoreLock), so the copy cannot go stale.
+    Every event text is embedded once per batch. A public event is filed in every heir's collection (owner
+    PUBLIC), in the same upsert as that heir's private records of the round, so recall is one similarity query
+    on the asking heir's collection, not two, and a round still makes one write per heir. Recall over-fetches,
+    then ranks (see scoring.py). Chroma holds everything and answers every similarity search; each heir's
+    records are also held in this process once first read (one `get`) and kept in step with every write, so
+    recall asks Chroma only for ids and distances, and reflection and retention never re-read a collection.
+    One process writes a store at a time (StoreLock), so what is held cannot go stale.
     """
 
     def __init__(
@@ -154,14 +157,34 @@ class ChromaMemory:
         self.rater: ImportanceRater = rater or _BaseImportance()
         self.reflector: Reflector = reflector or OfflineReflector(heirs)
         self._lock = lock
-        self._collections = {owner: self._collection(owner) for owner in [*heirs, PUBLIC]}
-        self._held: dict[str, dict[str, MemoryRecord]] = {}  # owner -> record id -> record, once read
+        self.heirs = list(heirs)
+        self._collections = {heir: self._collection(heir) for heir in self.heirs}
+        self._held: dict[str, dict[str, MemoryRecord]] = {}  # heir -> record id -> record, once read
         # Last-accessed ticks live apart from the records: one write per round for all heirs, not one per heir.
         self._access = client.get_or_create_collection(collection_name(society, "access"), embedding_function=None)
+        self._adopt_public_collection()
 
-    def _collection(self, owner: str) -> Collection:
+    def _adopt_public_collection(self) -> None:
+        """Stores written before public records were copied to every heir kept them in a collection of their own:
+        copy them over once, so a resumed older run loses nothing, then drop that collection."""
+        name = collection_name(self.society, "public")
+        if name in {c.name for c in self._collections.values()}:  # a heir called "public" owns that name
+            return
+        try:
+            legacy = self.client.get_collection(name, embedding_function=None)
+        except NotFoundError:
+            return
+        got = legacy.get(include=["documents", "metadatas", "embeddings"])
+        if got["ids"]:
+            for collection in self._collections.values():
+                collection.upsert(
+                    ids=got["ids"], documents=got["documents"], metadatas=got["metadatas"], embeddings=got["embeddings"]
+                )
+        self.client.delete_collection(name)
+
+    def _collection(self, heir: str) -> Collection:
         return self.client.get_or_create_collection(
-            collection_name(self.society, "public" if owner == PUBLIC else owner),
+            collection_name(self.society, heir),
             embedding_function=None,
             configuration={"hnsw": {"space": "cosine"}},
         )
@@ -170,8 +193,15 @@ class ChromaMemory:
         if self._lock is not None:
             self._lock.release()
 
+    def drop(self) -> None:
+        """Delete this society's collections (a throwaway society's, such as a benchmark item's)."""
+        for collection in [*self._collections.values(), self._access]:
+            self.client.delete_collection(collection.name)
+        self._collections, self._held = {}, {}
+
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
-        """File each event for each witness (public ones once); returns the importance each heir gained."""
+        """File each event for each witness (public ones for every heir); returns the importance each heir gained
+        from its private records."""
         events = [e for e in events if e.public or any(w in self._collections for w in e.witnesses)]
         if not events:
             return {}
@@ -179,39 +209,42 @@ class ChromaMemory:
         vectors = self.embedder.encode([e.text for e in events])
         rows: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
         for event, vector in zip(events, vectors, strict=True):
-            owners = [PUBLIC] if event.public else [w for w in dict.fromkeys(event.witnesses) if w in self._collections]
-            for owner in owners:
-                weight = event.importance if event.public else ratings[event.id][owner]
-                rows.setdefault(owner, []).append((MemoryRecord.of(event, owner, weight), vector.tolist()))
-        for owner, batch in rows.items():
-            self._collections[owner].upsert(
+            if event.public:
+                record = MemoryRecord.of(event, PUBLIC, event.importance)
+                for heir in self.heirs:
+                    rows.setdefault(heir, []).append((record, vector.tolist()))
+                continue
+            for heir in dict.fromkeys(event.witnesses):
+                if heir in self._collections:
+                    record = MemoryRecord.of(event, heir, ratings[event.id][heir])
+                    rows.setdefault(heir, []).append((record, vector.tolist()))
+        for heir, batch in rows.items():
+            self._collections[heir].upsert(
                 ids=[r.id for r, _ in batch],
                 documents=[r.text for r, _ in batch],
                 metadatas=[r.metadata() for r, _ in batch],  # type: ignore[misc]
                 embeddings=[v for _, v in batch],  # type: ignore[arg-type]
             )
-            if (held := self._held.get(owner)) is not None:
+            if (held := self._held.get(heir)) is not None:
                 for record, _ in batch:  # a record filed again keeps its last access (as a fresh read would)
                     before = held.get(record.id)
                     held[record.id] = record if before is None else _accessed(record, {record.id: before.last_accessed})
-        return {owner: sum(r.importance for r, _ in batch) for owner, batch in rows.items() if owner != PUBLIC}
+        gained = {heir: sum(r.importance for r, _ in batch if r.owner == heir) for heir, batch in rows.items()}
+        return {heir: weight for heir, weight in gained.items() if weight}
 
     def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
         """Each heir's k best memories for its query: its own records and public ones, never another's.
 
         Read-only: the caller marks what was used with `touch` (the society does it with the round's writes)."""
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
-        heirs = [h for h in queries if h in self._collections and h != PUBLIC]
+        heirs = [h for h in queries if h in self._collections]
         if not heirs or k <= 0:
             return found
         # No count() first: Chroma answers an oversized n_results with what it has.
         vectors = self.embedder.encode([queries[h] for h in heirs]).tolist()
-        fetch = k * self.config.overfetch
-        shared = self._query(self._collections[PUBLIC], vectors, fetch)
-        for heir, vector, public_hits in zip(heirs, vectors, shared, strict=True):
-            own_hits = self._query(self._collections[heir], [vector], fetch)[0]
-            candidates = [*self._resolve(heir, own_hits), *self._resolve(PUBLIC, public_hits)]
-            found[heir] = rank(candidates, now, self.config, k)
+        for heir, vector in zip(heirs, vectors, strict=True):
+            hits = self._query(self._collections[heir], [vector], k * self.config.overfetch)[0]
+            found[heir] = rank(self._resolve(heir, hits), now, self.config, k)
         return found
 
     def touch(self, record_ids: list[str], now: Moment) -> None:
@@ -223,7 +256,7 @@ class ChromaMemory:
                 embeddings=[placeholder_vector(i) for i in ids],  # type: ignore[arg-type]
                 metadatas=[{"tick": now.tick}] * len(ids),
             )
-            for record_id in ids:
+            for record_id in ids:  # a private record's id ends with its owner
                 held = self._held.get(record_id.rpartition("@")[2], {})
                 if (record := held.get(record_id)) is not None:
                     held[record_id] = _accessed(record, {record_id: now.tick})
@@ -244,25 +277,28 @@ class ChromaMemory:
             for ids, dists in zip(result["ids"], result["distances"] or [], strict=True)
         ]
 
-    def _resolve(self, owner: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
-        held = self._records_of(owner)
+    def _resolve(self, heir: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
+        held = self._records_of(heir)
         if any(i not in held for i, _ in hits):  # written by someone else since it was read: read it again
-            held = self._records_of(owner, reread=True)
+            held = self._records_of(heir, reread=True)
         return [(held[i], similarity) for i, similarity in hits if i in held]
 
-    def _records_of(self, owner: str, *, reread: bool = False) -> dict[str, MemoryRecord]:
-        """One owner's records by id: read from Chroma (with their last access) on first use, then held."""
-        if reread or owner not in self._held:
-            got = self._collections[owner].get(include=["documents", "metadatas"])
+    def _records_of(self, heir: str, *, reread: bool = False) -> dict[str, MemoryRecord]:
+        """Everything in one heir's collection by id: read from Chroma (with last access) on first use, then held."""
+        if reread or heir not in self._held:
+            got = self._collections[heir].get(include=["documents", "metadatas"])
             rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
             records = [MemoryRecord.from_chroma(i, d, dict(m or {})) for i, d, m in rows]
-            ticks = self._access_ticks([r.id for r in records])
-            self._held[owner] = {r.id: _accessed(r, ticks) for r in records}
-        return self._held[owner]
+            ticks = self._access_ticks([r.id for r in records if r.owner != PUBLIC])
+            self._held[heir] = {r.id: _accessed(r, ticks) for r in records}
+        return self._held[heir]
 
     def records(self, owner: str) -> list[MemoryRecord]:
-        """Every record of one heir (or PUBLIC), sorted by id."""
-        return sorted(self._records_of(owner).values(), key=lambda r: r.id)
+        """Every private record of one heir, or (owner PUBLIC) every public record, sorted by id."""
+        if owner != PUBLIC:
+            return sorted((r for r in self._records_of(owner).values() if r.owner == owner), key=lambda r: r.id)
+        public = {r.id: r for heir in self.heirs for r in self._records_of(heir).values() if r.owner == PUBLIC}
+        return sorted(public.values(), key=lambda r: r.id)
 
     def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
         """Each named heir reflects on its most salient memories; the reflections are remembered."""
@@ -277,26 +313,28 @@ class ChromaMemory:
         return events
 
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:
-        """Apply each heir's retention at a world reset (public: only seeds survive); returns records kept."""
+        """Apply each heir's retention at a world reset (public news goes, public seeds stay); returns private
+        records kept per heir."""
         kept: dict[str, int] = {}
-        for heir, rule in [*retention.items(), (PUBLIC, _PUBLIC_RETENTION)]:
+        for heir in self.heirs:
+            rule = retention.get(heir, Retention(mode=RetentionMode.ALL))
             records = self.records(heir)
             if rule.mode is RetentionMode.ALL:
-                kept[heir] = len(records)
-                continue
-            if heir == PUBLIC:
-                keep = [r for r in records if r.kind is MemoryKind.SEED]
+                keep = records
             else:
                 ranked = sorted(records, key=lambda r: (-r.importance, r.id))
                 keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
-            drop = sorted({r.id for r in records} - {r.id for r in keep})
+            news = [
+                r.id for r in self._records_of(heir).values() if r.owner == PUBLIC and r.kind is not MemoryKind.SEED
+            ]
+            drop = sorted(({r.id for r in records} - {r.id for r in keep}) | set(news))
             if drop:
                 self._collections[heir].delete(ids=drop)
                 self._access.delete(ids=drop)
                 held = self._records_of(heir)
                 for record_id in drop:
                     del held[record_id]
-            decay = [r for r in keep if r.carried_to < next_cycle and heir != PUBLIC]
+            decay = [r for r in keep if r.carried_to < next_cycle and rule.mode is not RetentionMode.ALL]
             if decay:
                 decayed = [
                     r.model_copy(update={"importance": max(1.0, r.importance * rule.decay), "carried_to": next_cycle})
@@ -307,16 +345,13 @@ class ChromaMemory:
                     metadatas=[r.metadata() for r in decayed],  # type: ignore[misc]
                 )
                 self._records_of(heir).update({r.id: r for r in decayed})
-            kept[heir] = len(keep)
-        kept.pop(PUBLIC)
+            if heir in retention:
+                kept[heir] = len(keep)
         return kept
 
     def dump(self) -> dict[str, list[dict[str, Any]]]:
-        """Every record per owner, sorted by id: for tests and inspection."""
-        return {owner: [r.model_dump(mode="json") for r in self.records(owner)] for owner in self._collections}
-
-
-_PUBLIC_RETENTION = Retention(mode=RetentionMode.ECHOES, keep=0)
+        """Every record per owner (each heir, then PUBLIC), sorted by id: for tests and inspection."""
+        return {owner: [r.model_dump(mode="json") for r in self.records(owner)] for owner in [*self.heirs, PUBLIC]}
 
 
 def placeholder_vector(record_id: str) -> list[float]:

@@ -31,7 +31,7 @@ from amphoreus_graph.bench.tasks.erudition import ANSWERING, exact_match, token_
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.importance import PathImportance
 from amphoreus_graph.memory.records import MemoryEvent, MemoryKind, Moment, gist
-from amphoreus_graph.memory.store import ChromaMemory, collection_name, open_chroma
+from amphoreus_graph.memory.store import ChromaMemory, open_chroma
 from amphoreus_graph.paths import load_paths
 from amphoreus_graph.policy.base import Policy, RecalledMemory, TurnContext
 from amphoreus_graph.scenario import RetentionMode
@@ -154,8 +154,7 @@ def live_through(item: RemembranceItem, client: ClientAPI) -> dict[str, Recalled
         now = Moment.of(item.resets + 1, 1, scenario.rounds_per_cycle)
         found = memory.recall(dict.fromkeys(witnesses, item.question), RECALL_K, now)
     finally:
-        for owner in [*witnesses, "public", "access"]:
-            client.delete_collection(collection_name(society, owner))
+        memory.drop()
     return {
         path: Recalled(memories=found[heir], evidence=f"{cycles[0][0].id}@{heir}", retention=retention[heir].mode)
         for path, heir in heirs.items()
