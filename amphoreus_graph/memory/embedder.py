@@ -96,10 +96,11 @@ class Embedder:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.name = model
         location = _model_location(model)
+        torch_model = cache(lambda: _load_sentence_transformer(model, location))  # loaded once, if at all
         encoder: Encoder | None = None
         if (backend or backend_setting()) == "onnx":
-            encoder = load_or_export(location, lambda: _load_sentence_transformer(model, location))
-        self.encoder: Encoder = encoder or TorchEncoder(_load_sentence_transformer(model, location))
+            encoder = load_or_export(location, torch_model)
+        self.encoder: Encoder = encoder or TorchEncoder(torch_model())
         self.backend: Backend = "onnx" if isinstance(self.encoder, OnnxEncoder) else "torch"
         self.dims = self.encoder.dims
         self.batch_size = batch_size

@@ -1,7 +1,7 @@
 """The embedding model run by ONNX Runtime: the same weights, exported once from sentence-transformers.
 
-Why: on a CPU, ONNX Runtime encodes a round's batch about twice as fast as PyTorch eager and one short recall
-query about three times as fast (fused kernels, no per-op Python dispatch), and a cached export starts without
+Why: on this project's 2-core CPU, ONNX Runtime encodes a round's batch and one short recall query each about
+twice as fast as PyTorch eager (fused kernels, no per-op Python dispatch), and a cached export starts without
 importing torch. The export is checked before it is kept: the tokenizer must give the model's own features and
 the vectors must match PyTorch's on probe texts, else the embedder stays on PyTorch.
 """
@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,7 +93,7 @@ class OnnxEncoder:
         return (out / norms).astype(np.float32)
 
 
-def load_or_export(location: str, load_torch_model: Any) -> OnnxEncoder | None:
+def load_or_export(location: str, load_torch_model: Callable[[], SentenceTransformer]) -> OnnxEncoder | None:
     """The cached export for `location`, exporting it first if needed; None (stay on PyTorch) if it cannot be."""
     target = export_dir(location)
     if not (target / "meta.json").exists():
