@@ -318,20 +318,18 @@ class ChromaMemory:
         kept: dict[str, int] = {}
         for heir in self.heirs:
             rule = retention.get(heir, Retention(mode=RetentionMode.ALL))
+            held = self._records_of(heir)
             records = self.records(heir)
             if rule.mode is RetentionMode.ALL:
                 keep = records
             else:
                 ranked = sorted(records, key=lambda r: (-r.importance, r.id))
                 keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
-            news = [
-                r.id for r in self._records_of(heir).values() if r.owner == PUBLIC and r.kind is not MemoryKind.SEED
-            ]
+            news = [r.id for r in held.values() if r.owner == PUBLIC and r.kind is not MemoryKind.SEED]
             drop = sorted(({r.id for r in records} - {r.id for r in keep}) | set(news))
             if drop:
                 self._collections[heir].delete(ids=drop)
                 self._access.delete(ids=drop)
-                held = self._records_of(heir)
                 for record_id in drop:
                     del held[record_id]
             decay = [r for r in keep if r.carried_to < next_cycle and rule.mode is not RetentionMode.ALL]
@@ -344,7 +342,7 @@ class ChromaMemory:
                     ids=[r.id for r in decayed],
                     metadatas=[r.metadata() for r in decayed],  # type: ignore[misc]
                 )
-                self._records_of(heir).update({r.id: r for r in decayed})
+                held.update({r.id: r for r in decayed})
             if heir in retention:
                 kept[heir] = len(keep)
         return kept
