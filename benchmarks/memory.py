@@ -16,7 +16,9 @@ uncached (`embedder.encoder.encode`, same batch size) and through sentence-trans
 (`SentenceTransformer.encode`, normalize_embeddings=True). All are texts (events) per second; `write_ratio` is
 remember / the embedder's raw encode, `write_ratio_vs_torch` remember / PyTorch's encode, each the median of the
 per-repeat ratios (each repeat times all three round by round, back to back, so background load hits them
-alike). The store starts empty for every repeat.
+alike). The store starts empty for every repeat. A probe then writes the same rounds' records with no
+embedding, as remember does and as one upsert per round (full, and vectors only), and gives the ceiling each
+puts on `write_ratio` (`probe_write_calls.write_ratio_ceiling`).
 
 Recall (`recall_p50_ms`, `recall_p99_ms`): for each size N a store with N records spread evenly over the 12
 heirs' collections plus a few hundred public records (a copy in every heir's collection, as the society files
@@ -414,9 +416,9 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
                 "disk_mib": round(disk / 2**20, 2),
             }
         )
-    probe = probe_write_calls(args, embedder, heirs, batches, vectors)
     ratios = [r["ratio"] for r in repeats]
     mid = sorted(repeats, key=lambda r: r["ratio"])[len(repeats) // 2]
+    probe = probe_write_calls(args, embedder, heirs, batches, vectors, mid["raw_encode_s"])
     return {
         "write_ratio": round(statistics.median(ratios), 4),
         "write_ratio_vs_torch": round(statistics.median(r["ratio_vs_torch"] for r in repeats), 4),
@@ -440,11 +442,18 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
 
 
 def probe_write_calls(
-    args: argparse.Namespace, embedder: Any, heirs: list[str], batches: list[list[MemoryEvent]], vectors: list[Any]
+    args: argparse.Namespace,
+    embedder: Any,
+    heirs: list[str],
+    batches: list[list[MemoryEvent]],
+    vectors: list[Any],
+    raw_encode_s: float,
 ) -> dict[str, Any]:
-    """The same rounds' records written as remember writes them (one upsert per heir per round, public records
-    in every heir's collection) and as one upsert per round into a single collection (each record once), no
-    embedding: what the number of Chroma calls costs."""
+    """The same rounds' records written, without embedding, three ways: as remember writes them (one upsert per
+    heir per round, public records in every heir's collection); as one upsert per round into a single collection
+    (each record once); and as that one upsert with ids and vectors only (no documents, no metadata), the least
+    any Chroma layout that keeps a vector per record must write. Each gives a ceiling on `write_ratio`:
+    raw encode time / (raw encode time + that write time), over the same rounds."""
     rows_per_round, single_rows_per_round = [], []
     for batch, vecs in zip(batches, vectors, strict=True):
         rows: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
@@ -472,19 +481,36 @@ def probe_write_calls(
             for owner, owner_rows in rows.items():
                 write(memory._collections[owner], owner_rows)
         per_owner_s = time.perf_counter() - started
-    with chroma_store(args.tmp_dir, "bench-probe-single", [], embedder) as (memory, _):
-        single = memory.client.get_or_create_collection(
-            "m-bench-probe-all-owners", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-        )
-        started = time.perf_counter()
-        for rows in single_rows_per_round:
-            write(single, rows)
-        single_s = time.perf_counter() - started
+
+    def write_vectors_only(collection: Any, batch: list[tuple[MemoryRecord, list[float]]]) -> None:
+        collection.upsert(ids=[r.id for r, _ in batch], embeddings=[v for _, v in batch])
+
+    one_call_s = {}
+    for label, writer in (("full", write), ("vectors_only", write_vectors_only)):
+        with chroma_store(args.tmp_dir, f"bench-probe-single-{label}", [], embedder) as (memory, _):
+            single = memory.client.get_or_create_collection(
+                "m-bench-probe-all-owners", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+            )
+            started = time.perf_counter()
+            for rows in single_rows_per_round:
+                writer(single, rows)
+            one_call_s[label] = time.perf_counter() - started
     n = len(rows_per_round)
+
+    def ceiling(write_s: float) -> float:
+        return round(raw_encode_s / (raw_encode_s + write_s), 4)
+
     return {
         "per_owner_upserts_ms_per_round": ms(per_owner_s / n),
-        "one_upsert_ms_per_round": ms(single_s / n),
+        "one_upsert_ms_per_round": ms(one_call_s["full"] / n),
+        "one_upsert_vectors_only_ms_per_round": ms(one_call_s["vectors_only"] / n),
         "upserts_per_round": round(sum(len(r) for r in rows_per_round) / n, 2),
+        "raw_encode_ms_per_round": ms(raw_encode_s / n),
+        "write_ratio_ceiling": {
+            "per_owner_upserts": ceiling(per_owner_s),
+            "one_upsert": ceiling(one_call_s["full"]),
+            "one_upsert_vectors_only": ceiling(one_call_s["vectors_only"]),
+        },
     }
 
 
@@ -895,8 +921,11 @@ def table(report: dict[str, Any]) -> str:
     p = w["probe_write_calls"]
     lines.append(
         f"    probe: per-owner upserts {p['per_owner_upserts_ms_per_round']} ms/round vs one upsert "
-        f"{p['one_upsert_ms_per_round']} ms/round"
+        f"{p['one_upsert_ms_per_round']} ms/round ({p['one_upsert_vectors_only_ms_per_round']} ms vectors only); "
+        f"raw encode {p['raw_encode_ms_per_round']} ms/round"
     )
+    ceilings = ", ".join(f"{label} {v:.3f}" for label, v in p["write_ratio_ceiling"].items())
+    lines.append(f"    write_ratio ceiling with Chroma writes as: {ceilings}")
     lines += ["", f"recall, one heir (ms)          {'p50':>8} {'p90':>8} {'p99':>8} {'mean':>8}"]
     for size, r in report["recall"].items():
         for label, key in (("with embedding", "recall_ms_with_embedding"), ("without", "recall_ms_without_embedding")):
