@@ -204,6 +204,38 @@ def test_a_store_with_the_older_public_collection_is_adopted_on_open(chroma_clie
     assert ChromaMemory(chroma_client, society, HEIRS, embedder).dump() == memory.dump()  # adopted once
 
 
+def test_records_in_the_older_one_key_a_field_metadata_are_read_and_decayed(chroma_client, embedder):
+    """Stores written before records were packed into one JSON key still read, and retention's update of such a
+    row (which Chroma merges into the old keys) is what a fresh reader sees."""
+    society = uuid.uuid4().hex[:12]
+    old = chroma_client.create_collection(
+        collection_name(society, "Anaxagoras"), embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+    )
+    records = [
+        MemoryRecord.of(
+            _event(i, f"Anaxagoras measured star {i}.", ["Anaxagoras"], importance=i + 3), "Anaxagoras", i + 3
+        )
+        for i in range(1, 4)
+    ]
+    records[2] = records[2].model_copy(
+        update={"kind": MemoryKind.REFLECTION, "evidence": ["e1@Anaxagoras", "e2@Anaxagoras"]}
+    )
+    old.add(
+        ids=[r.id for r in records],
+        documents=[r.text for r in records],
+        metadatas=[
+            {**r.model_dump(mode="json", exclude={"id", "text", "evidence"}), "evidence": " ".join(r.evidence)}
+            for r in records
+        ],
+        embeddings=embedder.encode([r.text for r in records]),
+    )
+    memory = ChromaMemory(chroma_client, society, HEIRS, embedder)
+    assert memory.records("Anaxagoras") == records
+    memory.carry_over(RULES, next_cycle=2)  # echoes: keeps the two most important, importance halved
+    decayed = [r.model_copy(update={"importance": r.importance / 2, "carried_to": 2}) for r in records[1:]]
+    assert ChromaMemory(chroma_client, society, HEIRS, embedder).records("Anaxagoras") == decayed
+
+
 def test_a_store_in_use_is_one_clear_error(tmp_path):
     _, lock = open_chroma(tmp_path)
     with pytest.raises(AmphoreusError, match="in use by another running simulation"):

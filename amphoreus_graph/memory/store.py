@@ -287,10 +287,10 @@ class ChromaMemory:
         """Everything in one heir's collection by id: read from Chroma (with last access) on first use, then held."""
         if reread or heir not in self._held:
             got = self._collections[heir].get(include=["documents", "metadatas"])
+            ticks = self._access_ticks([i for i in got["ids"] if not i.endswith(f"@{PUBLIC}")])
             rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
-            records = [MemoryRecord.from_chroma(i, d, dict(m or {})) for i, d, m in rows]
-            ticks = self._access_ticks([r.id for r in records if r.owner != PUBLIC])
-            self._held[heir] = {r.id: _accessed(r, ticks) for r in records}
+            records = (MemoryRecord.from_chroma(i, d, dict(m or {}), ticks.get(i)) for i, d, m in rows)
+            self._held[heir] = {r.id: r for r in records}
         return self._held[heir]
 
     def records(self, owner: str) -> list[MemoryRecord]:
