@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from amphoreus_graph.bench.commands import bench_command
-from amphoreus_graph.console import console, err_console, one_line_errors
+from amphoreus_graph.console import console, err_console, follow, one_line_errors
 from amphoreus_graph.data.commands import export_app, judge_command
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -178,6 +178,7 @@ def _simulate_many(
 
 
 async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
+    """The run behind three progress bars: cycles, rounds of this cycle, turns of this round."""
     from amphoreus_graph.society.graph import scenario_of
 
     cfg = sim.config
@@ -188,7 +189,8 @@ async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
         cycles = progress.add_task("cycles", total=cfg.cycles)
         rounds = progress.add_task("rounds", total=rounds_total)
         turns = progress.add_task("turns", total=len(scenario.heirs))
-        async for event in sim.stream(resume=resume):
+
+        def show(event: dict[str, Any]) -> None:
             kind = event.get("type")
             if kind == "cycle_started":
                 progress.update(cycles, description=f"cycle {event['cycle']}")
@@ -202,9 +204,8 @@ async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
                 progress.advance(rounds)
             elif kind == "cycle_done":
                 progress.advance(cycles)
-            elif kind == "done":
-                return dict(event["summary"])
-    raise AmphoreusError("the run ended without a summary")
+
+        return await follow(sim.stream(resume=resume), show)
 
 
 async def _drive_live(sim: Any, *, resume: bool) -> dict[str, Any]:
@@ -218,12 +219,12 @@ async def _drive_live(sim: Any, *, resume: bool) -> dict[str, Any]:
     scenario = scenario_of(cfg.scenario)
     board = LiveDashboard(scenario, cycles=cfg.cycles, rounds=cfg.rounds or scenario.rounds_per_cycle, run=cfg.run_id)
     with Live(board.render(), console=err_console, refresh_per_second=8) as view:
-        async for event in sim.stream(resume=resume):
-            if event.get("type") == "done":
-                return dict(event["summary"])
+
+        def show(event: dict[str, Any]) -> None:
             board.update(event)
             view.update(board.render())
-    raise AmphoreusError("the run ended without a summary")
+
+        return await follow(sim.stream(resume=resume), show)
 
 
 def _print_summary(summary: dict[str, Any], out: Path) -> None:

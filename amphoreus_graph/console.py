@@ -1,9 +1,10 @@
-"""What every CLI command shares: the rich consoles and the one-line treatment of user errors."""
+"""What every CLI command shares: the rich consoles, the one-line treatment of user errors, following a run."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 import typer
@@ -32,3 +33,17 @@ def one_line_errors(command: F) -> F:
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+async def follow(
+    events: AsyncGenerator[dict[str, Any], None], show: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """Hand each progress event of a run to `show`; return the summary its final `done` event carries.
+
+    The stream is closed on the way out, so an error in `show` or Ctrl-C stops the run at once."""
+    async with aclosing(events) as stream:
+        async for event in stream:
+            if event.get("type") == "done":
+                return dict(event["summary"])
+            show(event)
+    raise AmphoreusError("the run ended without a summary")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.console import follow
 from amphoreus_graph.scepter.runner import Scepter
 
 SHOWN_SOCIETIES = 20
@@ -37,18 +36,17 @@ async def drive(scepter: Scepter, *, resume: bool, quiet: bool, console: Console
         total = scepter.total_positions()
         societies = progress.add_task("societies", total=plan.societies, info=f"engine {plan.engine}")
         rounds = progress.add_task("rounds", total=total, info="")
-        async with aclosing(scepter.stream(resume=resume)) as events:
-            async for event in events:
-                if event["type"] == "done":
-                    return dict(event["summary"])
-                snap = scepter.tracker.snapshot()  # the Scepter keeps it up to date with every event
-                progress.update(societies, completed=snap["societies_done"])
-                progress.update(
-                    rounds,
-                    completed=min(snap["position"], total),
-                    info=f"{snap['samples']} samples · {snap['samples_per_s']:.1f}/s · ETA {_clock(snap['eta_s'])}",
-                )
-    raise AmphoreusError("the run ended without a summary")
+
+        def show(_: dict[str, Any]) -> None:
+            snap = scepter.tracker.snapshot()  # the Scepter keeps it up to date with every event
+            progress.update(societies, completed=snap["societies_done"])
+            progress.update(
+                rounds,
+                completed=min(snap["position"], total),
+                info=f"{snap['samples']} samples · {snap['samples_per_s']:.1f}/s · ETA {_clock(snap['eta_s'])}",
+            )
+
+        return await follow(scepter.stream(resume=resume), show)
 
 
 def print_summary(summary: dict[str, Any], out: Path, console: Console) -> None:

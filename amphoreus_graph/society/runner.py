@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,7 @@ class Simulation:
         )
         return services, owned
 
-    async def stream(self, *, resume: bool = False) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
         """Run (or resume) to the end, yielding the graph's progress events as they happen."""
         cfg = self.config
         # A broken scenario, seed file or model spec fails here, before anything is written.
