@@ -208,16 +208,16 @@ class ChromaMemory:
         ratings = self.rater.rate([e for e in events if not e.public])
         vectors = self.embedder.encode([e.text for e in events])
         rows: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
-        for event, vector in zip(events, vectors, strict=True):
+        for event, vector in zip(events, vectors.tolist(), strict=True):
             if event.public:
                 record = MemoryRecord.of(event, PUBLIC, event.importance)
                 for heir in self.heirs:
-                    rows.setdefault(heir, []).append((record, vector.tolist()))
+                    rows.setdefault(heir, []).append((record, vector))
                 continue
             for heir in dict.fromkeys(event.witnesses):
                 if heir in self._collections:
                     record = MemoryRecord.of(event, heir, ratings[event.id][heir])
-                    rows.setdefault(heir, []).append((record, vector.tolist()))
+                    rows.setdefault(heir, []).append((record, vector))
         for heir, batch in rows.items():
             self._collections[heir].upsert(
                 ids=[r.id for r, _ in batch],
@@ -228,7 +228,7 @@ class ChromaMemory:
             if (held := self._held.get(heir)) is not None:
                 for record, _ in batch:  # a record filed again keeps its last access (as a fresh read would)
                     before = held.get(record.id)
-                    held[record.id] = record if before is None else _accessed(record, {record.id: before.last_accessed})
+                    held[record.id] = record if before is None else _accessed(record, before.last_accessed)
         gained = {heir: sum(r.importance for r, _ in batch if r.owner == heir) for heir, batch in rows.items()}
         return {heir: weight for heir, weight in gained.items() if weight}
 
@@ -259,7 +259,7 @@ class ChromaMemory:
             for record_id in ids:  # a private record's id ends with its owner
                 held = self._held.get(record_id.rpartition("@")[2], {})
                 if (record := held.get(record_id)) is not None:
-                    held[record_id] = _accessed(record, {record_id: now.tick})
+                    held[record_id] = _accessed(record, now.tick)
 
     def _access_ticks(self, ids: list[str]) -> dict[str, int]:
         """When each record was last recalled (absent: never since it was filed)."""
@@ -359,6 +359,6 @@ def placeholder_vector(record_id: str) -> list[float]:
     return [1.0 + b / 255 for b in digest[:4]]
 
 
-def _accessed(record: MemoryRecord, ticks: dict[str, int]) -> MemoryRecord:
-    tick = ticks.get(record.id)
-    return record if tick is None or tick <= record.last_accessed else record.model_copy(update={"last_accessed": tick})
+def _accessed(record: MemoryRecord, tick: int) -> MemoryRecord:
+    """The record, last accessed at `tick` if that is later than it says."""
+    return record if tick <= record.last_accessed else record.model_copy(update={"last_accessed": tick})
