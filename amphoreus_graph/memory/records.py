@@ -50,6 +50,7 @@ class MemoryEvent(BaseModel):
     tick: int = 0
     witnesses: list[str] = Field(default_factory=list)
     public: bool = Field(default=False, description="filed once where every heir can recall it")
+    secret: bool = Field(default=False, description="its witnesses may act on it but must never say it aloud")
     importance: float = Field(default=3.0, ge=1, le=10, description="the base rating; raters adjust per witness")
     kind: MemoryKind = MemoryKind.OBSERVATION
     action: str | None = None
@@ -70,6 +71,7 @@ class MemoryRecord(BaseModel):
     last_accessed: int = Field(description="tick it was last recalled")
     importance: float
     kind: MemoryKind
+    secret: bool = Field(default=False, description="the owner may act on it but must never say it aloud")
     evidence: list[str] = Field(default_factory=list)
     carried_to: int = Field(default=0, description="the last cycle retention already carried it into")
 
@@ -86,6 +88,7 @@ class MemoryRecord(BaseModel):
             last_accessed=event.tick,
             importance=importance,
             kind=event.kind,
+            secret=event.secret,
             evidence=event.evidence,
         )
 

@@ -78,7 +78,9 @@ def salient(records: list[MemoryRecord], n: int) -> list[MemoryRecord]:
 def reflection_event(
     heir: str, insight: str, cites: list[str], evidence: list[MemoryRecord], now: Moment
 ) -> MemoryEvent:
-    """A reflection is a private memory of its author, as important as what it rests on, plus one."""
+    """A reflection is a private memory of its author, as important as what it rests on, plus one. It is secret
+    if it cites a secret: its text is drawn from what it cites (the offline one quotes their gists), so a
+    speakable reflection on a secret would let the heir say the secret aloud by quoting the reflection."""
     weight = sum(r.importance for r in evidence if r.id in cites) / max(1, len(cites))
     return MemoryEvent(
         id=f"reflection-c{now.cycle}-r{now.round}-{heir}",
@@ -89,5 +91,6 @@ def reflection_event(
         witnesses=[heir],
         importance=min(10.0, weight + 1.0),
         kind=MemoryKind.REFLECTION,
+        secret=any(r.secret for r in evidence if r.id in cites),
         evidence=cites,
     )

@@ -44,6 +44,7 @@ def rank(
             id=records[i].id,
             kind=records[i].kind.value,
             public=records[i].owner == PUBLIC,
+            secret=records[i].secret,
             importance=records[i].importance,
             recency=round(recency[i], 6),
             relevance=round(similarity[i], 6),

@@ -1,7 +1,11 @@
 """Seed memories: what heirs (or everyone, publicly) remember at the genesis of cycle 1.
 
 Files: `memory/seeds/<scenario>/*.yaml`, each a list of entries
-`{text: ..., heirs: [Name, ...] | public: true, importance: 1-10}`.
+`{text: ..., heirs: [Name, ...] | public: true, importance: 1-10, secret: false}`.
+
+`secret: true` marks a private memory its heirs may act on and reason about but must never say aloud: the
+offline policy never quotes it, the LLM prompt says so, and the judges mark down speech that gives it away.
+A public secret is a contradiction, so the loader rejects it.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from amphoreus_graph.errors import ScenarioError, format_validation_error
 from amphoreus_graph.memory.records import MemoryEvent, MemoryKind
@@ -18,9 +22,14 @@ REPO_SEEDS = Path(__file__).resolve().parents[2] / "memory" / "seeds"
 
 
 class SeedMemory(BaseModel):
+    """One seed entry. Unknown keys are errors: a misspelt `secret` must not quietly plant a speakable memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
     text: str = Field(min_length=1)
     heirs: list[str] = Field(default_factory=list)
     public: bool = False
+    secret: bool = Field(default=False, description="known to its heirs, never to be said aloud")
     importance: float = Field(default=5.0, ge=1, le=10)
 
 
@@ -51,6 +60,10 @@ def load_seeds(folder: Path, heirs: list[str]) -> list[MemoryEvent]:
             if unknown or not (entry.heirs or entry.public):
                 expected = f"unknown heirs {unknown}" if unknown else "no heirs and not public"
                 raise ScenarioError(f"{path}: [{i}].heirs: {expected}; expected names from {heirs} or public: true")
+            if entry.public and entry.secret:
+                raise ScenarioError(
+                    f"{path}: [{i}]: public and secret together; expected at most one of public: true, secret: true"
+                )
             events.append(
                 MemoryEvent(
                     id=f"seed-{path.stem}-{i}",
@@ -59,6 +72,7 @@ def load_seeds(folder: Path, heirs: list[str]) -> list[MemoryEvent]:
                     round=0,
                     witnesses=entry.heirs,
                     public=entry.public,
+                    secret=entry.secret,
                     importance=entry.importance,
                     kind=MemoryKind.SEED,
                 )

@@ -28,6 +28,7 @@ class RecalledMemory(BaseModel):
     id: str = ""
     kind: str = "observation"
     public: bool = False
+    secret: bool = Field(default=False, description="may guide the heir's choice and rationale, never its speech")
     importance: float = 0.0
     recency: float = 0.0
     relevance: float = 0.0
