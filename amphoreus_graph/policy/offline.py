@@ -3,7 +3,8 @@
 Each action gets a utility from the Path's affinities (primary twice as much as secondary), the situation
 (holding a Coreflame, a rising Tide, wounded allies) and recalled memories (heirs named in them draw the
 heir's attention); a seeded Gumbel draw then picks one, so heirs act differently but reproducibly.
-Speech is composed from the Path's lexicon and cites the most relevant memory.
+Speech is composed from the Path's lexicon and cites the most relevant memory it may say aloud: a secret
+memory steers the choice (heirs named in it draw attention) and is noted in the private rationale, never quoted.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import random
 from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
 from amphoreus_graph.memory.records import gist
 from amphoreus_graph.paths import Path, load_paths
-from amphoreus_graph.policy.base import Decision, PolicyResult, TurnContext
+from amphoreus_graph.policy.base import Decision, PolicyResult, RecalledMemory, TurnContext
 
 ACTION_VERBS: dict[Action, str] = {
     Action.SEEK_COREFLAME: "go after the Coreflame of {target}",
@@ -117,18 +118,26 @@ def _heirs_named_in_memories(turn: TurnContext) -> list[str]:
     return [h for m in turn.memories for h in heirs if h in m.text]
 
 
+def speakable(memories: list[RecalledMemory]) -> RecalledMemory | None:
+    """The best-ranked memory the heir may quote aloud: the first one that is not secret."""
+    return next((m for m in memories if not m.secret), None)
+
+
 def compose_speech(action: Action, target: str | None, turn: TurnContext, path: Path, rng: random.Random) -> str:
     words = rng.sample(path.lexicon, k=min(3, len(path.lexicon)))
     parts = [f"{words[0].capitalize()}!", f"I will {ACTION_VERBS[action].format(target=target or 'this')}."]
-    if turn.memories:
-        parts.append(f"I remember: {gist(turn.memories[0].text)}.")
+    if (quoted := speakable(turn.memories)) is not None:
+        parts.append(f"I remember: {gist(quoted.text)}.")
     parts.append(f"This is the way of {words[1]} and {words[2]}.")
     return " ".join(parts)
 
 
 def compose_rationale(action: Action, path: Path, turn: TurnContext) -> str:
+    """Why, privately. It may say that the heir keeps a secret (secrets inform the rationale), never what."""
+    kept = sum(m.secret for m in turn.memories)
+    secrets = f" {kept} of them {'is a secret' if kept == 1 else 'are secrets'} I keep to myself." if kept else ""
     return (
         f"The Path of {path.name} rates {action.value} at {path.affinity[action]:+.2f}; "
         f"health {turn.health:.0f}, Black Tide {turn.black_tide:.0f}, "
-        f"{len(turn.memories)} memories recalled."
+        f"{len(turn.memories)} memories recalled.{secrets}"
     )

@@ -1,4 +1,9 @@
-"""Render a TurnContext as the chat messages a model sees (and a sample records)."""
+"""Render a TurnContext as the chat messages a model sees (and a sample records).
+
+Secret memories are listed like the others (they may guide the choice) but marked, and the system prompt then
+says they must never reach `speech`: only turns that recall a secret carry the extra line, so every other
+turn's prompt, and the samples recorded from it, stay as they were.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,13 @@ import json
 
 from amphoreus_graph.actions import ACTION_HELP
 from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, TurnContext
+from amphoreus_graph.policy.base import Decision, RecalledMemory, TurnContext
+
+SECRET_MARK = "(secret: never say this aloud)"
+SECRET_RULE = (
+    f"Memories marked {SECRET_MARK} are yours alone: let them guide your choice and your private rationale, "
+    "but never speak them or hint at them in your speech, which everyone nearby hears."
+)
 
 
 def system_prompt(turn: TurnContext) -> str:
@@ -22,7 +33,15 @@ def system_prompt(turn: TurnContext) -> str:
     if turn.traits:
         lines.append("Traits: " + ", ".join(turn.traits) + ".")
     lines.append(f"You seek the Coreflame of the Titan {turn.seeks}. Stay true to your Path in word and deed.")
+    if any(m.secret for m in turn.memories):
+        lines.append(SECRET_RULE)
     return "\n".join(lines)
+
+
+def memory_line(memory: RecalledMemory) -> str:
+    """One remembered item as the model sees it; a secret says so before its text, where it cannot be missed."""
+    mark = f" {SECRET_MARK}" if memory.secret else ""
+    return f"- (cycle {memory.cycle}, round {memory.round}){mark} {memory.text}"
 
 
 def user_prompt(turn: TurnContext) -> str:
@@ -36,7 +55,7 @@ def user_prompt(turn: TurnContext) -> str:
         lines.extend(f"- {o}" for o in turn.observations)
     if turn.memories:
         lines.append("You remember:")
-        lines.extend(f"- (cycle {m.cycle}, round {m.round}) {m.text}" for m in turn.memories)
+        lines.extend(memory_line(m) for m in turn.memories)
     lines.append("Your options (action: targets):")
     for action, targets in turn.options.items():
         aimed = f" [{', '.join(targets)}]" if targets else ""
