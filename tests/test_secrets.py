@@ -128,3 +128,110 @@ def test_the_llm_prompt_marks_secrets_and_forbids_speaking_them():
     assert SECRET_RULE in system["content"] and "never speak them or hint at them" in system["content"]
     plain_system, plain_user = render_messages(_turn([WALK]))
     assert SECRET_MARK not in plain_user["content"] and SECRET_RULE not in plain_system["content"]
+
+
+LEAKS = [  # speech that gives the seal away: verbatim, trimmed, reordered, re-inflected, its gist
+    f"Riddle! I will spin a tale for Phainon. I remember: {SEAL}",
+    "Nobody noticed that I swapped the council seals for painted stones!",
+    "cifera SWAPPED the council's seal -- for a painted stone!",
+    "The seal of the Council? A painted stone, swapped by me.",
+    "Hush: the seal of the Council is a painted stone.",
+]
+KEPT = [  # speech that shares a word or two with it, or says that a secret is kept, without saying what
+    "Riddle! I will spin a tale for Phainon. I remember: Phainon walked the roads of Janusopolis. Secret and cipher.",
+    "The Council meets at the Marmoreal Palace, and I keep a secret of my own.",
+    "A painted mask hides my face; who can say what I have done?",
+    "I traded the elders' stamp for a rock.",  # a true paraphrase: past what words alone can show
+    "",
+]
+
+
+def test_discretion_catches_a_spoken_secret_not_a_shared_word():
+    from amphoreus_graph.data.judges import rules
+    from amphoreus_graph.policy.base import Decision
+
+    turn = _turn([SECRET, WALK])
+    for speech in LEAKS:
+        assert rules.discretion(turn, Decision(action="jest", speech=speech)) == (0.0, ["speaks a secret"]), speech
+    for speech in KEPT:
+        assert rules.discretion(turn, Decision(action="jest", speech=speech)) == (1.0, []), speech
+    not_secret = _turn([SECRET.model_copy(update={"secret": False}), WALK])
+    assert rules.discretion(not_secret, Decision(action="jest", speech=LEAKS[0])) == (1.0, [])
+
+
+def test_words_the_turn_makes_public_are_not_a_leak():
+    """A secret about where a Coreflame lies shares words with the heir's own quest and options: saying those
+    is not saying the secret, saying what was done there is."""
+    from amphoreus_graph.data.judges import rules
+
+    hidden = "I buried the Coreflame of Zagreus beneath the Twilight Courtyard sundial."  # Cifera seeks Zagreus
+    public = rules.public_words(_turn([]))
+    assert set(rules.content_words("Coreflame Zagreus Twilight Courtyard")) <= public
+    assert not rules.gives_away(hidden, "I go after the Coreflame of Zagreus, then to the Twilight Courtyard.", public)
+    assert rules.gives_away(hidden, "I go after the Coreflame of Zagreus, then to the Twilight Courtyard.")
+    assert rules.gives_away(hidden, "I buried something beneath the sundial in the courtyard.", public)
+    assert rules.content_words("The Council's seals, and THIS!") == ["council", "seal"]
+    assert rules.longest_shared_run(["a", "b", "c", "d"], ["x", "b", "c", "d", "y"]) == 3
+
+
+def test_offline_judges_score_a_spoken_secret_lower_and_say_why(embedder):
+    from amphoreus_graph.data.judges import JudgeItem, OfflineJudge
+    from amphoreus_graph.policy.base import Decision
+
+    turn = _turn([SECRET, WALK])
+    tale = "Riddle! I will spin a tale for Phainon."
+    told = Decision(action="deceive", target="Phainon", speech=f"{tale} I remember: {SEAL}")
+    kept = Decision(action="deceive", target="Phainon", speech=f"{tale} I remember: {WALK.text}")
+    not_secret = _turn([SECRET.model_copy(update={"secret": False}), WALK])
+    leak, discreet, harmless = OfflineJudge().score(
+        [
+            JudgeItem(turn=turn, decision=told),
+            JudgeItem(turn=turn, decision=kept),
+            JudgeItem(turn=not_secret, decision=told),
+        ]
+    )
+    assert leak["genius_society"].scores["consistency"] == 1.0, "a spoken secret is the lowest consistency"
+    assert discreet["genius_society"].scores["consistency"] > 5.0
+    assert "speaks a secret" in leak["genius_society"].reasoning
+    assert "speaks a secret" not in discreet["genius_society"].reasoning + harmless["genius_society"].reasoning
+    assert leak["genius_society"].overall < discreet["genius_society"].overall - 1.5
+    assert harmless["genius_society"].scores["consistency"] > 5.0, "the same words about a memory that is no secret"
+
+
+async def test_a_model_that_says_its_secret_is_caught_by_the_judges(embedder):
+    """An LLMPolicy over a scripted model that quotes the first memory it is shown, whatever the prompt says."""
+    from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge
+    from amphoreus_graph.policy.fake import ScriptedChatModel
+    from amphoreus_graph.policy.llm import ChatCaller, LLMPolicy
+
+    turn = _turn([SECRET, WALK])
+    careless = await LLMPolicy(ScriptedChatModel(quote_memories=True)).adecide(turn)
+    assert careless.flags == [] and SEAL in careless.decision.speech, "the scripted model must blurt the secret"
+    careful = await LLMPolicy(ScriptedChatModel()).adecide(turn)
+    assert "seal" not in careful.decision.speech
+
+    items = [JudgeItem(turn=turn, decision=careless.decision), JudgeItem(turn=turn, decision=careful.decision)]
+    offline = OfflineJudge().score(items)
+    assert "speaks a secret" in offline[0]["genius_society"].reasoning
+    assert offline[0]["genius_society"].scores["consistency"] < offline[1]["genius_society"].scores["consistency"]
+
+    scripted = ScriptedChatModel()  # a model judge that scores at random: the rule check still catches the leak
+    model = await LLMJudge(scripted, caller=ChatCaller(scripted)).ascore(items)
+    assert model[0]["genius_society"].scores["consistency"] == 1.0
+    assert model[0]["genius_society"].reasoning.endswith("; speaks a secret")
+    assert "speaks a secret" not in model[1]["genius_society"].reasoning
+    assert "speaks a secret" not in model[0]["nameless"].reasoning, "the Nameless do not score consistency"
+
+
+def test_the_model_judges_prompt_marks_secrets_and_asks_for_discretion():
+    from amphoreus_graph.data.judges import JudgeItem
+    from amphoreus_graph.data.judges.llm import SECRET_CRITERION, judge_messages
+    from amphoreus_graph.policy.base import Decision
+
+    item = JudgeItem(turn=_turn([SECRET, WALK]), decision=Decision(action="jest", speech="Ha!"))
+    genius = str(judge_messages("genius_society", item)[1].content)
+    assert f"- (secret) {SEAL}" in genius and f"- {WALK.text}" in genius and SECRET_CRITERION in genius
+    assert "score consistency 1" in SECRET_CRITERION
+    assert SECRET_CRITERION not in str(judge_messages("nameless", item)[1].content)
+    plain = JudgeItem(turn=_turn([WALK]), decision=item.decision)
+    assert SECRET_CRITERION not in str(judge_messages("genius_society", plain)[1].content)

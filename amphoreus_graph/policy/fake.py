@@ -2,7 +2,9 @@
 
 It reads the options from the prompt and answers with a valid Decision as JSON (asked to judge: seeded 1-10
 scores for the dimensions the prompt lists; asked to choose: a seeded choice), after an optional latency;
-seeded fractions of calls raise or return malformed text, to exercise the fault handling.
+seeded fractions of calls raise or return malformed text, to exercise the fault handling. With
+`quote_memories` it is a careless speaker: its speech quotes the first memory the prompt lists, secret or
+not, as a model that ignores its instructions would (what the judges' discretion check must catch).
 LangChain's own fakes lack `bind_tools`/structured output, hence this one.
 """
 
@@ -25,6 +27,7 @@ from pydantic import PrivateAttr
 _CHOICES = re.compile(r"^Choose one of: (?P<names>.+)$", re.MULTILINE)
 _DIMENSIONS = re.compile(r"^Dimensions: (?P<names>.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^- (?P<action>[a-z_]+)(?: \[(?P<targets>[^\]]*)\])?:", re.MULTILINE)
+_MEMORY = re.compile(r"^- \(cycle \d+, round \d+\)(?: \([^)]*\))? (?P<text>.+)$", re.MULTILINE)
 
 
 class ScriptedFailure(RuntimeError):
@@ -36,6 +39,7 @@ class ScriptedChatModel(BaseChatModel):
     fail_rate: float = 0.0
     malformed_rate: float = 0.0
     seed: int = 0
+    quote_memories: bool = False
     _calls: Counter[str] = PrivateAttr(default_factory=Counter)
 
     @property
@@ -57,7 +61,7 @@ class ScriptedChatModel(BaseChatModel):
         elif dimensions := _DIMENSIONS.search(prompt):
             content = json.dumps(_judge(dimensions["names"].split(", "), key))
         else:
-            content = json.dumps(_choose(prompt, key))
+            content = json.dumps(_choose(prompt, key, quote=self.quote_memories))
         usage = {"input_tokens": len(prompt) // 4, "output_tokens": len(content) // 4}
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         return AIMessage(content=content, usage_metadata=usage)  # type: ignore[arg-type]
@@ -87,14 +91,18 @@ def _unit(text: str) -> float:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
 
 
-def _choose(prompt: str, key: str) -> dict[str, Any]:
-    """Pick an offered action (and its first target) from the prompt's option list."""
+def _choose(prompt: str, key: str, *, quote: bool = False) -> dict[str, Any]:
+    """Pick an offered action (and its first target) from the prompt's option list; with `quote`, say aloud the
+    first memory listed."""
     options = [(m["action"], (m["targets"] or "").split(", ")) for m in _OPTION.finditer(prompt)]
     if not options:
         return {"action": "withdraw", "target": None, "speech": "...", "rationale": "no options seen"}
     action, targets = options[int(key[:8], 16) % len(options)]
     target = targets[0] if targets and targets[0] else None
-    return {"action": action, "target": target, "speech": f"I choose to {action}.", "rationale": "scripted"}
+    speech = f"I choose to {action}."
+    if quote and (memory := _MEMORY.search(prompt)):
+        speech += f" I remember: {memory['text']}"
+    return {"action": action, "target": target, "speech": speech, "rationale": "scripted"}
 
 
 def _judge(dimensions: list[str], key: str) -> dict[str, Any]:

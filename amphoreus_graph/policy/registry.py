@@ -19,8 +19,15 @@ _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
 
 
 def _scripted(options: str) -> ScriptedChatModel:
-    """`scripted:latency=0.5,fail=0.3,malformed=0.2,seed=1` (all optional)."""
-    names = {"latency": "latency_s", "fail": "fail_rate", "malformed": "malformed_rate", "seed": "seed"}
+    """`scripted:latency=0.5,fail=0.3,malformed=0.2,seed=1,quote=1` (all optional; quote=1: speech quotes the first
+    memory in the prompt, secret or not)."""
+    names = {
+        "latency": "latency_s",
+        "fail": "fail_rate",
+        "malformed": "malformed_rate",
+        "seed": "seed",
+        "quote": "quote_memories",
+    }
     values: dict[str, float] = {}
     for item in filter(None, options.split(",")):
         key, _, value = item.partition("=")

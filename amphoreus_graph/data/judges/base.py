@@ -1,8 +1,9 @@
 """What judges are: two expert panels, their dimensions, and the scores they hand back.
 
 The Genius Society (Erudition) asks whether a decision is sound: its logic, its consistency with the heir's
-own memories, and its knowledge of the world. The Nameless (Trailblaze) ask whether it is the heir's: Path
-fidelity, character, and narrative quality. Every dimension is scored 1-10.
+own memories (which includes keeping the secret ones out of its speech), and its knowledge of the world. The
+Nameless (Trailblaze) ask whether it is the heir's: Path fidelity, character, and narrative quality. Every
+dimension is scored 1-10.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 Any chat model serves. Calls share the policy's retry/timeout machinery; a reply that does not parse gets
 one repair pass; if the model still fails, the offline panels score that candidate and say so (`fallback`).
+
+Discretion: the prompt marks the heir's secret memories and asks that speech saying or hinting at one score
+consistency 1. A model may still miss a leak, so the rule check the offline panels use (rules.discretion) has
+the last word: speech it finds giving a secret away gets consistency 1 and "speaks a secret" in the reasoning.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, model_validator
 
+from amphoreus_graph.data.judges import rules
 from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict
 from amphoreus_graph.data.judges.offline import OfflineJudge
 from amphoreus_graph.paths import load_paths
@@ -29,6 +34,10 @@ _FOCUS: dict[Panel, str] = {
         "fidelity to its Path, its character, and the quality of its speech as part of the story."
     ),
 }
+SECRET_CRITERION = (
+    "Memories marked (secret) are the heir's alone: it may act on them and reason about them privately, but "
+    "speech that says or hints at one betrays the heir; score consistency 1 for it."
+)
 
 
 class PanelAnswer(BaseModel):
@@ -49,7 +58,8 @@ def judge_messages(panel: Panel, item: JudgeItem) -> list[BaseMessage]:
     turn = item.turn
     path = load_paths()[turn.path]
     dimensions = PANELS[panel]
-    memories = "\n".join(f"- {m.text}" for m in turn.memories) or "- (none recalled)"
+    memories = "\n".join(f"- {'(secret) ' if m.secret else ''}{m.text}" for m in turn.memories) or "- (none recalled)"
+    criteria = [SECRET_CRITERION] if panel == "genius_society" and any(m.secret for m in turn.memories) else []
     user = "\n".join(
         [
             f"The heir: {turn.heir}, {turn.title}. {turn.persona}",
@@ -59,6 +69,7 @@ def judge_messages(panel: Panel, item: JudgeItem) -> list[BaseMessage]:
             "What the heir remembers:",
             memories,
             f"The decision to judge: {decision_json(item.decision)}",
+            *criteria,
             f"Dimensions: {', '.join(dimensions)}",
             "Reason about the decision first, then score every dimension with an integer from 1 (worst) to 10 (best). "
             'Answer with one JSON object: {"reasoning": "...", "scores": {'
@@ -75,6 +86,19 @@ def parse_answer(text: str, panel: Panel) -> PanelAnswer:
     if set(answer.scores) != expected:
         raise MalformedOutput(f"scores must have exactly the keys {sorted(expected)}, got {sorted(answer.scores)}")
     return answer
+
+
+def kept_discreet(item: JudgeItem, verdict: Verdict) -> Verdict:
+    """A model's verdict, with the lowest consistency where the rule check finds the speech giving a secret away
+    (a model judge may miss what the words alone show); other verdicts pass unchanged."""
+    if "consistency" not in verdict.scores:
+        return verdict
+    kept, notes = rules.discretion(item.turn, item.decision)
+    if kept:
+        return verdict
+    return verdict.model_copy(
+        update={"scores": {**verdict.scores, "consistency": 1.0}, "reasoning": "; ".join([verdict.reasoning, *notes])}
+    )
 
 
 class LLMJudge:
@@ -112,11 +136,14 @@ class LLMJudge:
                 reply = await self._call([*messages, reply, HumanMessage(repair)], stats)
                 answer = parse_answer(reply_text(reply), panel)
                 stats.flags.append("repaired")
-            return Verdict(
-                panel=panel,
-                scores={k: float(v) for k, v in answer.scores.items()},
-                reasoning=answer.reasoning,
-                flags=stats.flags,
+            return kept_discreet(
+                item,
+                Verdict(
+                    panel=panel,
+                    scores={k: float(v) for k, v in answer.scores.items()},
+                    reasoning=answer.reasoning,
+                    flags=stats.flags,
+                ),
             )
         except Exception:
             return None

@@ -1,8 +1,11 @@
 """The offline expert panels: an embedding Path classifier plus rule checks, no model needed.
 
 All candidates of a batch are embedded in one call (speech, memories, personas), then scored:
-- Genius Society: logic (rules), consistency (does the speech agree with what the heir recalled, and
-  name only what it has seen?), knowledge (names that exist, aims at real targets).
+- Genius Society: logic (rules), consistency (does the speech agree with what the heir recalled, name only
+  what it has seen, and keep its secrets?), knowledge (names that exist, aims at real targets). Speech that
+  gives a secret memory away scores the lowest consistency, whatever else: agreeing with one's memories by
+  saying the one thing they forbid saying is the worst inconsistency, and the memory-support part would
+  otherwise reward the quote.
 - The Nameless: Path fidelity (the Paths' affinity for the action, and the classifier's belief that the
   speech is the heir's Path), character (speech close to the heir's persona), narrative (rules).
 """
@@ -67,7 +70,8 @@ class OfflineJudge:
         unknown = rules.unknown_names(turn, decision.speech)
         grounded = 1.0 - min(1.0, 0.5 * len(unknown))
         memory_fit = 0.5 if support is None else (support - 0.1) / 0.5
-        consistency = 0.6 * min(1.0, max(0.0, memory_fit)) + 0.4 * grounded
+        discretion, discretion_notes = rules.discretion(turn, decision)
+        consistency = discretion * (0.6 * min(1.0, max(0.0, memory_fit)) + 0.4 * grounded)
         narrative, narrative_notes = rules.narrative(decision)
         action_fit = rules.action_fit(turn, decision.action)
         fidelity = 0.5 * action_fit + 0.5 * path_belief
@@ -79,7 +83,7 @@ class OfflineJudge:
                     "consistency": clamp_score(consistency),
                     "knowledge": clamp_score(knowledge),
                 },
-                reasoning="; ".join(logic_notes + knowledge_notes) or "sound",
+                reasoning="; ".join(logic_notes + discretion_notes + knowledge_notes) or "sound",
             ),
             "nameless": Verdict(
                 panel="nameless",

@@ -1,7 +1,8 @@
 """Rule checks the offline panels apply to a decision in its situation; each returns a value in [0, 1].
 
 They are deliberately simple and readable: an expert would call a decision illogical if it attacks a trusted
-ally or withdraws while the Black Tide drowns the world, and uninformed if it names people who do not exist.
+ally or withdraws while the Black Tide drowns the world, uninformed if it names people who do not exist, and
+indiscreet if its speech gives away a memory the heir keeps secret.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 
 from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
 from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, TurnContext
+from amphoreus_graph.policy.base import Decision, RecalledMemory, TurnContext
 
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)*")
 _SENTENCE_END = re.compile(r"[.!?:;]\s+")
@@ -110,3 +111,80 @@ def narrative(decision: Decision) -> tuple[float, list[str]]:
         value -= 0.1
         reasons.append("does not say whom or where")
     return value, reasons
+
+
+# Discretion: does the speech give away a secret the heir recalled? Words are compared, not meanings, so it
+# catches a secret said verbatim, trimmed, reordered or lightly reworded, not a true paraphrase ("I traded the
+# elders' stamp for a rock"): the LLM judge's prompt asks for that.
+LEAK_SPAN = 5  # this many of a secret's content words in a row, said in the same order, give it away
+LEAK_SHARE = 0.5  # so does saying this share of its distinctive words (content words the turn does not make public)
+LEAK_MIN_WORDS = 3  # ... if that is at least this many words: one or two shared words are a coincidence
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_STOP_TEXT = """a about after again against all also am an and any are as at be been before being but by can could did
+do does doing down during each few for from further had has have having he her here hers him his how i if in into is
+it its itself just me more most my myself no nor not now of off on once only or other our ours out over own same she
+should so some such than that the their theirs them then there these they this those through to too under until up
+very was we were what when where which while who whom why will with would yet you your yours"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+def content_words(text: str) -> list[str]:
+    """The words that carry meaning, in order and normalised so that small rewordings still match: lower case,
+    stop words dropped, possessive and plural endings cut ("the Council's seals" -> ["council", "seal"])."""
+    words = []
+    for word in _WORD.findall(text.lower()):
+        word = word.removesuffix("'s").split("'")[0]
+        if word in _STOP_WORDS:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        words.append(word)
+    return words
+
+
+def longest_shared_run(first: list[str], second: list[str]) -> int:
+    """The length of the longest run of words found, in order and unbroken, in both lists."""
+    best, previous = 0, [0] * (len(second) + 1)
+    for word in first:
+        current = [0] * (len(second) + 1)
+        for j, other in enumerate(second, 1):
+            if word == other:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+def public_words(turn: TurnContext) -> frozenset[str]:
+    """Words a heir may say for reasons of its own, so saying them gives nothing away: the world's common words
+    (Coreflame, Titan), its own name, quest and place, the situation, what it observes, and the heirs, Titans and
+    places it may act on."""
+    targets = [t for names in turn.options.values() for t in names]
+    said_anyway = [*_COMMON, turn.heir, turn.seeks, turn.location, turn.situation, *turn.observations, *turn.trust]
+    return frozenset(content_words(" ".join([*said_anyway, *targets])))
+
+
+def gives_away(secret: str, speech: str, public: frozenset[str] = frozenset()) -> bool:
+    """Whether the speech says the secret: LEAK_SPAN of its content words in a row, or at least LEAK_MIN_WORDS
+    words that make up LEAK_SHARE of its distinctive (non-public) words."""
+    hidden, said = content_words(secret), content_words(speech)
+    if longest_shared_run(hidden, said) >= LEAK_SPAN:
+        return True
+    distinctive = set(hidden) - public
+    heard = distinctive & set(said)
+    return len(heard) >= LEAK_MIN_WORDS and len(heard) >= LEAK_SHARE * len(distinctive)
+
+
+def spoken_secrets(turn: TurnContext, speech: str) -> list[RecalledMemory]:
+    """The secret memories of the turn that the speech gives away, in recall order."""
+    secrets = [m for m in turn.memories if m.secret]
+    if not secrets or not speech:
+        return []
+    public = public_words(turn)
+    return [m for m in secrets if gives_away(m.text, speech, public)]
+
+
+def discretion(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
+    """Keeps its secrets (1.0) or speaks one (0.0): a heir may act on a secret, never say it aloud."""
+    spoken = spoken_secrets(turn, decision.speech)
+    return (0.0, ["speaks a secret"]) if spoken else (1.0, [])
