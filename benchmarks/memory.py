@@ -22,10 +22,11 @@ puts on `write_ratio` (`probe_write_calls.write_ratio_ceiling`).
 
 Recall (`recall_p50_ms`, `recall_p99_ms`): for each size N a store with N records spread evenly over the 12
 heirs' collections plus a few hundred public records (a copy in every heir's collection, as the society files
-them). Records are upserted directly (batches of
-at most 5000) with valid `MemoryRecord.metadata()`; their vectors are synthetic: by default real embeddings of
-event texts plus Gaussian noise, renormalised (cosine ~0.8 to their source text, so similarities and HNSW
-behave as with real memories), or random unit vectors (`--vectors random`). Each recall is ONE heir's
+them). Records are filed with `ChromaMemory.file` (as remember files them, in batches of at most 5000, without
+embedding); each has a distinct text (a pool text plus its event id), so the index holds one vector per record;
+their vectors are synthetic: by default real embeddings of event texts plus Gaussian noise, renormalised (cosine
+~0.8 to their source text, so similarities and HNSW behave as with real memories), or random unit vectors
+(`--vectors random`). Each recall is ONE heir's
 `ChromaMemory.recall({heir: query}, k, now)` with a distinct, society-style query text (heirs taken in turn),
 after two untimed warm-up recalls per heir (the first recall on each collection after the build loads its
 index, and reads the heir's records into the process once; those are reported apart, as is each heir's first
@@ -542,7 +543,6 @@ def build_store(
     upserts = 0
     owners = [(h, size // len(heirs) + (i < size % len(heirs))) for i, h in enumerate(heirs)] + [(PUBLIC, public)]
     for owner, count in owners:
-        collections = list(memory._collections.values()) if owner == PUBLIC else [memory._collections[owner]]
         for start in range(0, count, UPSERT_BATCH):
             n = min(UPSERT_BATCH, count - start)
             t0 = time.perf_counter()
@@ -565,7 +565,7 @@ def build_store(
                     MemoryRecord(
                         id=f"{event_id}@{owner}",
                         owner=owner,
-                        text=pool_texts[int(source[j])],
+                        text=f"{pool_texts[int(source[j])]} ({event_id})",  # distinct: one vector per record
                         event_id=event_id,
                         cycle=cycle,
                         round=round_,
@@ -575,16 +575,16 @@ def build_store(
                         kind=MemoryKind.SEED if owner == PUBLIC and j % 3 == 0 else kinds[j % len(kinds)],
                     )
                 )
-            ids = [r.id for r in records]
-            documents = [r.text for r in records]
-            metadatas = [r.metadata() for r in records]
+            by_text = dict(zip((r.text for r in records), vectors.tolist(), strict=True))
+            batch = [(r, owner == PUBLIC) for r in records]
             t1 = time.perf_counter()
-            for collection in collections:
-                collection.upsert(ids=ids, documents=documents, metadatas=metadatas, embeddings=vectors)  # type: ignore[arg-type]
+            for heir in heirs if owner == PUBLIC else [owner]:
+                memory.file(heir, batch, by_text)  # one upsert per heir (rows as remember writes them)
                 upserts += 1
             t2 = time.perf_counter()
             generate_s += t1 - t0
             upsert_s += t2 - t1
+    memory._held.clear()  # the first recall per heir reads its collection, as after a reopen
     total = size + public * len(heirs)
     return {
         "records": size + public,

@@ -7,8 +7,9 @@ import uuid
 import pytest
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord, Moment
-from amphoreus_graph.memory.store import ChromaMemory, collection_name, open_chroma
+from amphoreus_graph.memory.naming import legacy_collection_name
+from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.memory.store import ChromaMemory, describe_store, open_chroma
 from amphoreus_graph.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
 
 HEIRS = ["Cyrene", "Phainon", "Anaxagoras"]
@@ -117,8 +118,8 @@ def test_retention_keeps_all_echoes_or_nothing_and_is_idempotent(chroma_client, 
     memory.remember([_event(i, f"Event number {i}", HEIRS, importance=1 + i) for i in range(6)])
     assert memory.carry_over(RULES, next_cycle=2) == {"Cyrene": 6, "Phainon": 0, "Anaxagoras": 2}
     snapshot = memory.dump()
-    assert len(snapshot["Cyrene"]) == 6 and snapshot["Phainon"] == []
-    assert {r["text"]: r["importance"] for r in snapshot["Anaxagoras"]} == {
+    assert len(snapshot["heirs"]["Cyrene"]) == 6 and snapshot["heirs"]["Phainon"] == []
+    assert {r["text"]: r["importance"] for r in snapshot["heirs"]["Anaxagoras"]} == {
         "Event number 5": 3.0,
         "Event number 4": 2.5,
     }
@@ -131,7 +132,8 @@ def test_remember_twice_files_once_and_reports_importance_gained(chroma_client, 
     event = _event(1, "Phainon swore an oath.", ["Phainon", "Cyrene"], importance=4)
     assert memory.remember([event]) == {"Phainon": 4.0, "Cyrene": 4.0}
     memory.remember([event])
-    assert [len(v) for v in memory.dump().values()] == [1, 1, 0, 0]
+    dump = memory.dump()
+    assert [len(v) for v in dump["heirs"].values()] == [1, 1, 0] and dump["public"] == []
 
 
 def test_reflection_cites_existing_evidence(chroma_client, embedder):
@@ -182,58 +184,58 @@ def test_records_written_by_another_client_are_read_again(chroma_client, embedde
     assert [m.text for m in reader.recall({"Cyrene": "olive tree"}, 3, NOW)["Cyrene"]] == ["The olive tree bloomed."]
 
 
-def test_a_store_with_the_older_public_collection_is_adopted_on_open(chroma_client, embedder):
-    """Runs written before public records were copied to every heir kept them apart: a resume loses none."""
-    society = uuid.uuid4().hex[:12]
-    legacy = chroma_client.create_collection(
-        collection_name(society, "public"), embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-    )
-    record = MemoryRecord.of(
-        _event(1, "Twelve Titans hold the Coreflames.", [], public=True, kind=MemoryKind.SEED), PUBLIC, 5.0
-    )
-    legacy.add(
-        ids=[record.id],
-        documents=[record.text],
-        metadatas=[record.metadata()],
-        embeddings=embedder.encode([record.text]),
-    )
-    memory = ChromaMemory(chroma_client, society, HEIRS, embedder)
-    found = memory.recall({h: "Who holds the Coreflames?" for h in HEIRS}, 3, NOW)
-    assert all([m.text for m in found[h]] == ["Twelve Titans hold the Coreflames."] for h in HEIRS)
-    assert collection_name(society, "public") not in {c.name for c in chroma_client.list_collections()}
-    assert ChromaMemory(chroma_client, society, HEIRS, embedder).dump() == memory.dump()  # adopted once
+@pytest.mark.parametrize("legacy", ["access", "public"])
+def test_a_store_written_with_the_older_names_is_refused_untouched(chroma_client, embedder, legacy):
+    """Older versions slugged names into `m-<society>--<heir>` (and always made `--access`; the oldest kept public
+    records in `--public`): under today's names such a store would look empty, so opening it is one clear error."""
+    society = f"old run {uuid.uuid4().hex[:8]}"
+    chroma_client.create_collection(legacy_collection_name(society, legacy), embedding_function=None)
+    before = sorted(c.name for c in chroma_client.list_collections())
+    with pytest.raises(AmphoreusError) as error:
+        ChromaMemory(chroma_client, society, HEIRS, embedder)
+    message = str(error.value)
+    assert "\n" not in message and repr(society) in message and "older amphoreus-graph" in message
+    assert "fresh --memory-dir" in message and describe_store(chroma_client) in message
+    assert sorted(c.name for c in chroma_client.list_collections()) == before, "nothing is created or changed"
 
 
-def test_records_in_the_older_one_key_a_field_metadata_are_read_and_decayed(chroma_client, embedder):
-    """Stores written before records were packed into one JSON key still read, and retention's update of such a
-    row (which Chroma merges into the old keys) is what a fresh reader sees."""
-    society = uuid.uuid4().hex[:12]
-    old = chroma_client.create_collection(
-        collection_name(society, "Anaxagoras"), embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-    )
-    records = [
-        MemoryRecord.of(
-            _event(i, f"Anaxagoras measured star {i}.", ["Anaxagoras"], importance=i + 3), "Anaxagoras", i + 3
-        )
-        for i in range(1, 4)
+def test_a_heir_finds_its_one_distinct_record_among_hundreds_sharing_a_text(chroma_client, embedder):
+    """Routine events repeat their text round after round; many identical vectors degrade Chroma's HNSW index
+    until a search misses the exact match and returns fewer rows than asked. Each text is one row here."""
+    memory = _memory(chroma_client, embedder)
+    routine = "Cyrene rested by the fire in Okhema."
+    distinct = "Cyrene buried the Coreflame of Time under the third olive tree."
+    events = [_event(i, routine, ["Cyrene", "Phainon"], importance=9) for i in range(300)]
+    memory.remember([*events[:150], _event(999, distinct, ["Cyrene"], importance=1), *events[150:]])
+    now = Moment(cycle=1, round=400, tick=400)
+    for config in (MemoryConfig(mode=RecallMode.COSINE), MemoryConfig()):
+        memory.config = config
+        found = memory.recall({"Cyrene": distinct}, 1, now)["Cyrene"]
+        assert [m.text for m in found] == [distinct]
+        assert found[0].relevance == pytest.approx(1.0, abs=1e-5)
+    everything = memory.recall({"Cyrene": distinct, "Phainon": distinct}, 1000, now)
+    assert len(everything["Cyrene"]) == 301 and len({m.id for m in everything["Cyrene"]}) == 301
+    assert len(everything["Phainon"]) == 300
+    assert [m.text for m in everything["Cyrene"]].count(distinct) == 1
+    assert memory.recall({"Cyrene": routine}, 200, now)["Cyrene"][0].text == routine
+    assert len(memory.records("Cyrene")) == 301, "records sharing a text stay apart"
+
+
+def test_records_sharing_a_text_stay_apart_through_retention_and_reread(chroma_client, embedder):
+    """A row holds every record of its text: retention drops some of them, decays others, and a fresh reader
+    sees exactly the records that remain."""
+    memory = _memory(chroma_client, embedder)
+    memory.remember([_event(i, "The Tide rose again.", HEIRS, importance=1 + i) for i in range(6)])
+    memory.carry_over(RULES, next_cycle=2)
+    kept = {r.id: r.importance for r in memory.records("Anaxagoras")}
+    assert kept == {"e5@Anaxagoras": 3.0, "e4@Anaxagoras": 2.5}
+    assert memory.records("Phainon") == [] and len(memory.records("Cyrene")) == 6
+    again = ChromaMemory(chroma_client, memory.society, HEIRS, embedder)
+    assert again.dump() == memory.dump()
+    assert [m.id for m in again.recall({"Anaxagoras": "The Tide rose again."}, 9, NOW)["Anaxagoras"]] == [
+        "e5@Anaxagoras",
+        "e4@Anaxagoras",
     ]
-    records[2] = records[2].model_copy(
-        update={"kind": MemoryKind.REFLECTION, "evidence": ["e1@Anaxagoras", "e2@Anaxagoras"]}
-    )
-    old.add(
-        ids=[r.id for r in records],
-        documents=[r.text for r in records],
-        metadatas=[
-            {**r.model_dump(mode="json", exclude={"id", "text", "evidence"}), "evidence": " ".join(r.evidence)}
-            for r in records
-        ],
-        embeddings=embedder.encode([r.text for r in records]),
-    )
-    memory = ChromaMemory(chroma_client, society, HEIRS, embedder)
-    assert memory.records("Anaxagoras") == records
-    memory.carry_over(RULES, next_cycle=2)  # echoes: keeps the two most important, importance halved
-    decayed = [r.model_copy(update={"importance": r.importance / 2, "carried_to": 2}) for r in records[1:]]
-    assert ChromaMemory(chroma_client, society, HEIRS, embedder).records("Anaxagoras") == decayed
 
 
 def test_a_store_in_use_is_one_clear_error(tmp_path):

@@ -1,7 +1,9 @@
 """Chroma-backed memory: one collection per (society, heir), so a heir's recall never scans others.
 
 Privacy is structural: a heir's queries only ever touch its own collection, which holds its private records and
-a copy of each public one (owner PUBLIC). Writes are upserts keyed by event and owner, and retention marks what
+a copy of each public one (owner PUBLIC). Collection names come from each exact name (naming.py), so heirs whose
+names differ in any way never share one, and no heir's name can produce the store's own collections. Writes are
+upserts of rows keyed by text (text_rows.py) holding records keyed by event and owner, and retention marks what
 it has already carried, so replaying a round or a cycle end after a crash changes nothing.
 """
 
@@ -9,12 +11,13 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import re
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 from urllib.parse import urlparse
 
 import chromadb
+import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings
@@ -23,9 +26,11 @@ from chromadb.errors import NotFoundError
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.importance import ImportanceRater
+from amphoreus_graph.memory.naming import heir_collection, internal_collection, legacy_collection_name
 from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord, Moment
 from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
+from amphoreus_graph.memory.text_rows import HeldCollection, access_id
 from amphoreus_graph.policy.base import RecalledMemory
 from amphoreus_graph.scenario import MemoryConfig, Retention, RetentionMode
 
@@ -112,9 +117,16 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
 
 
 def collection_name(society: str, heir: str) -> str:
-    """A Chroma-legal collection name (3-512 chars of [a-zA-Z0-9._-], alphanumeric at both ends)."""
-    slug = re.sub(r"[^a-zA-Z0-9_-]+", "-", f"{society}--{heir}").strip("-_")
-    return f"m-{slug}"[:500]
+    """A heir's Chroma collection: a readable slug plus a hash of each exact name (see naming.py)."""
+    return heir_collection(society, heir)
+
+
+def describe_store(client: ClientAPI) -> str:
+    """Where a client's data lives, for error messages: a directory, a server, or memory."""
+    settings = client.get_settings()
+    if settings.chroma_server_host:
+        return f"Chroma server {settings.chroma_server_host}:{settings.chroma_server_http_port}"
+    return str(settings.persist_directory) if settings.is_persistent else "in-memory Chroma"
 
 
 class _BaseImportance:
@@ -125,15 +137,18 @@ class _BaseImportance:
 
 
 class ChromaMemory:
-    """One collection per heir, in one Chroma client.
+    """One collection per heir, in one Chroma client, holding one row (one vector) per distinct text.
 
-    Every event text is embedded once per batch. A public event is filed in every heir's collection (owner
-    PUBLIC), in the same upsert as that heir's private records of the round, so recall is one similarity query
-    on the asking heir's collection, not two, and a round still makes one write per heir. Recall over-fetches,
-    then ranks (see scoring.py). Chroma holds everything and answers every similarity search; each heir's
-    records are also held in this process once first read (one `get`) and kept in step with every write, so
-    recall asks Chroma only for ids and distances, and reflection and retention never re-read a collection.
-    One process writes a store at a time (StoreLock), so what is held cannot go stale.
+    Every event text is embedded once per batch. A public event is filed in every heir's collection (as a
+    public copy), in the same upsert as that heir's private records of the round, so recall is one similarity
+    query on the asking heir's collection, not two, and a round still makes one write per heir. Records that
+    share a text share a row (text_rows.py): identical vectors would degrade Chroma's HNSW index until a search
+    misses exact matches. Recall over-fetches rows, ranks every record of them (see scoring.py), and falls back
+    to an exact scan if Chroma ever answers with fewer rows than it holds and was asked for. Chroma holds
+    everything and answers every similarity search; each heir's records are also held in this process once
+    first read (one `get`) and kept in step with every write, so recall asks Chroma only for ids and distances,
+    and reflection and retention never re-read a collection. One process writes a store at a time (StoreLock),
+    so what is held cannot go stale.
     """
 
     def __init__(
@@ -157,30 +172,27 @@ class ChromaMemory:
         self.rater: ImportanceRater = rater or _BaseImportance()
         self.reflector: Reflector = reflector or OfflineReflector(heirs)
         self._lock = lock
-        self.heirs = list(heirs)
+        self.heirs = list(dict.fromkeys(heirs))
+        self._refuse_legacy_store()
         self._collections = {heir: self._collection(heir) for heir in self.heirs}
-        self._held: dict[str, dict[str, MemoryRecord]] = {}  # heir -> record id -> record, once read
+        self._held: dict[str, HeldCollection] = {}  # heir -> its collection as held here, once read
+        self._max_batch = client.get_max_batch_size()
         # Last-accessed ticks live apart from the records: one write per round for all heirs, not one per heir.
-        self._access = client.get_or_create_collection(collection_name(society, "access"), embedding_function=None)
-        self._adopt_public_collection()
+        self._access = client.get_or_create_collection(internal_collection(society, "access"), embedding_function=None)
 
-    def _adopt_public_collection(self) -> None:
-        """Stores written before public records were copied to every heir kept them in a collection of their own:
-        copy them over once, so a resumed older run loses nothing, then drop that collection."""
-        name = collection_name(self.society, "public")
-        if name in {c.name for c in self._collections.values()}:  # a heir called "public" owns that name
-            return
-        try:
-            legacy = self.client.get_collection(name, embedding_function=None)
-        except NotFoundError:
-            return
-        got = legacy.get(include=["documents", "metadatas", "embeddings"])
-        if got["ids"]:
-            for collection in self._collections.values():
-                collection.upsert(
-                    ids=got["ids"], documents=got["documents"], metadatas=got["metadatas"], embeddings=got["embeddings"]
-                )
-        self.client.delete_collection(name)
+    def _refuse_legacy_store(self) -> None:
+        """Versions before identity-safe names slugged names into `m-<society>--<heir>` and always created
+        `m-<society>--access`: such a store would look empty under the new names, so it is refused, untouched."""
+        for name in (legacy_collection_name(self.society, "access"), legacy_collection_name(self.society, "public")):
+            try:
+                self.client.get_collection(name, embedding_function=None)
+            except (NotFoundError, ValueError):
+                continue
+            raise AmphoreusError(
+                f"{describe_store(self.client)}: memory of society {self.society!r} was written by an older "
+                f"amphoreus-graph (collection {name!r}) whose storage names could mix up heirs; expected a store "
+                "written by this version (start a fresh --memory-dir, or a new --out; nothing was changed)"
+            )
 
     def _collection(self, heir: str) -> Collection:
         return self.client.get_or_create_collection(
@@ -207,30 +219,54 @@ class ChromaMemory:
             return {}
         ratings = self.rater.rate([e for e in events if not e.public])
         vectors = self.embedder.encode([e.text for e in events])
-        rows: dict[str, list[tuple[MemoryRecord, list[float]]]] = {}
+        by_text: dict[str, list[float]] = {}
+        filed: dict[str, list[tuple[MemoryRecord, bool]]] = {}
         for event, vector in zip(events, vectors.tolist(), strict=True):
+            by_text[event.text] = vector
             if event.public:
                 record = MemoryRecord.of(event, PUBLIC, event.importance)
                 for heir in self.heirs:
-                    rows.setdefault(heir, []).append((record, vector))
+                    filed.setdefault(heir, []).append((record, True))
                 continue
             for heir in dict.fromkeys(event.witnesses):
                 if heir in self._collections:
-                    record = MemoryRecord.of(event, heir, ratings[event.id][heir])
-                    rows.setdefault(heir, []).append((record, vector))
-        for heir, batch in rows.items():
-            self._collections[heir].upsert(
-                ids=[r.id for r, _ in batch],
-                documents=[r.text for r, _ in batch],
-                metadatas=[r.metadata() for r, _ in batch],  # type: ignore[misc]
-                embeddings=[v for _, v in batch],  # type: ignore[arg-type]
-            )
-            if (held := self._held.get(heir)) is not None:
-                for record, _ in batch:  # a record filed again keeps its last access (as a fresh read would)
-                    before = held.get(record.id)
-                    held[record.id] = record if before is None else _accessed(record, before.last_accessed)
-        gained = {heir: sum(r.importance for r, _ in batch if r.owner == heir) for heir, batch in rows.items()}
+                    filed.setdefault(heir, []).append((MemoryRecord.of(event, heir, ratings[event.id][heir]), False))
+        for heir, batch in filed.items():
+            self.file(heir, batch, by_text)
+        gained = {heir: sum(r.importance for r, public in batch if not public) for heir, batch in filed.items()}
         return {heir: weight for heir, weight in gained.items() if weight}
+
+    def file(self, heir: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]) -> None:
+        """Write records (each with whether it is a public copy) into a heir's collection: one upsert of the rows
+        they change, each row with all the records of its text; `vectors` has each new text's embedding. A record
+        filed again keeps its last access (as a fresh read would)."""
+        held = self._records_of(heir)
+        touched: set[str] = set()
+        for record, public in batch:
+            before = held.records.get(record.id)
+            touched |= held.put(record if before is None else _accessed(record, before.last_accessed), public)
+        self._write_rows(heir, touched, vectors)
+
+    def _write_rows(self, heir: str, rows: set[str], vectors: Mapping[str, list[float]]) -> None:
+        """Bring a heir's rows in Chroma in line with what is held: rows left empty go first, then the others
+        (with their vector when this write has it, else metadata only). Deleting first keeps a replay after a
+        crash exact: what retention already dropped never comes back."""
+        held, collection = self._held[heir], self._collections[heir]
+        gone = sorted(r for r in rows if r not in held.rows)
+        kept = sorted(r for r in rows if r in held.rows)
+        fresh = [r for r in kept if held.text(r) in vectors]
+        stale = [r for r in kept if held.text(r) not in vectors]
+        for chunk in _chunks(gone, self._max_batch):
+            collection.delete(ids=chunk)
+        for chunk in _chunks(fresh, self._max_batch):
+            collection.upsert(
+                ids=chunk,
+                documents=[held.text(r) for r in chunk],
+                metadatas=[held.metadata(r) for r in chunk],  # type: ignore[misc]
+                embeddings=[vectors[held.text(r)] for r in chunk],  # type: ignore[arg-type]
+            )
+        for chunk in _chunks(stale, self._max_batch):
+            collection.update(ids=chunk, metadatas=[held.metadata(r) for r in chunk])  # type: ignore[misc]
 
     def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
         """Each heir's k best memories for its query: its own records and public ones, never another's.
@@ -242,62 +278,106 @@ class ChromaMemory:
             return found
         # No count() first: Chroma answers an oversized n_results with what it has.
         vectors = self.embedder.encode([queries[h] for h in heirs]).tolist()
+        n = k * self.config.overfetch
         for heir, vector in zip(heirs, vectors, strict=True):
-            hits = self._query(self._collections[heir], [vector], k * self.config.overfetch)[0]
-            found[heir] = rank(self._resolve(heir, hits), now, self.config, k)
+            collection = self._collections[heir]
+            hits = self._query(collection, [vector], n)[0]
+            candidates = self._resolve(heir, hits)
+            held = self._held[heir]
+            if len(hits) < min(n, len(held.rows)):  # the index came back short: rank every row exactly instead
+                hits = self._exact(collection, vector, n)
+                candidates = self._resolve(heir, hits)
+                held = self._held[heir]
+            found[heir] = [_as_public(m, m.id in held.public) for m in rank(candidates, now, self.config, k)]
         return found
 
     def touch(self, record_ids: list[str], now: Moment) -> None:
-        """Mark private records as recalled at `now` (recency counts from last access); one write for all."""
-        ids = [i for i in dict.fromkeys(record_ids) if not i.endswith(f"@{PUBLIC}")]
-        if ids:
+        """Mark private records as recalled at `now` (recency counts from last access); one write for all.
+
+        A record is marked for the heir that holds it privately (public copies have no last access of their
+        own); ids are matched against the records held, never parsed for an owner."""
+        ids = list(dict.fromkeys(record_ids))
+        marks: list[str] = []
+        # Heirs already read first (recall reads the asking heir); the others only if some id is still unmatched,
+        # e.g. ids a resumed run's checkpoint carried over from before the restart.
+        order = sorted(self.heirs, key=lambda heir: heir not in self._held)
+        unmatched = set(ids)
+        for heir in order:
+            if not unmatched:
+                break
+            held = self._records_of(heir)
+            for record_id in ids:
+                record = held.records.get(record_id)
+                if record is not None and record_id not in held.public:
+                    marks.append(access_id(heir, record_id))
+                    held.records[record_id] = _accessed(record, now.tick)
+                    unmatched.discard(record_id)
+        for chunk in _chunks(marks, self._max_batch):
             self._access.upsert(
-                ids=ids,
-                embeddings=[placeholder_vector(i) for i in ids],  # type: ignore[arg-type]
-                metadatas=[{"tick": now.tick}] * len(ids),
+                ids=chunk,
+                embeddings=[placeholder_vector(i) for i in chunk],  # type: ignore[arg-type]
+                metadatas=[{"tick": now.tick}] * len(chunk),
             )
-            for record_id in ids:  # a private record's id ends with its owner
-                held = self._held.get(record_id.rpartition("@")[2], {})
-                if (record := held.get(record_id)) is not None:
-                    held[record_id] = _accessed(record, now.tick)
 
     def _access_ticks(self, ids: list[str]) -> dict[str, int]:
-        """When each record was last recalled (absent: never since it was filed)."""
-        if not ids:
-            return {}
-        got = self._access.get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
-        return {i: int(m["tick"]) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if m}  # type: ignore[arg-type]
+        """When each record was last recalled, by access id (absent: never since it was filed)."""
+        out: dict[str, int] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids)), self._max_batch):
+            got = self._access.get(ids=chunk, include=["metadatas"])
+            out.update((i, int(m["tick"])) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if m)  # type: ignore[arg-type]
+        return out
 
     @staticmethod
     def _query(collection: Collection, vectors: list[list[float]], n: int) -> list[list[tuple[str, float]]]:
-        """(record id, cosine similarity) of the n nearest records per vector: the records are held here."""
+        """(row id, cosine similarity) of the n nearest rows per vector: the records are held here."""
         result = collection.query(query_embeddings=vectors, n_results=n, include=["distances"])  # type: ignore[arg-type]
         return [
             [(i, 1.0 - float(dist)) for i, dist in zip(ids, dists, strict=True)]
             for ids, dists in zip(result["ids"], result["distances"] or [], strict=True)
         ]
 
-    def _resolve(self, heir: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
-        held = self._records_of(heir)
-        if any(i not in held for i, _ in hits):  # written by someone else since it was read: read it again
-            held = self._records_of(heir, reread=True)
-        return [(held[i], similarity) for i, similarity in hits if i in held]
+    @staticmethod
+    def _exact(collection: Collection, vector: list[float], n: int) -> list[tuple[str, float]]:
+        """The n nearest rows by cosine similarity over every row: the fallback when the index answers short."""
+        got = collection.get(include=["embeddings"])
+        if not got["ids"]:
+            return []
+        matrix = np.asarray(got["embeddings"], dtype=np.float64)
+        query = np.asarray(vector, dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
+        similarity = (matrix @ query) / np.where(norms == 0, 1.0, norms)
+        order = np.argsort(-similarity, kind="stable")[:n]
+        return [(got["ids"][i], float(similarity[i])) for i in order]
 
-    def _records_of(self, heir: str, *, reread: bool = False) -> dict[str, MemoryRecord]:
-        """Everything in one heir's collection by id: read from Chroma (with last access) on first use, then held."""
+    def _resolve(self, heir: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
+        """Every record of each hit row, with the row's similarity."""
+        held = self._records_of(heir)
+        if any(row not in held.rows for row, _ in hits):  # written by someone else since it was read: read again
+            held = self._records_of(heir, reread=True)
+        records = held.records
+        return [(records[i], similarity) for row, similarity in hits for i in held.rows.get(row, ())]
+
+    def _records_of(self, heir: str, *, reread: bool = False) -> HeldCollection:
+        """One heir's collection as held here: read from Chroma (with last access) on first use, then kept."""
         if reread or heir not in self._held:
             got = self._collections[heir].get(include=["documents", "metadatas"])
-            ticks = self._access_ticks([i for i in got["ids"] if not i.endswith(f"@{PUBLIC}")])
-            rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
-            records = (MemoryRecord.from_chroma(i, d, dict(m or {}), ticks.get(i)) for i, d, m in rows)
-            self._held[heir] = {r.id: r for r in records}
+            self._held[heir] = HeldCollection.read(
+                heir, got["ids"], got["documents"] or [], got["metadatas"] or [], self._access_ticks
+            )
         return self._held[heir]
 
     def records(self, owner: str) -> list[MemoryRecord]:
-        """Every private record of one heir, or (owner PUBLIC) every public record, sorted by id."""
-        if owner != PUBLIC:
-            return sorted((r for r in self._records_of(owner).values() if r.owner == owner), key=lambda r: r.id)
-        public = {r.id: r for heir in self.heirs for r in self._records_of(heir).values() if r.owner == PUBLIC}
+        """Every private record of one heir, or (owner PUBLIC, when no heir has that name) every public record,
+        sorted by id."""
+        if owner in self._collections:
+            return self._records_of(owner).private()
+        if owner == PUBLIC:
+            return self.public_records()
+        raise KeyError(owner)
+
+    def public_records(self) -> list[MemoryRecord]:
+        """Every public record (each heir holds a copy), sorted by id."""
+        public = {r.id: r for heir in self.heirs for r in self._records_of(heir).public_records()}
         return sorted(public.values(), key=lambda r: r.id)
 
     def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
@@ -319,37 +399,35 @@ class ChromaMemory:
         for heir in self.heirs:
             rule = retention.get(heir, Retention(mode=RetentionMode.ALL))
             held = self._records_of(heir)
-            records = self.records(heir)
+            records = held.private()
             if rule.mode is RetentionMode.ALL:
                 keep = records
             else:
                 ranked = sorted(records, key=lambda r: (-r.importance, r.id))
                 keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
-            news = [r.id for r in held.values() if r.owner == PUBLIC and r.kind is not MemoryKind.SEED]
-            drop = sorted(({r.id for r in records} - {r.id for r in keep}) | set(news))
-            if drop:
-                self._collections[heir].delete(ids=drop)
-                self._access.delete(ids=drop)
-                for record_id in drop:
-                    del held[record_id]
-            decay = [r for r in keep if r.carried_to < next_cycle and rule.mode is not RetentionMode.ALL]
-            if decay:
-                decayed = [
-                    r.model_copy(update={"importance": max(1.0, r.importance * rule.decay), "carried_to": next_cycle})
-                    for r in decay
-                ]
-                self._collections[heir].update(
-                    ids=[r.id for r in decayed],
-                    metadatas=[r.metadata() for r in decayed],  # type: ignore[misc]
-                )
-                held.update({r.id: r for r in decayed})
+            forgotten = sorted({r.id for r in records} - {r.id for r in keep})
+            news = [r.id for r in held.public_records() if r.kind is not MemoryKind.SEED]
+            touched = {row for record_id in [*forgotten, *news] if (row := held.remove(record_id)) is not None}
+            for record in keep:
+                if record.carried_to < next_cycle and rule.mode is not RetentionMode.ALL:
+                    decayed = record.model_copy(
+                        update={"importance": max(1.0, record.importance * rule.decay), "carried_to": next_cycle}
+                    )
+                    touched |= held.put(decayed, public=False)
+            self._write_rows(heir, touched, {})
+            for chunk in _chunks([access_id(heir, i) for i in forgotten], self._max_batch):
+                self._access.delete(ids=chunk)
             if heir in retention:
                 kept[heir] = len(keep)
         return kept
 
-    def dump(self) -> dict[str, list[dict[str, Any]]]:
-        """Every record per owner (each heir, then PUBLIC), sorted by id: for tests and inspection."""
-        return {owner: [r.model_dump(mode="json") for r in self.records(owner)] for owner in [*self.heirs, PUBLIC]}
+    def dump(self) -> dict[str, Any]:
+        """Every record: each heir's own (by heir) and the public ones, sorted by id; for tests and inspection.
+        Public records sit apart from the heirs' because a heir may be named like the public owner."""
+        return {
+            "heirs": {heir: [r.model_dump(mode="json") for r in self.records(heir)] for heir in self.heirs},
+            "public": [r.model_dump(mode="json") for r in self.public_records()],
+        }
 
 
 def placeholder_vector(record_id: str) -> list[float]:
@@ -357,6 +435,17 @@ def placeholder_vector(record_id: str) -> list[float]:
     each id gets its own four values in [1, 2] (never zero) from a hash."""
     digest = hashlib.sha256(record_id.encode()).digest()
     return [1.0 + b / 255 for b in digest[:4]]
+
+
+def _as_public(memory: RecalledMemory, public: bool) -> RecalledMemory:
+    """A recalled memory flagged public exactly when it is a public copy (not when its owner's name merely
+    equals the public owner's)."""
+    return memory if memory.public == public else memory.model_copy(update={"public": public})
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
 
 
 def _accessed(record: MemoryRecord, tick: int) -> MemoryRecord:

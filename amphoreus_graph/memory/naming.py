@@ -1,0 +1,75 @@
+"""Storage names for identities: collision-free for any Unicode name, and never forgeable by an agent's name.
+
+A heir, a society or a namespace is identified by its exact name (its code points: "Zoé" composed and
+decomposed are two identities here; the scenario loader rejects names equal after NFC). Chroma collection
+names allow only 3-512 characters of [a-zA-Z0-9._-], so a name cannot be used as it is, and a slug alone
+merges names that differ in accents, spaces, punctuation or script ("Zoé" and "Zoë"; every all-CJK name).
+So every name part is a readable ASCII slug plus 16 hex digits of the SHA-256 of the exact name, and a
+collection name says what it holds in a fixed role field:
+
+    am2.<society>.heir.<heir>       a heir's memories (its private records and its copy of public ones)
+    am2.<society>.int.<what>        the store's own bookkeeping (e.g. `access`, the last-access ticks)
+
+A heir part always ends with its hash and sits behind `.heir.`, so no agent name can produce an internal
+name, and two different names collide only if 64 bits of SHA-256 do. The slug never holds a ".", so the
+parts cannot run into each other. Stores written before these names (`m-<society>--<heir>`) are detected
+by `legacy_collection_name` and refused, never silently read as empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+PREFIX = "am2"  # the naming scheme's version; bump it if the layout of names ever changes
+HASH_HEX = 16
+SLUG_MAX = 24
+
+
+def name_hash(name: str) -> str:
+    """16 hex digits of SHA-256 over the exact name's UTF-8 bytes (no normalisation: identity is exact)."""
+    return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX]
+
+
+def slug(name: str) -> str:
+    """A readable ASCII rendering of a name, for people browsing a store: accents dropped, anything else
+    outside [a-zA-Z0-9] collapsed to "-", at most 24 characters; empty for a name with no Latin letters or
+    digits. Never used alone: many names share a slug."""
+    ascii_only = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-zA-Z0-9]+", "-", ascii_only).strip("-")[:SLUG_MAX].rstrip("-")
+
+
+def name_part(name: str) -> str:
+    """`<slug>-<hash>` (or just `<hash>`): one name as one dot-free part of a storage name."""
+    readable = slug(name)
+    return f"{readable}-{name_hash(name)}" if readable else name_hash(name)
+
+
+def heir_collection(society: str, heir: str) -> str:
+    """The Chroma collection of one heir of one society."""
+    return f"{PREFIX}.{name_part(society)}.heir.{name_part(heir)}"
+
+
+def internal_collection(society: str, what: str) -> str:
+    """A collection the store keeps for itself (`what` is a fixed word of ours, never a user's name)."""
+    if not re.fullmatch(r"[a-z]+", what):
+        raise ValueError(f"internal collection {what!r}: expected a lowercase word")
+    return f"{PREFIX}.{name_part(society)}.int.{what}"
+
+
+def legacy_collection_name(society: str, heir: str) -> str:
+    """The name versions before `am2` gave (society, heir): used only to recognise a store written by them."""
+    old = re.sub(r"[^a-zA-Z0-9_-]+", "-", f"{society}--{heir}").strip("-_")
+    return f"m-{old}"[:500]
+
+
+def record_key(*parts: str) -> str:
+    """A fixed-length id for a tuple of names/texts (a record's access row, a distinct text's vector row):
+    unambiguous whatever characters the parts hold, since they are length-prefixed before hashing."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()[:32]

@@ -1,0 +1,123 @@
+"""How a heir's records sit in its Chroma collection: one row (one vector) per distinct text, per role.
+
+Many records share a text: a routine event filed round after round, a public record copied to every heir,
+reflections that repeat themselves. Chroma's HNSW index degrades on many identical vectors: a search that
+should find a distinct record returns duplicates and leaves the exact match out, and asks for N come back
+with fewer than N while more exist. So a collection holds one row per (role, text): its id is derived from
+the text, its vector is the text's embedding, and its metadata lists every record filed under that text
+(`records`: a JSON list, each record without its text and owner, sorted by id). Recall ranks rows, then
+every record of a hit row. Writes stay idempotent: a row's id and content are functions of the records it
+holds, so replaying a round after a crash writes the same rows again.
+
+The role ("h" the heir's private records, "p" its copy of public records) is part of the row id, so a public
+record and a private one never share a row, and which records are public is known from where they sit, never
+from an owner string a heir's name could equal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from amphoreus_graph.memory.naming import record_key
+from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
+
+PRIVATE_ROLE, PUBLIC_ROLE = "h", "p"
+
+
+def row_id(public: bool, text: str) -> str:
+    """The row a text is filed under in one heir's collection (the collection scopes it to the heir)."""
+    return (PUBLIC_ROLE if public else PRIVATE_ROLE) + record_key(text)
+
+
+def access_id(heir: str, record_id: str) -> str:
+    """The row of a private record's last-access tick in the society's access collection: keyed by the heir
+    too, so two heirs whose record ids happen to be equal never share a tick."""
+    return "a" + record_key(heir, record_id)
+
+
+def _pack(records: Iterable[MemoryRecord]) -> str:
+    rows = [r.model_dump(mode="json", exclude={"text", "owner"}) for r in sorted(records, key=lambda r: r.id)]
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+@dataclass
+class HeldCollection:
+    """One heir's collection as held in this process: records by id, the row each sits in, which are public."""
+
+    heir: str
+    records: dict[str, MemoryRecord] = field(default_factory=dict)
+    public: set[str] = field(default_factory=set)
+    rows: dict[str, set[str]] = field(default_factory=dict)  # row id -> record ids
+    row_of: dict[str, str] = field(default_factory=dict)  # record id -> row id
+
+    @classmethod
+    def read(
+        cls,
+        heir: str,
+        ids: Sequence[str],
+        documents: Sequence[str],
+        metadatas: Sequence[Mapping[str, Any]],
+        ticks: Callable[[list[str]], Mapping[str, int]],
+    ) -> HeldCollection:
+        """Rebuild from a collection's rows; `ticks` looks up private records' last access by access id."""
+        held = cls(heir)
+        parsed: list[tuple[MemoryRecord, bool]] = []
+        for rid, text, meta in zip(ids, documents, metadatas, strict=True):
+            public = rid.startswith(PUBLIC_ROLE)
+            owner = PUBLIC if public else heir
+            for fields in json.loads(str(meta["records"])):
+                parsed.append((MemoryRecord.model_validate({**fields, "owner": owner, "text": text}), public))
+        last = ticks([access_id(heir, r.id) for r, public in parsed if not public])
+        for record, public in parsed:
+            tick = None if public else last.get(access_id(heir, record.id))
+            if tick is not None and tick > record.last_accessed:
+                record = record.model_copy(update={"last_accessed": tick})
+            held.put(record, public)
+        return held
+
+    def put(self, record: MemoryRecord, public: bool) -> set[str]:
+        """Hold a record (replacing one with its id); returns the rows whose content changed."""
+        before = self.remove(record.id)
+        row = row_id(public, record.text)
+        self.records[record.id] = record
+        self.row_of[record.id] = row
+        self.rows.setdefault(row, set()).add(record.id)
+        if public:
+            self.public.add(record.id)
+        return {row} if before is None else {row, before}
+
+    def remove(self, record_id: str) -> str | None:
+        """Let go of a record; returns the row it sat in (None if it was not held)."""
+        row = self.row_of.pop(record_id, None)
+        if row is None:
+            return None
+        del self.records[record_id]
+        self.public.discard(record_id)
+        members = self.rows[row]
+        members.discard(record_id)
+        if not members:
+            del self.rows[row]
+        return row
+
+    def row_records(self, row: str) -> list[MemoryRecord]:
+        return [self.records[i] for i in sorted(self.rows.get(row, ()))]
+
+    def text(self, row: str) -> str:
+        return self.records[next(iter(self.rows[row]))].text
+
+    def metadata(self, row: str) -> dict[str, str]:
+        """Chroma metadata of a row: the owner (the heir, or PUBLIC for its copies of public records), so the
+        store can be audited by owner in Chroma itself, and its records as one JSON string (one metadata key a
+        field made reading a collection back five times slower: each key is a row per record in SQLite)."""
+        owner = PUBLIC if row.startswith(PUBLIC_ROLE) else self.heir
+        return {"owner": owner, "records": _pack(self.row_records(row))}
+
+    def private(self) -> list[MemoryRecord]:
+        """The heir's own records, sorted by id."""
+        return sorted((r for i, r in self.records.items() if i not in self.public), key=lambda r: r.id)
+
+    def public_records(self) -> list[MemoryRecord]:
+        return sorted((self.records[i] for i in self.public), key=lambda r: r.id)
