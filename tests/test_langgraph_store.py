@@ -28,6 +28,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory import langgraph_store
 from amphoreus_graph.memory.langgraph_store import ChromaStore
 
@@ -322,6 +323,58 @@ def test_search_widens_until_the_filter_is_satisfied(index: dict[str, Any]) -> N
     store.put(("docs",), "bread", {"text": DOCS["bread"], "keep": True})
     results = store.search(("docs",), query="a cat", filter={"keep": True}, limit=1)
     assert keys(results) == ["bread"] and results[0].score is not None
+
+
+def test_a_distinct_text_is_found_first_among_hundreds_of_identical_ones(
+    make: Callable[..., BaseStore], index: dict[str, Any]
+) -> None:
+    """Many identical vectors degrade Chroma's HNSW index: a search for the distinct item returned a duplicate
+    and left the exact match out, and a limit of 1,000 returned 107 of 201 items. Each text is indexed once."""
+    store = make(index)
+    puts = [PutOp(("docs",), f"same{i:03d}", {"text": "A routine note about nothing much."}) for i in range(200)]
+    if isinstance(store, InMemoryStore):  # its batch miscounts vectors when a batch repeats a text: one at a time
+        for op in puts:
+            store.batch([op])
+    else:
+        store.batch(puts)
+    store.put(("docs",), "distinct", {"text": DOCS["bread"]})
+    top = store.search(("docs",), query=DOCS["bread"], limit=1)
+    assert keys(top) == ["distinct"] and top[0].score == pytest.approx(1.0, abs=1e-4)
+    everything = store.search(("docs",), query=DOCS["bread"], limit=1000)
+    assert len(everything) == 201 and len(set(keys(everything))) == 201
+    assert keys(everything)[0] == "distinct" and all(item.score is not None for item in everything)
+    pages = [keys(store.search(("docs",), query="a routine note", limit=60, offset=o)) for o in range(0, 240, 60)]
+    assert sorted(k for page in pages for k in page) == sorted(keys(everything)), "paging loses and repeats none"
+
+
+def test_items_sharing_a_text_share_one_row_per_namespace(index: dict[str, Any]) -> None:
+    """One row per (namespace, text): it follows its items through overwrites and deletes, and a namespace's
+    search never sees another namespace's items even where the text is the same."""
+    store = chroma(index)
+    note = "The cat sleeps on the warm windowsill all afternoon"
+    store.batch([PutOp(("a",), f"k{i}", {"text": note}) for i in range(5)] + [PutOp(("b",), "k0", {"text": note})])
+    assert store.vectors.count() == 2
+    assert sorted(keys(store.search(("a",), query="cat", limit=50))) == [f"k{i}" for i in range(5)]
+    assert [(i.namespace, i.key) for i in store.search(("b",), query="cat", limit=50)] == [(("b",), "k0")]
+    store.put(("a",), "k0", {"text": DOCS["bread"]})  # moves to a row of its own
+    assert store.vectors.count() == 3
+    assert keys(store.search(("a",), query=DOCS["bread"], limit=1)) == ["k0"]
+    store.batch([PutOp(("a",), f"k{i}", None) for i in range(1, 5)])
+    assert store.vectors.count() == 2
+    assert keys(store.search(("a",), query="cat", limit=50)) == ["k0"]
+    store.batch([PutOp(("a",), "k0", None), PutOp(("b",), "k0", {"text": note}, index=False)])
+    assert store.vectors.count() == 0 and [i.score for i in store.search((), query="cat")] == [None]
+
+
+def test_a_store_written_with_one_vector_per_item_is_refused() -> None:
+    """Before text rows, vectors sat one per (item, path) in `<collection>-vectors`: refused, never read as empty."""
+    name = f"t-{uuid.uuid4().hex[:16]}"
+    legacy = CLIENT.create_collection(f"{name}-vectors", embedding_function=None)
+    legacy.add(ids=["v1"], embeddings=[[0.1, 0.2]], metadatas=[{"item": "i1", "path": "$", "ns0": "docs"}])
+    with pytest.raises(AmphoreusError, match=f"{name!r} was written by an older amphoreus-graph"):
+        ChromaStore(CLIENT, collection=name)
+    with pytest.raises(ValueError, match="the stores' own"):
+        ChromaStore(CLIENT, collection=f"{name}.vectors")
 
 
 def test_wrong_dims_are_reported(embedder: Any) -> None:

@@ -5,11 +5,17 @@ One store is two Chroma collections, always written with explicit vectors (never
 - `<collection>`: one record per item. id = sha256 of (namespace, key); document = the value as JSON; metadata =
   `ns` (labels joined by "."; BaseStore forbids "." in labels), `key`, `depth`, `ns0…nsN` (one label per level,
   so a namespace prefix is an equality filter Chroma can evaluate), `created_us`/`updated_us` (UTC epoch
-  microseconds) and `vectors` (how many index vectors the item has). Chroma wants a vector on every record, so
-  items carry a 4-dim placeholder derived from their id: never zero, never searched.
-- `<collection>-vectors`: one record per indexed text (each field path, and each element of a `[*]` path, as
-  InMemoryStore names them: `path` or `path.i`), with the real embedding. A query ranks these with Chroma's HNSW
-  index (cosine) and max-pools per item, so an item scores as its best-matching field.
+  microseconds), `vectors` (how many index texts the item has) and `rows` (the ids of the rows holding them, as
+  JSON). Chroma wants a vector on every record, so items carry a 4-dim placeholder derived from their id: never
+  zero, never searched.
+- `<collection>.vectors`: one row per distinct indexed text per namespace, with the real embedding; id = sha256 of
+  (namespace, text), metadata = `ns0…nsN` and `items`, the JSON list of [item id, index path] filed under that
+  text (each field path, and each element of a `[*]` path, as InMemoryStore names them: `path` or `path.i`).
+  Many identical vectors degrade Chroma's HNSW index (a search for a distinct text returned a duplicate and left
+  the exact match out; a limit of 1,000 over 201 items returned 107), so a text is indexed once however many
+  items hold it. A query ranks rows with Chroma's HNSW index (cosine) and max-pools per item, so an item scores as
+  its best-matching field; when Chroma answers with fewer rows than asked, every row under the prefix is ranked
+  exactly instead, so "fewer than asked" always means "all there is".
 
 Behaviour follows InMemoryStore, the reference implementation, except where it would be wrong for a database:
 reads in a batch see the store as it was before the batch's writes and the last put per (namespace, key) wins
@@ -19,6 +25,7 @@ items without vectors follow with `score=None`, paginated as one list; `$gt`/`$g
 non-numeric field do not match (InMemoryStore raises); `list_namespaces` lists namespaces that hold items.
 Value filters run in Python after Chroma fetches the namespace prefix, so a search costs O(items under the
 prefix); `list_namespaces` scans item metadata. No TTL: `supports_ttl = False`, and `put(..., ttl=N)` raises.
+A store written before text rows (its vectors in `<collection>-vectors`, one per item and path) is refused.
 """
 
 from __future__ import annotations
@@ -36,8 +43,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
+from chromadb.errors import NotFoundError
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
@@ -56,12 +65,14 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import Embedder, default_embedder
-from amphoreus_graph.memory.store import StoreLock, open_chroma, placeholder_vector
+from amphoreus_graph.memory.store import StoreLock, describe_store, open_chroma, placeholder_vector
 from amphoreus_graph.memory.store_filters import namespace_matches, value_matches
 
 DEFAULT_STORE_DIR = "memory/langgraph-store"
 DEFAULT_DIMS = 384  # all-MiniLM-L6-v2; known up front so a server can start before the model loads
+VECTORS_SUFFIX = ".vectors"  # a store's text rows live in `<collection>.vectors`
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 Namespace = tuple[str, ...]
 Where = dict[str, Any]
@@ -118,10 +129,13 @@ class ChromaStore(BaseStore):
         collection: str = "langgraph-store",
         index: IndexConfig | Mapping[str, Any] | None = None,
     ) -> None:
+        if collection.endswith(VECTORS_SUFFIX):
+            raise ValueError(f"collection {collection!r}: names ending in {VECTORS_SUFFIX!r} are the stores' own")
         self.client = client or open_chroma()[0]  # in-memory, telemetry off, same settings as ChromaMemory
+        _refuse_legacy_vectors(self.client, collection)
         self.items = self.client.get_or_create_collection(collection, embedding_function=None)
         self.vectors = self.client.get_or_create_collection(
-            f"{collection}-vectors", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+            collection + VECTORS_SUFFIX, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
         )
         self.index_config = dict(index) if index else None
         self.embeddings = resolve_embeddings(self.index_config.get("embed")) if self.index_config else None
@@ -252,31 +266,48 @@ class ChromaStore(BaseStore):
     def _nearest(
         self, query: list[float], where: Where | None, flt: dict[str, Any] | None, want: int
     ) -> tuple[list[tuple[Item, float | None]], bool]:
-        """The `want` best items by their best vector; asks Chroma for more neighbours until enough pass the filter.
+        """The `want` best items by their best text; asks Chroma for more rows until enough items pass the filter.
 
-        Returns the ranked (item, score) pairs and whether every vector under the prefix was seen.
+        Returns the ranked (item, score) pairs and whether every row under the prefix was seen.
         """
         total = self.vectors.count()
         n, cached = min(total, max(2 * want, 16)), {}
         while True:
             if n == 0:
                 return [], True
-            got = self.vectors.query(
-                query_embeddings=cast(Any, [query]),
-                n_results=n,
-                where=cast(Any, where),
-                include=["metadatas", "distances"],
-            )
-            metas, distances = (got["metadatas"] or [[]])[0], (got["distances"] or [[]])[0]
+            rows = self._query_rows(query, where, n)
+            exhausted = len(rows) < n or n >= total
+            if len(rows) < n:  # fewer than asked: rank every row under the prefix exactly, so none is missed
+                rows = self._exact_rows(query, where)
             best: dict[str, float] = {}
-            for meta, distance in zip(metas, distances, strict=True):
-                best.setdefault(str(meta["item"]), 1.0 - float(distance))  # cosine distance -> similarity
+            for members, similarity in rows:
+                for item_id, _path in members:
+                    best.setdefault(item_id, similarity)
             cached.update(self._fetch([i for i in best if i not in cached]))
             hits = [(cached[i], s) for i, s in best.items() if i in cached and value_matches(cached[i].value, flt)]
-            exhausted = len(metas) < n or n >= total
             if len(hits) >= want or exhausted:
                 return cast(list[tuple[Item, float | None]], hits[:want]), exhausted
             n = min(total, n * 4)
+
+    def _query_rows(self, query: list[float], where: Where | None, n: int) -> list[tuple[list[Any], float]]:
+        """The n nearest rows by Chroma's index: (its [item id, path] pairs, cosine similarity), best first."""
+        got = self.vectors.query(
+            query_embeddings=cast(Any, [query]), n_results=n, where=cast(Any, where), include=["metadatas", "distances"]
+        )
+        metas, distances = (got["metadatas"] or [[]])[0], (got["distances"] or [[]])[0]
+        return [(json.loads(str(m["items"])), 1.0 - float(d)) for m, d in zip(metas, distances, strict=True)]
+
+    def _exact_rows(self, query: list[float], where: Where | None) -> list[tuple[list[Any], float]]:
+        """Every row under the prefix ranked by exact cosine similarity, best first (ties by row id)."""
+        got = self.vectors.get(where=cast(Any, where), include=["metadatas", "embeddings"])
+        if not got["ids"]:
+            return []
+        matrix, q = np.asarray(got["embeddings"], dtype=np.float64), np.asarray(query, dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
+        similarity = (matrix @ q) / np.where(norms == 0, 1.0, norms)
+        metas = got["metadatas"] or []
+        order = sorted(range(len(got["ids"])), key=lambda i: (-similarity[i], got["ids"][i]))
+        return [(json.loads(str(metas[i]["items"])), float(similarity[i])) for i in order]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
         conditions = op.match_conditions or ()
@@ -297,24 +328,31 @@ class ChromaStore(BaseStore):
     # Writes
 
     def _write(self, plan: _Plan, docs: dict[str, list[float]]) -> None:
-        """Apply a batch's puts and deletes; created_at survives overwrites, an item's vectors are replaced."""
-        with self._write_lock:  # read-modify-write of created_at, and strictly increasing timestamps
+        """Apply a batch's puts and deletes; created_at survives overwrites, an item's rows are replaced.
+
+        Each row's item list is recomputed from what Chroma holds, so replaying a batch writes the same rows."""
+        with self._write_lock:  # read-modify-write of created_at and rows, and strictly increasing timestamps
             now = self._last_us = max(time.time_ns() // 1000, self._last_us + 1)
             ids = {item: _item_id(*item) for item in plan.puts}
-            created = self._created(list(ids.values()))
+            before = self._existing(list(ids.values()))
+            added: dict[str, set[tuple[str, str]]] = {}
+            texts: dict[str, tuple[Namespace, str]] = {}  # row -> (namespace, text), for rows given a vector
+            rows_of: dict[str, list[str]] = {}
+            for item, paths in plan.texts.items():
+                for path, text in paths.items():
+                    row = _row_id(item[0], text)
+                    added.setdefault(row, set()).add((ids[item], path))
+                    texts[row] = (item[0], text)
+                rows_of[ids[item]] = sorted({_row_id(item[0], text) for text in paths.values()})
+            affected = set(added) | {row for _, rows in before.values() for row in rows}
+            rewritten = self._members(sorted(affected))
+            put_ids = set(ids.values())
+            for row in affected:
+                kept = {m for m in rewritten.get(row, set()) if m[0] not in put_ids}
+                rewritten[row] = kept | added.get(row, set())
+            self._write_rows(rewritten, texts, docs)
             for chunk in _chunks([ids[item] for item, op in plan.puts.items() if op.value is None], self._max_batch):
                 self.items.delete(ids=chunk)
-            if self.vectors.count():
-                for chunk in _chunks(list(ids.values()), self._max_batch):
-                    self.vectors.delete(where=cast(Any, {"item": {"$in": chunk}}))
-            self._upsert(
-                self.vectors,
-                [
-                    (_item_id(ids[item], path), text, docs[text], {"item": ids[item], "path": path, **_labels(item[0])})
-                    for item, paths in plan.texts.items()
-                    for path, text in paths.items()
-                ],
-            )
             self._upsert(
                 self.items,
                 [
@@ -322,12 +360,45 @@ class ChromaStore(BaseStore):
                         i,
                         json.dumps(dict(op.value), ensure_ascii=False),
                         placeholder_vector(i),
-                        _meta(item, created.get(i, now), now, len(plan.texts[item])),
+                        _meta(item, before.get(i, (now, []))[0], now, len(plan.texts[item]), rows_of.get(i, [])),
                     )
                     for item, op in plan.puts.items()
                     if op.value is not None and (i := ids[item])
                 ],
             )
+
+    def _write_rows(
+        self,
+        rows: dict[str, set[tuple[str, str]]],
+        texts: dict[str, tuple[Namespace, str]],
+        docs: dict[str, list[float]],
+    ) -> None:
+        """Rows left without items go; rows with a text of this batch are upserted with its vector; the others
+        only get their item lists rewritten."""
+        gone = sorted(row for row, members in rows.items() if not members)
+        for chunk in _chunks(gone, self._max_batch):
+            self.vectors.delete(ids=chunk)
+        live = {row: members for row, members in rows.items() if members}
+        self._upsert(
+            self.vectors,
+            [
+                (row, texts[row][1], docs[texts[row][1]], {**_labels(texts[row][0]), **_row_meta(members)})
+                for row, members in live.items()
+                if row in texts
+            ],
+        )
+        stale = sorted(row for row in live if row not in texts)
+        for chunk in _chunks(stale, self._max_batch):
+            self.vectors.update(ids=chunk, metadatas=[_row_meta(live[row]) for row in chunk])  # type: ignore[misc]
+
+    def _members(self, rows: list[str]) -> dict[str, set[tuple[str, str]]]:
+        """The (item id, path) pairs each existing row holds now."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for chunk in _chunks(rows, self._max_batch):
+            got = self.vectors.get(ids=chunk, include=["metadatas"])
+            for row, meta in zip(got["ids"], got["metadatas"] or [], strict=True):
+                out[row] = {(str(i), str(p)) for i, p in json.loads(str(meta["items"]))}
+        return out
 
     def _upsert(self, collection: Collection, rows: list[tuple[str, str, list[float], dict[str, Any]]]) -> None:
         """Write (id, document, embedding, metadata) rows in chunks no larger than Chroma's max batch."""
@@ -340,15 +411,31 @@ class ChromaStore(BaseStore):
                 metadatas=cast(Any, list(metadatas)),
             )
 
-    def _created(self, ids: list[str]) -> dict[str, int]:
-        """Existing items' created_us, so an overwrite keeps its creation time."""
-        out: dict[str, int] = {}
+    def _existing(self, ids: list[str]) -> dict[str, tuple[int, list[str]]]:
+        """Existing items' created_us (an overwrite keeps its creation time) and the rows holding their texts."""
+        out: dict[str, tuple[int, list[str]]] = {}
         for chunk in _chunks(ids, self._max_batch):
             got = self.items.get(ids=chunk, include=["metadatas"])
-            out.update(
-                (i, int(cast(int, m["created_us"]))) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
-            )
+            for i, m in zip(got["ids"], got["metadatas"] or [], strict=True):
+                out[i] = (int(cast(int, m["created_us"])), json.loads(str(m.get("rows") or "[]")))
         return out
+
+
+def _refuse_legacy_vectors(client: ClientAPI, collection: str) -> None:
+    """Stores written before text rows kept one vector per item and path in `<collection>-vectors`; read with
+    today's layout their items would silently never be found by a query, so such a store is refused as it is."""
+    name = f"{collection}-vectors"
+    try:
+        legacy = client.get_collection(name, embedding_function=None)
+    except (NotFoundError, ValueError):
+        return
+    metas = legacy.get(limit=1, include=["metadatas"])["metadatas"] or []
+    if metas and "item" in metas[0] and "path" in metas[0]:
+        raise AmphoreusError(
+            f"{describe_store(client)}: ChromaStore collection {collection!r} was written by an older "
+            f"amphoreus-graph (its vectors are in {name!r}, one per item); expected a store written by this version "
+            "(start a fresh AMPHOREUS_STORE_DIR or another collection; nothing was changed)"
+        )
 
 
 def make_store() -> ChromaStore:
@@ -379,9 +466,20 @@ def _tokens(path: str) -> str | list[str]:
     return path if path == "$" else tokenize_path(path)
 
 
-def _meta(item: tuple[Namespace, str], created: int, updated: int, vectors: int) -> dict[str, Any]:
+def _row_id(namespace: Namespace, text: str) -> str:
+    """A text's row in one namespace: every item of that namespace indexing that text shares it."""
+    return _item_id("text", list(namespace), text)
+
+
+def _row_meta(members: set[tuple[str, str]]) -> dict[str, Any]:
+    """A row's (item id, path) pairs; its namespace labels (`ns0…`, shared by every member) are set with its
+    vector and kept by metadata-only updates, which Chroma merges."""
+    return {"items": json.dumps(sorted(members), ensure_ascii=False)}
+
+
+def _meta(item: tuple[Namespace, str], created: int, updated: int, vectors: int, rows: list[str]) -> dict[str, Any]:
     namespace, key = item
-    times = {"created_us": created, "updated_us": updated, "vectors": vectors}
+    times = {"created_us": created, "updated_us": updated, "vectors": vectors, "rows": json.dumps(rows)}
     return {"ns": ".".join(namespace), "key": key, "depth": len(namespace), **_labels(namespace), **times}
 
 
