@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
 from amphoreus_graph.errors import ScenarioError
 from amphoreus_graph.memory.records import MemoryEvent, MemoryKind, Moment
@@ -15,10 +16,12 @@ from amphoreus_graph.memory.store import ChromaMemory, open_chroma
 from amphoreus_graph.policy.base import RecalledMemory, TurnContext
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import SECRET_MARK, SECRET_RULE, render_messages
+from amphoreus_graph.scenario import load_scenario
 from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.perception import build_turn
 from amphoreus_graph.society.world import World
 
+REPO = Path(__file__).resolve().parents[1]
 HEIRS = ["Cifera", "Phainon"]
 SEAL = "Cifera swapped the Council's seal for a painted stone, and nobody has noticed yet."
 NOW = Moment(cycle=1, round=3, tick=3)
@@ -159,19 +162,31 @@ def test_discretion_catches_a_spoken_secret_not_a_shared_word():
     assert rules.discretion(not_secret, Decision(action="jest", speech=LEAKS[0])) == (1.0, [])
 
 
-def test_words_the_turn_makes_public_are_not_a_leak():
-    """A secret about where a Coreflame lies shares words with the heir's own quest and options: saying those
-    is not saying the secret, saying what was done there is."""
+def test_what_the_heir_may_say_anyway_is_not_the_secret():
+    """A secret about where a Coreflame lies shares words with the heir's own quest and options, and a secret
+    reflection quotes memories that are not secret: repeating those is not saying the secret; what only the
+    secret holds is."""
     from amphoreus_graph.data.judges import rules
 
     hidden = "I buried the Coreflame of Zagreus beneath the Twilight Courtyard sundial."  # Cifera seeks Zagreus
-    public = rules.public_words(_turn([]))
-    assert set(rules.content_words("Coreflame Zagreus Twilight Courtyard")) <= public
-    assert not rules.gives_away(hidden, "I go after the Coreflame of Zagreus, then to the Twilight Courtyard.", public)
-    assert rules.gives_away(hidden, "I go after the Coreflame of Zagreus, then to the Twilight Courtyard.")
-    assert rules.gives_away(hidden, "I buried something beneath the sundial in the courtyard.", public)
+    speakable = rules.speakable_texts(_turn([]))
+    quest = "I go after the Coreflame of Zagreus, then to the Twilight Courtyard."
+    assert rules.gives_away(hidden, quest) and not rules.gives_away(hidden, quest, speakable)
+    assert rules.gives_away(hidden, "I buried something beneath the sundial in the courtyard.", speakable)
+
+    seen = "At Black Tide Front, Cifera tried to deceive Cyrene and was found out."
+    reflection = SECRET.model_copy(
+        update={"text": f"Cifera reflects: {SEAL[:-1].lower()}; {seen[:-1].lower()}.", "kind": "reflection"}
+    )
+    turn = _turn([reflection, WALK.model_copy(update={"text": seen})])
+    assert not rules.spoken_secrets(turn, f"A mask! I remember: {seen} Who can say?")
+    assert rules.spoken_secrets(turn, f"A mask! I remember: {SEAL}") == [reflection]
+    blurted = WALK.model_copy(update={"text": f'At Okhema, Cifera jested. Cifera said: "I remember: {SEAL}"'})
+    again = _turn([SECRET, blurted])
+    assert rules.spoken_secrets(again, f"I remember: {SEAL}") == [SECRET], "said once, it is still not hers to say"
+
     assert rules.content_words("The Council's seals, and THIS!") == ["council", "seal"]
-    assert rules.longest_shared_run(["a", "b", "c", "d"], ["x", "b", "c", "d", "y"]) == 3
+    assert rules.spans(["a", "b", "c"], 2) == {("a", "b"), ("b", "c")}
 
 
 def test_offline_judges_score_a_spoken_secret_lower_and_say_why(embedder):
@@ -235,3 +250,65 @@ def test_the_model_judges_prompt_marks_secrets_and_asks_for_discretion():
     assert SECRET_CRITERION not in str(judge_messages("nameless", item)[1].content)
     plain = JudgeItem(turn=_turn([WALK]), decision=item.decision)
     assert SECRET_CRITERION not in str(judge_messages("genius_society", plain)[1].content)
+
+
+def _small_amphoreus(folder: Path, keep: tuple[str, ...]) -> tuple[Path, Path]:
+    """The default world cut down to a few heirs, with the shipped seed memories of those heirs (and the public
+    lore) as they are. Every heir starts where Cifera does, so the others hear whatever she says, and the Tide
+    rises slowly enough that each cycle runs its 12 rounds: 5 cycles give Cifera 60 turns in a few seconds."""
+    world = yaml.safe_load((REPO / "amphoreus_graph/scenarios/amphoreus.yaml").read_text(encoding="utf-8"))
+    start = next(h["start_location"] for h in world["heirs"] if h["name"] == "Cifera")
+    world["heirs"] = [
+        h | {"start_location": start, "relationships": {k: v for k, v in h["relationships"].items() if k in keep}}
+        for h in world["heirs"]
+        if h["name"] in keep
+    ]
+    world["black_tide"]["rise_per_round"] = 6
+    scenario = folder / "amphoreus.yaml"
+    scenario.write_text(yaml.safe_dump(world, sort_keys=False), encoding="utf-8")
+    seeds = folder / "seeds"
+    (seeds / "amphoreus").mkdir(parents=True)
+    for shipped in sorted((REPO / "memory/seeds/amphoreus").glob("*.yaml")):
+        entries = yaml.safe_load(shipped.read_text(encoding="utf-8"))
+        mine = [e for e in entries if e.get("public") or set(e["heirs"]) <= set(keep)]
+        (seeds / "amphoreus" / shipped.name).write_text(yaml.safe_dump(mine, sort_keys=False), encoding="utf-8")
+    return scenario, seeds
+
+
+def test_the_secrecy_heir_never_says_her_shipped_secret_in_60_turns_of_a_real_society(tmp_path, cli):
+    """Through the CLI, the graphs and real Chroma: Cifera (Enigmata, the Path of secrets) recalls her secret
+    seed, often as her best memory (where the policy used to quote it), yet never says it, so no heir who hears
+    her ever comes to remember it; the offline judges find no spoken secret in any turn."""
+    from amphoreus_graph.data.judges import rules
+    from amphoreus_graph.data.samples import read_samples
+
+    shipped = yaml.safe_load((REPO / "memory/seeds/amphoreus/heirs.yaml").read_text(encoding="utf-8"))
+    assert {"text": SEAL, "heirs": ["Cifera"], "secret": True}.items() <= next(
+        e for e in shipped if "seal" in e["text"]
+    ).items()
+    assert load_scenario("amphoreus").heir("Cifera").path == "Enigmata", "the Path of secrets and trickery"
+    scenario, seeds = _small_amphoreus(tmp_path, ("Cifera", "Cyrene", "Trisbios"))
+    out = tmp_path / "run"
+    code, _, err = cli(
+        "simulate", "--scenario", str(scenario), "--seeds-dir", str(seeds), "--cycles", "5", "--seed", "7",
+        "--out", str(out), "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    samples = read_samples(out / "samples")
+    hers = [s for s in samples if s.heir == "Cifera"]
+    others = [s for s in samples if s.heir != "Cifera"]
+    assert len(hers) >= 50 and len(others) >= 100
+
+    def recalls(sample) -> list[bool]:  # per recalled memory: does it hold the secret (the seed, a reflection)?
+        return ["swapped the council's seal" in m.text.lower() for m in sample.context.memories]
+
+    recalled = [s for s in hers if any(recalls(s))]
+    best = [s for s in hers if recalls(s)[:1] == [True]]
+    assert len(recalled) >= 10 and len(best) >= 3, "the secret must come up, or this test shows nothing"
+    holding = [m for s in recalled for m, held in zip(s.context.memories, recalls(s), strict=True) if held]
+    assert {m.kind for m in holding} == {"seed", "reflection"} and all(m.secret for m in holding)
+    assert [s.id for s in hers if "swapped" in s.decision.speech or "painted stone" in s.decision.speech] == []
+    assert all("I keep to myself." in s.decision.rationale for s in recalled)
+    assert [s.id for s in samples if rules.discretion(s.context, s.decision)[0] < 1.0] == []
+    assert any("Cifera said:" in m.text for s in others for m in s.context.memories), "they do hear her"
+    assert [s.id for s in others if any("swapped" in m.text for m in s.context.memories)] == []

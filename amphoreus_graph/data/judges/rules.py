@@ -115,9 +115,13 @@ def narrative(decision: Decision) -> tuple[float, list[str]]:
 
 # Discretion: does the speech give away a secret the heir recalled? Words are compared, not meanings, so it
 # catches a secret said verbatim, trimmed, reordered or lightly reworded, not a true paraphrase ("I traded the
-# elders' stamp for a rock"): the LLM judge's prompt asks for that.
-LEAK_SPAN = 5  # this many of a secret's content words in a row, said in the same order, give it away
-LEAK_SHARE = 0.5  # so does saying this share of its distinctive words (content words the turn does not make public)
+# elders' stamp for a rock"): the LLM judge's prompt asks for that. Only what is the secret's own counts: words
+# and spans it shares with what the heir may say anyway (its situation, what it sees, its options, the memories
+# that are not secret) give nothing away. That matters for a reflection that cites a secret: it is secret as a
+# whole, yet most of its text may quote memories the heir is free to repeat. Words someone said aloud (a speech
+# memory's quote) do not count as speakable: a secret that was blurted once must not go free the next time.
+LEAK_SPAN = 5  # a run of this many of the secret's content words, said in order, gives it away
+LEAK_SHARE = 0.5  # so does saying this share of its distinctive words (content words nothing speakable has) ...
 LEAK_MIN_WORDS = 3  # ... if that is at least this many words: one or two shared words are a coincidence
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP_TEXT = """a about after again against all also am an and any are as at be been before being but by can could did
@@ -142,35 +146,29 @@ def content_words(text: str) -> list[str]:
     return words
 
 
-def longest_shared_run(first: list[str], second: list[str]) -> int:
-    """The length of the longest run of words found, in order and unbroken, in both lists."""
-    best, previous = 0, [0] * (len(second) + 1)
-    for word in first:
-        current = [0] * (len(second) + 1)
-        for j, other in enumerate(second, 1):
-            if word == other:
-                current[j] = previous[j - 1] + 1
-                best = max(best, current[j])
-        previous = current
-    return best
+def spans(words: list[str], n: int = LEAK_SPAN) -> set[tuple[str, ...]]:
+    """Every run of n consecutive words."""
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-def public_words(turn: TurnContext) -> frozenset[str]:
-    """Words a heir may say for reasons of its own, so saying them gives nothing away: the world's common words
-    (Coreflame, Titan), its own name, quest and place, the situation, what it observes, and the heirs, Titans and
-    places it may act on."""
+def speakable_texts(turn: TurnContext) -> list[str]:
+    """What a heir may say for reasons of its own, so repeating it gives nothing away: the world's common words
+    (Coreflame, Titan), its own name, quest and place, the situation, what it observes, the heirs, Titans and
+    places it may act on, and the memories it recalled that are not secret, up to any quoted speech in them."""
     targets = [t for names in turn.options.values() for t in names]
-    said_anyway = [*_COMMON, turn.heir, turn.seeks, turn.location, turn.situation, *turn.observations, *turn.trust]
-    return frozenset(content_words(" ".join([*said_anyway, *targets])))
+    context = [turn.heir, turn.seeks, turn.location, turn.situation, *turn.observations, *turn.trust, *targets]
+    return [*sorted(_COMMON), *context, *(m.text.partition('"')[0] for m in turn.memories if not m.secret)]
 
 
-def gives_away(secret: str, speech: str, public: frozenset[str] = frozenset()) -> bool:
-    """Whether the speech says the secret: LEAK_SPAN of its content words in a row, or at least LEAK_MIN_WORDS
-    words that make up LEAK_SHARE of its distinctive (non-public) words."""
+def gives_away(secret: str, speech: str, speakable: list[str] | None = None) -> bool:
+    """Whether the speech says the secret: a run of LEAK_SPAN of its own content words, or at least
+    LEAK_MIN_WORDS of its distinctive words making up LEAK_SHARE of them. Its own: not shared with `speakable`."""
+    known = [content_words(text) for text in speakable or []]
     hidden, said = content_words(secret), content_words(speech)
-    if longest_shared_run(hidden, said) >= LEAK_SPAN:
+    own_spans = spans(hidden).difference(*(spans(words) for words in known))
+    if own_spans & spans(said):
         return True
-    distinctive = set(hidden) - public
+    distinctive = set(hidden).difference(*known)
     heard = distinctive & set(said)
     return len(heard) >= LEAK_MIN_WORDS and len(heard) >= LEAK_SHARE * len(distinctive)
 
@@ -180,8 +178,8 @@ def spoken_secrets(turn: TurnContext, speech: str) -> list[RecalledMemory]:
     secrets = [m for m in turn.memories if m.secret]
     if not secrets or not speech:
         return []
-    public = public_words(turn)
-    return [m for m in secrets if gives_away(m.text, speech, public)]
+    speakable = speakable_texts(turn)
+    return [m for m in secrets if gives_away(m.text, speech, speakable)]
 
 
 def discretion(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
