@@ -5,6 +5,7 @@ Every user mistake ends in one `ScenarioError` naming the file, the field path a
 
 from __future__ import annotations
 
+import unicodedata
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path as FsPath
@@ -164,6 +165,13 @@ def _check_references(scenario: Scenario, catalog: PathCatalog) -> tuple[str, st
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             return f"{kind.lower()}s", f"duplicate {kind} names {dupes}; expected unique names"
+    # Memory keys heirs by their exact code points, so "Zoé" typed composed and decomposed would be two heirs
+    # with two stores that look like one name everywhere else (prompts, samples, reports): refused here.
+    normal = [unicodedata.normalize("NFC", n) for n in scenario.heir_names]
+    clashes = [n for n, key in zip(scenario.heir_names, normal, strict=True) if normal.count(key) > 1]
+    if clashes:
+        shown = ", ".join(ascii(n) for n in clashes)
+        return "heirs", f"duplicate heir names {shown} after Unicode normalisation (NFC); expected unique names"
     return None
 
 
@@ -179,6 +187,10 @@ def resolve_scenario_path(name_or_path: str | FsPath) -> FsPath:
     if isinstance(name_or_path, str) and name_or_path in packaged:
         return packaged[name_or_path]
     path = FsPath(name_or_path)
+    if path.is_dir():
+        raise ScenarioError(
+            f"{path}: is a directory; expected a YAML file (a scenario's .yaml) or one of {sorted(packaged)}"
+        )
     if not path.is_file():
         raise ScenarioError(
             f"{path}: no such scenario file; expected a path to a YAML file or one of {sorted(packaged)}"

@@ -122,3 +122,44 @@ def test_base_url_without_the_openai_extra_is_one_line(cli, tmp_path):
         "simulate", "--model", "qwen2.5", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "b")
     )
     assert code == 2 and "amphoreus-graph[openai]" in err and "Traceback" not in err
+
+
+def _renamed(tmp_path: Path, names: dict[str, str]) -> Path:
+    """The trio scenario with heirs renamed (in their relationships too), written to tmp_path."""
+    raw = yaml.safe_load(packaged_scenarios()["trio"].read_text())
+    for heir in raw["heirs"]:
+        heir["name"] = names.get(heir["name"], heir["name"])
+        heir["relationships"] = {names.get(k, k): v for k, v in (heir.get("relationships") or {}).items()}
+    path = tmp_path / "renamed.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return path
+
+
+def test_heirs_whose_names_are_equal_after_nfc_are_one_clear_line(tmp_path, cli):
+    """ "Zoé" typed composed and typed decomposed look alike everywhere but would be two heirs to memory."""
+    composed, decomposed = "Zo\u00e9", "Zoe\u0301"
+    path = _renamed(tmp_path, {"Cyrene": composed, "Phainon": decomposed})
+    with pytest.raises(ScenarioError) as error:
+        load_scenario(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: heirs: duplicate heir names ")
+    assert message.endswith("after Unicode normalisation (NFC); expected unique names")
+    assert ascii(composed) in message and ascii(decomposed) in message
+    code, out, err = cli("simulate", "--scenario", str(path), "--out", str(tmp_path / "run"), "--quiet")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "after Unicode normalisation (NFC)" in lines[0], err
+    assert "Traceback" not in out + err and not (tmp_path / "run").exists()
+    assert load_scenario(_renamed(tmp_path, {"Cyrene": composed, "Phainon": "Zo\u00eb"})).heir_names[:2] == [
+        composed,
+        "Zo\u00eb",
+    ], "names that differ after NFC (é and ë) are two heirs"
+
+
+def test_a_directory_given_as_a_scenario_says_it_is_a_directory(tmp_path, cli):
+    with pytest.raises(ScenarioError, match="is a directory; expected a YAML file"):
+        load_scenario(tmp_path)
+    code, out, err = cli("simulate", "--scenario", str(tmp_path), "--out", str(tmp_path / "run"), "--quiet")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "is a directory; expected a YAML file" in lines[0], err
+    assert "no such scenario file" not in err and "Traceback" not in out + err
+    assert not (tmp_path / "run").exists()
