@@ -1,0 +1,136 @@
+"""Privacy under adversarial names: random cases on embedded Chroma and on a real `chroma run` server.
+
+    .venv/bin/python benchmarks/privacy.py                  # 2,000 cases per backend, a readable table
+    .venv/bin/python benchmarks/privacy.py --json           # one JSON object on stdout
+    .venv/bin/python benchmarks/privacy.py --cases 200      # fewer cases
+
+A case (tests/privacy_cases.py, shared with the property test in tests/test_memory_privacy.py) is two societies
+in one client whose names may slug alike, 3-6 heirs drawn from adversarial names (accents, combining marks,
+NFC/NFD twins, CJK, emoji, spaces, punctuation, names that slug identically, "access", "public", "*", "PUBLIC",
+names shaped like storage names) or random strings over such characters, 3-14 events (some public, identical
+texts likely), and one recall per asking heir with k of 1-8. Each recalled record is checked against what the
+heir may see: its own society's public records and its own private records of events it witnessed. `leaked`
+counts private records that reached anyone else (the figure that must be 0); `mislabelled` (public flag or text
+wrong), `missed` (fewer than min(k, visible) or a record twice) and `collisions` (two identities, or an identity
+and the store's own collection, sharing a storage name) must be 0 too. The real embedder is used throughout.
+
+The JSON also goes to benchmarks/results/privacy.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the case generator lives beside the tests
+
+from bench_common import environment, publish
+from chromadb.api import ClientAPI
+
+from amphoreus_graph.memory.embedder import Embedder, default_embedder
+from amphoreus_graph.memory.store import open_chroma
+from tests.chroma_server import chroma_server
+from tests.privacy_cases import random_case, run_case
+
+RESULTS = Path(__file__).resolve().parent / "results" / "privacy.json"
+PACKAGES = ("chromadb", "numpy")
+
+
+@contextmanager
+def backend(kind: str, root: Path) -> Iterator[ClientAPI]:
+    """An embedded PersistentClient in a temp dir, or a client of a fresh `chroma run` server."""
+    if kind == "embedded":
+        client, lock = open_chroma(root / "embedded")
+        try:
+            yield client
+        finally:
+            if lock is not None:
+                lock.release()
+        return
+    server_dir = root / "server"
+    server_dir.mkdir()
+    with chroma_server(server_dir) as url:
+        yield open_chroma(url=url)[0]
+
+
+def run_backend(kind: str, cases: int, seed: int, embedder: Embedder, root: Path) -> dict[str, Any]:
+    rng = random.Random(f"{seed}-{kind}")
+    totals = {"cases": 0, "heirs": 0, "events": 0, "recalled": 0, "leaked": 0, "mislabelled": 0, "missed": 0}
+    totals["collisions"] = 0
+    examples: list[str] = []
+    started = time.perf_counter()
+    with backend(kind, root) as client:
+        for _ in range(cases):
+            case = random_case(rng)
+            outcome = run_case(client, embedder, case)
+            totals["cases"] += 1
+            totals["heirs"] += len(case.heirs)
+            totals["events"] += len(case.events)
+            totals["recalled"] += outcome.recalled
+            for key, found in (
+                ("leaked", outcome.leaks),
+                ("mislabelled", outcome.mislabelled),
+                ("missed", outcome.missed),
+                ("collisions", outcome.collisions),
+            ):
+                totals[key] += len(found)
+                examples += found[: max(0, 5 - len(examples))]
+    wall = time.perf_counter() - started
+    return {**totals, "wall_s": round(wall, 1), "cases_per_s": round(cases / wall, 2), "examples": examples}
+
+
+def table(report: dict[str, Any]) -> str:
+    lines = [f"privacy benchmark: {report['settings']['cases']} adversarial cases per backend (seed {report['seed']})"]
+    header = ("backend", "cases", "recalled", "leaked", "mislabel", "missed", "names")
+    lines.append("  {:<9} {:>6} {:>9} {:>7} {:>9} {:>7} {:>6}".format(*header))
+    for kind, r in report["backends"].items():
+        lines.append(
+            f"  {kind:<9} {r['cases']:>6} {r['recalled']:>9} {r['leaked']:>7} {r['mislabelled']:>9} "
+            f"{r['missed']:>7} {r['collisions']:>6}   ({r['wall_s']} s)"
+        )
+        lines += [f"    e.g. {e}" for e in r["examples"]]
+    lines.append("leaked = private records recalled by a non-owner (must be 0)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=2000, help="cases per backend")
+    parser.add_argument("--backends", default="embedded,server", help="comma-separated: embedded, server")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
+    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    args = parser.parse_args(argv)
+    kinds = [k.strip() for k in args.backends.split(",") if k.strip()]
+    if not kinds or any(k not in ("embedded", "server") for k in kinds) or args.cases < 1:
+        parser.error("--backends: expected embedded and/or server; --cases at least 1")
+    load_before = os.getloadavg()
+    embedder = default_embedder()
+    with tempfile.TemporaryDirectory(prefix="amphoreus-privacy-") as tmp:
+        results = {kind: run_backend(kind, args.cases, args.seed, embedder, Path(tmp)) for kind in kinds}
+    report = {
+        "benchmark": "privacy",
+        "seed": args.seed,
+        "leaked": {kind: r["leaked"] for kind, r in results.items()},
+        "goals": {"no private record reaches a non-owner": all(r["leaked"] == 0 for r in results.values())},
+        "backends": results,
+        "settings": {"cases": args.cases, "backends": kinds, "embedder": embedder.name},
+        "environment": environment(PACKAGES, load_before),
+    }
+    publish(report, table(report), path=args.results, save=not args.no_save, as_json=args.json)
+    return 0 if report["goals"]["no private record reaches a non-owner"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
