@@ -15,6 +15,16 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """Replace a file's bytes durably: fsynced beside it, then renamed over it."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
 def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Indented, key-sorted JSON: byte-stable for the same payload."""
     write_atomic(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
+from amphoreus_graph.data.samples import iter_rows
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.prompt import decision_json
 
@@ -165,13 +166,7 @@ def read_judgements(folder: Path) -> Iterator[Judgement]:
     path = folder / JUDGEMENTS_FILE
     if not path.is_file():
         raise AmphoreusError(f"{path}: no such file; expected a folder written by `amphoreus judge`")
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    yield Judgement.model_validate_json(line)
-                except ValueError as exc:
-                    raise AmphoreusError(f"{path}:{number}: not a judgement ({str(exc).splitlines()[0]})") from None
+    yield from iter_rows(path, Judgement)
 
 
 class DpoReport(BaseModel):

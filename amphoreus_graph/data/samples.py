@@ -7,16 +7,22 @@ truncates its shard back to that offset, so a crash between writing and checkpoi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import append_at
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.base import Decision, TurnContext
 
 Row = TypeVar("Row", bound=BaseModel)
+SAMPLES_DIR = "samples"
+# Set by `skipping_bad_rows`: who hears about a row that is skipped. Unset, a bad row stops the reader.
+_SKIP_BAD_ROWS: ContextVar[Callable[[str], None] | None] = ContextVar("skip_bad_rows", default=None)
 
 
 class Sample(BaseModel):
@@ -51,16 +57,21 @@ class ShardWriter:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
-    def write_round(self, samples: list[Sample], offsets: dict[str, int]) -> dict[str, int]:
-        """Append samples to their cycle shards starting at the committed offsets; return new offsets."""
-        if not samples:
-            return offsets
-        updated = dict(offsets)
+    @staticmethod
+    def payloads(samples: list[Sample]) -> dict[str, bytes]:
+        """The bytes a round appends, by offset key (the shard's name): also what rebuilds a damaged shard."""
         by_shard: dict[str, list[Sample]] = {}
         for sample in samples:
             by_shard.setdefault(shard_name(sample.cycle), []).append(sample)
-        for shard, rows in by_shard.items():
-            payload = "".join(json_line(s.model_dump(mode="json")) for s in rows).encode()
+        return {
+            shard: "".join(json_line(s.model_dump(mode="json")) for s in rows).encode()
+            for shard, rows in by_shard.items()
+        }
+
+    def write_round(self, samples: list[Sample], offsets: dict[str, int]) -> dict[str, int]:
+        """Append samples to their cycle shards starting at the committed offsets; return new offsets."""
+        updated = dict(offsets)
+        for shard, payload in self.payloads(samples).items():
             updated[shard] = append_at(self.directory / shard, payload, updated.get(shard, 0))
         return updated
 
@@ -69,13 +80,60 @@ def json_line(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+@contextmanager
+def skipping_bad_rows(report: Callable[[str], None]) -> Iterator[None]:
+    """Within this block, readers skip a row that does not parse and `report` one line (file:line: what) for it,
+    instead of stopping there (the commands' `--skip-bad-rows`)."""
+    token = _SKIP_BAD_ROWS.set(report)
+    try:
+        yield
+    finally:
+        _SKIP_BAD_ROWS.reset(token)
+
+
+def iter_rows(path: Path, model: type[Row]) -> Iterator[Row]:
+    """Every row of one JSONL file, one line at a time. A line that does not parse is one AmphoreusError naming
+    file:line, or (inside `skipping_bad_rows`) is reported in one line and skipped."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            try:
+                yield model.model_validate_json(raw)
+            except ValidationError as exc:
+                problem = _row_problem(exc)
+                line = f"{path}:{number}: {problem}; expected one {model.__name__} as JSON per line"
+                report = _SKIP_BAD_ROWS.get()
+                if report is None:
+                    raise AmphoreusError(f"{line} (--skip-bad-rows goes on without it)") from None
+                report(f"{line}: skipped")
+
+
+def _row_problem(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    if first["type"] in ("json_invalid", "json_type"):
+        return f"not JSON ({first['msg']})"
+    where = ".".join(str(part) for part in first["loc"]) or "(row)"
+    return f"{where}: {first['msg']}"
+
+
 def iter_shards(directory: Path, model: type[Row]) -> Iterator[Row]:
     """Every row of a directory's cycle shards, in shard order, one line at a time (flat memory)."""
     for shard in sorted(directory.glob("cycle-*.jsonl")):
-        with open(shard, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    yield model.model_validate_json(line)
+        yield from iter_rows(shard, model)
+
+
+def count_rows(directory: Path) -> int:
+    """Lines of a directory's cycle shards that parse as JSON objects (what a summary may claim was written)."""
+    count = 0
+    for shard in sorted(directory.glob("cycle-*.jsonl")):
+        with open(shard, "rb") as handle:
+            for raw in handle:
+                try:
+                    count += isinstance(json.loads(raw), dict)
+                except ValueError:
+                    continue
+    return count
 
 
 def iter_samples(directory: Path) -> Iterator[Sample]:

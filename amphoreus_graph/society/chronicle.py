@@ -36,10 +36,16 @@ class ChronicleWriter:
     def __init__(self, run_dir: Path) -> None:
         self.directory = run_dir / CHRONICLE_DIR
 
+    @staticmethod
+    def payloads(record: RoundRecord) -> dict[str, bytes]:
+        """The bytes a round appends, by offset key: also what rebuilds a damaged shard."""
+        return {f"{CHRONICLE_DIR}/{shard_name(record.cycle)}": json_line(record.model_dump(mode="json")).encode()}
+
     def write_round(self, record: RoundRecord, offsets: dict[str, int]) -> dict[str, int]:
-        key = f"{CHRONICLE_DIR}/{shard_name(record.cycle)}"
-        payload = json_line(record.model_dump(mode="json")).encode()
-        return offsets | {key: append_at(self.directory / shard_name(record.cycle), payload, offsets.get(key, 0))}
+        updated = dict(offsets)
+        for key, payload in self.payloads(record).items():
+            updated[key] = append_at(self.directory / key.partition("/")[2], payload, updated.get(key, 0))
+        return updated
 
 
 def iter_chronicle(run_dir: Path) -> Iterator[RoundRecord]:

@@ -193,15 +193,12 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     return {"unreflected": {h: round(v, 3) for h, v in pending.items()}, "used_memories": []}
 
 
-async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Write each turn of the round as a sample and the round to the chronicle (exactly once), and add up what
-    the round cost."""
-    services = await aservices_of(state, runtime)
+def round_samples(state: SocietyState) -> list[Sample]:
+    """The round's turns as samples, in the scenario's heir order. A pure function of the state `record` starts
+    from, so a damaged shard can be rebuilt exactly from the checkpoint's history."""
     world = World.model_validate(state["world"])
-    scenario = scenario_of(state["scenario"])
-    samples: list[Sample] = []
-    delta: Counter[str] = Counter()
-    for heir in [h for h in scenario.heir_names if h in state["turns"]]:
+    samples = []
+    for heir in [h for h in scenario_of(state["scenario"]).heir_names if h in state["turns"]]:
         turn = state["turns"][heir]
         context = TurnContext.model_validate(turn["turn"])
         result = PolicyResult.model_validate(turn["result"])
@@ -220,6 +217,21 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
                 context=context.as_recorded(),
             )
         )
+    return samples
+
+
+def round_chronicle(state: SocietyState) -> RoundRecord:
+    """The round as the chronicle keeps it (pure, like `round_samples`)."""
+    world = World.model_validate(state["world"])
+    events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
+    return RoundRecord(cycle=world.cycle, round=world.round, scenario=state["scenario"], world=world, events=events)
+
+
+def round_cost(state: SocietyState) -> Counter[str]:
+    """What the round's turns cost (model calls, tokens, faults), to add to the run's totals."""
+    delta: Counter[str] = Counter()
+    for turn in state["turns"].values():
+        result = PolicyResult.model_validate(turn["result"])
         delta.update(
             turns=1,
             model_calls=result.model_calls,
@@ -229,16 +241,22 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
             fallbacks=int("fallback" in result.flags),
             repaired=int("repaired" in result.flags),
         )
+    return delta
+
+
+async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Write each turn of the round as a sample and the round to the chronicle (exactly once), and add up what
+    the round cost."""
+    services = await aservices_of(state, runtime)
+    world = World.model_validate(state["world"])
+    samples = round_samples(state)
+    delta = round_cost(state)
     offsets = state.get("sample_offsets") or {}
     if services.samples is not None:
         offsets = await asyncio.to_thread(services.samples.write_round, samples, offsets)
         delta["samples_written"] = len(samples)
     if services.chronicle is not None:
-        events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
-        chronicle = RoundRecord(
-            cycle=world.cycle, round=world.round, scenario=state["scenario"], world=world, events=events
-        )
-        offsets = await asyncio.to_thread(services.chronicle.write_round, chronicle, offsets)
+        offsets = await asyncio.to_thread(services.chronicle.write_round, round_chronicle(state), offsets)
     emit(
         {
             "type": "round_done",
