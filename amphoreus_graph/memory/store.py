@@ -178,7 +178,7 @@ class ChromaMemory:
         self._held: dict[str, HeldCollection] = {}  # heir -> its collection as held here, once read
         self._max_batch = client.get_max_batch_size()
         # Last-accessed ticks live apart from the records: one write per round for all heirs, not one per heir.
-        self._access = client.get_or_create_collection(internal_collection(society, "access"), embedding_function=None)
+        self._access = self._access_collection()
 
     def _refuse_legacy_store(self) -> None:
         """Versions before identity-safe names slugged names into `m-<society>--<heir>` and always created
@@ -201,6 +201,11 @@ class ChromaMemory:
             configuration={"hnsw": {"space": "cosine"}},
         )
 
+    def _access_collection(self) -> Collection:
+        return self.client.get_or_create_collection(
+            internal_collection(self.society, "access"), embedding_function=None
+        )
+
     def close(self) -> None:
         if self._lock is not None:
             self._lock.release()
@@ -210,6 +215,12 @@ class ChromaMemory:
         for collection in [*self._collections.values(), self._access]:
             self.client.delete_collection(collection.name)
         self._collections, self._held = {}, {}
+
+    def clear(self) -> None:
+        """Forget every memory of this society and go on with empty collections (a `--fresh-memory` start)."""
+        self.drop()
+        self._collections = {heir: self._collection(heir) for heir in self.heirs}
+        self._access = self._access_collection()
 
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
         """File each event for each witness (public ones for every heir); returns the importance each heir gained

@@ -14,13 +14,12 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from amphoreus_graph.memory.store import Memory, open_chroma
+from amphoreus_graph.memory.store import ChromaMemory, Memory
 from amphoreus_graph.policy.base import Policy, PolicyResult, TurnContext
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.progress import SocietyProgress
 from amphoreus_graph.society.graph import scenario_of
-from amphoreus_graph.society.runner import CHECKPOINT_FILE, SUMMARY_FILE, RunConfig, Simulation
-from amphoreus_graph.society.services import build_memory
+from amphoreus_graph.society.runner import CHECKPOINT_FILE, SUMMARY_FILE, RunConfig, Simulation, open_society_memory
 
 Status = Literal["new", "started", "done"]
 
@@ -102,6 +101,7 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
             cfg,
             policy=BoundedPolicy(shared.instrument.policy(name, policy), shared.slots),
             memory=shared.instrument.memory(name, memory),
+            store=memory,
         )
         progress.save(cfg.out)  # the pid of whoever runs it now (the kill test reads it)
         yield progress.event()
@@ -111,6 +111,8 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
                 if progress.advance(event["cycle"], event["round"], rounds, len(event.get("actions") or ())):
                     progress.save(cfg.out)
                     yield progress.event()
+            elif kind == "repaired":
+                yield {**event, "society": name}
             elif kind == "done":
                 summary = dict(event["summary"])
     finally:
@@ -123,15 +125,10 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
     yield {"type": "society_done", "society": name, "summary": summary}
 
 
-def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[Memory, Any]:
+def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[ChromaMemory, Any]:
     """The society's own Chroma (its directory, locked; or the server) over the process's shared model."""
-    client, lock = open_chroma(cfg.memory_dir or cfg.out / "memory", cfg.chroma_url)
-    try:
-        memory = build_memory(client, cfg.run_id, scenario_of(cfg.scenario), cfg.embedder, policy, lock)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
+    memory = open_society_memory(cfg, policy)
+    client = memory.client
     memory.embedder = memory.embedder.view()
 
     def close() -> None:

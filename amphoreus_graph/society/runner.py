@@ -9,8 +9,10 @@ The CLI is a thin shell around this; library users get the same thing in a few l
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -20,27 +22,39 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_json
-from amphoreus_graph.data.samples import ShardWriter
+from amphoreus_graph.data.samples import SAMPLES_DIR, ShardWriter, count_rows
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
+from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.memory.store import ChromaMemory, Memory, open_chroma
+from amphoreus_graph.memory.store import ChromaMemory, Memory
 from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
 from amphoreus_graph.society.recurrence import build_recurrence_graph
+from amphoreus_graph.society.run_dir import (
+    CHECKPOINT_FILE,
+    CONFIG_FILE,
+    DEFAULT_SEEDS_DIR,
+    SUMMARY_FILE,
+    check_seeds_dir,
+    checkpointed_values,
+    prepare_run_dir,
+    writable_dir,
+)
 from amphoreus_graph.society.services import (
     Services,
     SocietySettings,
     build_memory,
+    open_store,
     register_services,
     unregister_services,
 )
+from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
 
-CONFIG_FILE = "config.json"
-CHECKPOINT_FILE = "checkpoint.sqlite"
-SUMMARY_FILE = "summary.json"
+__all__ = ["CHECKPOINT_FILE", "CONFIG_FILE", "SUMMARY_FILE", "RunConfig", "Simulation", "build_summary"]
 
 
 class RunConfig(BaseModel):
@@ -58,11 +72,16 @@ class RunConfig(BaseModel):
     chroma_url: str | None = None
     recall_k: int = Field(default=5, ge=0)
     embedder: str = DEFAULT_MODEL
-    seeds_dir: str = "memory/seeds"
+    seeds_dir: str = DEFAULT_SEEDS_DIR
+    run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
 
     @property
     def run_id(self) -> str:
         return self.out.name
+
+    def fingerprint(self) -> str:
+        """What shapes the run's memories: a resumed run must match the run that wrote them."""
+        return fingerprint(scenario=self.scenario, seed=self.seed, rounds=self.rounds, embedder=self.embedder)
 
     def settings(self) -> SocietySettings:
         return SocietySettings(
@@ -78,40 +97,71 @@ class RunConfig(BaseModel):
         )
 
 
-class Simulation:
-    """One run on disk. `stream()` yields progress events and ends with {"type": "done", "summary": …}."""
+def stored_config(run_dir: Path) -> RunConfig:
+    """RUN/config.json as the run wrote it; a missing or damaged file is one line."""
+    path = run_dir / CONFIG_FILE
+    if not path.is_file():
+        raise AmphoreusError(f"{path}: no such file; expected a run directory written by `amphoreus simulate`")
+    try:
+        return RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(str(path), exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AmphoreusError(f"{path}: cannot read it ({exc}); expected the run's config.json") from None
 
-    def __init__(self, config: RunConfig, *, policy: Policy | None = None, memory: Memory | None = None) -> None:
+
+def open_society_memory(cfg: RunConfig, policy: Policy) -> ChromaMemory:
+    """The run's own Chroma memory (its directory, locked, or the server), with one-line errors for a bad store."""
+    if cfg.chroma_url is None:
+        writable_dir(cfg.memory_dir or cfg.out / "memory", "--memory-dir")
+    client, lock = open_store(cfg.memory_dir or cfg.out / "memory", cfg.chroma_url)
+    try:
+        return build_memory(client, cfg.run_id, scenario_of(cfg.scenario), cfg.embedder, policy, lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
+class Simulation:
+    """One run on disk. `stream()` yields progress events and ends with {"type": "done", "summary": …}.
+
+    `memory` replaces the Chroma memory the run would open for itself (`store` is then the ChromaMemory behind it,
+    if any, whose ownership the run checks); `fresh_memory` wipes the society's memories in the store first."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        policy: Policy | None = None,
+        memory: Memory | None = None,
+        store: ChromaMemory | None = None,
+        fresh_memory: bool = False,
+    ) -> None:
         self.config = config
         self._policy = policy
         self._memory = memory
+        self._store = store
+        self.fresh_memory = fresh_memory
         self.summary: dict[str, Any] | None = None
 
     @classmethod
-    def resume(cls, run_dir: Path, *, policy: Policy | None = None) -> Simulation:
+    def resume(cls, run_dir: Path, *, policy: Policy | None = None, fresh_memory: bool = False) -> Simulation:
         """Reopen a run from its directory; its checkpoint decides where it goes on."""
-        path = run_dir / CONFIG_FILE
-        if not path.is_file():
-            raise AmphoreusError(f"{path}: no such file; expected a run directory written by `amphoreus simulate`")
-        try:
-            config = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
-        except ValidationError as exc:
-            raise AmphoreusError(format_validation_error(str(path), exc)) from None
-        return cls(config.model_copy(update={"out": run_dir}), policy=policy)
+        config = stored_config(run_dir)
+        return cls(config.model_copy(update={"out": run_dir}), policy=policy, fresh_memory=fresh_memory)
 
     def _services(self, policy: Policy) -> tuple[Services, ChromaMemory | None]:
         cfg = self.config
-        scenario = scenario_of(cfg.scenario)
         owned: ChromaMemory | None = None
         memory = self._memory
         if memory is None:
-            client, lock = open_chroma(cfg.memory_dir or cfg.out / "memory", cfg.chroma_url)
-            owned = build_memory(client, cfg.run_id, scenario, cfg.embedder, policy, lock)
+            owned = open_society_memory(cfg, policy)
             memory = owned
         services = Services(
             policy=policy,
             memory=memory,
-            samples=ShardWriter(cfg.out / "samples"),
+            samples=ShardWriter(cfg.out / SAMPLES_DIR),
             chronicle=ChronicleWriter(cfg.out),
             recall_k=cfg.recall_k,
             seeds_dir=cfg.seeds_dir,
@@ -121,28 +171,37 @@ class Simulation:
     async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
         """Run (or resume) to the end, yielding the graph's progress events as they happen."""
         cfg = self.config
-        # A broken scenario, seed file or model spec fails here, before anything is written.
+        # A broken scenario, seed file, model spec or run directory fails here, before anything is written.
         scenario = scenario_of(cfg.scenario)
+        check_seeds_dir(cfg.seeds_dir)
         load_seeds(seeds_folder(cfg.seeds_dir, scenario.name), scenario.heir_names)
         policy = self._policy or resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
-        checkpoint = cfg.out / CHECKPOINT_FILE
-        if not resume and checkpoint.exists():
-            raise AmphoreusError(f"{cfg.out}: already holds a run; expected a new --out, or --resume {cfg.out}")
-        if resume and not checkpoint.exists():
-            raise AmphoreusError(f"{checkpoint}: no checkpoint to resume from; expected a run directory")
-        cfg.out.mkdir(parents=True, exist_ok=True)
-        if not resume:
-            write_json(cfg.out / CONFIG_FILE, json.loads(cfg.model_dump_json()))
-        services, owned = self._services(policy)
-        register_services(cfg.run_id, services)
+        if self.fresh_memory and self._memory is not None:
+            raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
+        prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
+        token = stored_config(cfg.out).run_token if resume else uuid.uuid4().hex
+        cfg = self.config = cfg.model_copy(update={"run_token": token})
         started = time.perf_counter()
         thread: RunnableConfig = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
+        services, owned = await asyncio.to_thread(self._services, policy)
+        store = self._store or owned
         try:
-            async with AsyncSqliteSaver.from_conn_string(str(checkpoint)) as saver:
+            if not resume:  # claimed before anything of the run is written: a refused run leaves no trace
+                if store is not None:
+                    await asyncio.to_thread(self._claim, store, resume=False, values={})
+                write_json(cfg.out / CONFIG_FILE, json.loads(cfg.model_dump_json()))
+            async with AsyncSqliteSaver.from_conn_string(str(cfg.out / CHECKPOINT_FILE)) as saver:
                 graph = build_recurrence_graph().compile(checkpointer=saver)
-                state = await graph.aget_state(thread)
+                values = await checkpointed_values(graph, thread, cfg.out / CHECKPOINT_FILE) if resume else {}
+                if resume and store is not None:
+                    await asyncio.to_thread(self._claim, store, resume=True, values=values)
+                if values:
+                    for line in await verify_shards(graph, thread, cfg.out, values.get("sample_offsets") or {}):
+                        yield {"type": "repaired", "message": line}
+                else:  # nothing was committed: whatever a shard holds was never checkpointed
+                    cut_uncommitted(cfg.out, {})
                 start: dict[str, Any] | None = None
-                if not resume or not state.values:  # a run killed before its first checkpoint starts over
+                if not values:  # a new run, or one killed before its first checkpoint, starts from the beginning
                     start = {
                         "scenario": cfg.scenario,
                         "seed": cfg.seed,
@@ -150,6 +209,8 @@ class Simulation:
                         "rounds": cfg.rounds,
                         "run_id": cfg.run_id,
                     }
+                register_services(cfg.run_id, services)
+                state = await graph.aget_state(thread)
                 if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
                     async for event in graph.astream(start, thread, context=cfg.settings(), stream_mode="custom"):
                         yield event
@@ -161,6 +222,14 @@ class Simulation:
         self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started)
         write_json(cfg.out / SUMMARY_FILE, self.summary)
         yield {"type": "done", "summary": self.summary}
+
+    def _claim(self, store: ChromaMemory, *, resume: bool, values: dict[str, Any]) -> None:
+        cfg = self.config
+        scenario = scenario_of(cfg.scenario)
+        owner = StoreOwner(token=cfg.run_token, run_dir=str(cfg.out), fingerprint=cfg.fingerprint())
+        position = checkpoint_tick(values, cfg.rounds or scenario.rounds_per_cycle)
+        where = cfg.chroma_url or str(cfg.memory_dir or cfg.out / "memory")
+        claim_store(store, owner, resume=resume, checkpoint=position, where=where, fresh=self.fresh_memory)
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:
         """Run to the end and return the summary."""
@@ -185,7 +254,7 @@ def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s
         "seed": cfg.seed,
         "cycles": cycles,
         "coreflames_per_heir": per_heir,
-        "samples_written": stats.get("samples_written", 0),
+        "samples_written": count_rows(cfg.out / SAMPLES_DIR),
         "turns": stats.get("turns", 0),
         "model_calls": stats.get("model_calls", 0),
         "tokens_in": stats.get("tokens_in", 0),

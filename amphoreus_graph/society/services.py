@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chromadb.api import ClientAPI
+from chromadb.errors import ChromaError
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.data.samples import ShardWriter
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
@@ -77,6 +79,16 @@ def build_memory(
     )
 
 
+def open_store(persist_dir: Path | None, url: str | None) -> tuple[ClientAPI, StoreLock | None]:
+    """`open_chroma`, with a store that cannot be opened (damaged files, no server there) as one line."""
+    try:
+        return open_chroma(persist_dir, url)
+    except (ChromaError, ValueError, OSError) as exc:
+        where = url or persist_dir or "in-memory Chroma"
+        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise AmphoreusError(f"{where}: cannot open the memory store ({problem}); expected a Chroma store") from None
+
+
 _lock = threading.Lock()
 _registered: dict[str, Services] = {}
 _clients: dict[tuple[str | None, str | None], tuple[ClientAPI, StoreLock | None]] = {}
@@ -101,7 +113,7 @@ def services_for(settings: SocietySettings | None, run_id: str, scenario: Scenar
         settings = settings or SocietySettings()
         key = (settings.memory_dir if settings.chroma_url is None else None, settings.chroma_url)
         if key not in _clients:
-            _clients[key] = open_chroma(Path(key[0]) if key[0] else None, key[1])
+            _clients[key] = open_store(Path(key[0]) if key[0] else None, key[1])
         client, _ = _clients[key]
         run_dir = Path(settings.run_dir) if settings.run_dir else Path(settings.runs_dir) / run_id
         policy = resolve_model(settings.model, base_url=settings.base_url, max_concurrency=settings.max_concurrency)

@@ -1,0 +1,60 @@
+"""One owner per store: a run claims its society's memories when it starts and checks them when it resumes.
+
+A new run over memories it does not own, or a resumed run whose checkpoint is missing or behind its memories,
+would replay rounds on top of memories already filed (a different run from a clean one, without a word). Each
+of these is one error line naming the way out: `--resume` the run that owns them, another run name, or
+`--fresh-memory` to wipe the society's memories first.
+"""
+
+from __future__ import annotations
+
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.ownership import StoreOwner, forget_owner, latest_tick, read_owner, write_owner
+from amphoreus_graph.memory.records import Moment
+from amphoreus_graph.memory.store import ChromaMemory
+
+
+def checkpoint_tick(values: dict[str, object], rounds_per_cycle: int) -> int:
+    """How far the checkpoint went, as a memory tick: its world's round (0 before the first round)."""
+    world = values.get("world")
+    if not isinstance(world, dict):
+        return 0
+    return Moment.of(int(world["cycle"]), int(world["round"]), rounds_per_cycle).tick
+
+
+def claim_store(
+    store: ChromaMemory, owner: StoreOwner, *, resume: bool, checkpoint: int, where: str, fresh: bool = False
+) -> None:
+    """Check that `owner` may write the society's memories in `store`, wiping them first if `fresh`; then claim.
+
+    `checkpoint` is how far the run's checkpoint went (a tick); the memories may not be further on than that."""
+    society = store.society
+    if fresh:
+        store.clear()
+        forget_owner(store.client, society)
+    current = read_owner(store.client, society)
+    latest = latest_tick(store)
+    way_out = "--fresh-memory to wipe them first"
+    if current is not None and current.token != owner.token:
+        raise AmphoreusError(
+            f"{where}: society {society!r} has memories written by the run in {current.run_dir}; expected "
+            f"--resume {current.run_dir}, another run name (--out), or {way_out}"
+        )
+    if current is None and latest is not None:
+        raise AmphoreusError(
+            f"{where}: society {society!r} already has memories that no run owns; expected another run name (--out) "
+            f"or {way_out}"
+        )
+    if current is not None and current.fingerprint != owner.fingerprint:
+        raise AmphoreusError(
+            f"{where}: society {society!r} was remembered with other settings than {owner.run_dir}/config.json now "
+            f"says; expected that config.json as the run wrote it, or {way_out}"
+        )
+    if resume and latest is not None and latest > checkpoint:
+        raise AmphoreusError(
+            f"{owner.run_dir}/checkpoint.sqlite: missing, empty or behind the memories in {where} (they reach tick "
+            f"{latest}, the checkpoint tick {checkpoint}), so resuming would file rounds twice; expected the run's "
+            f"own checkpoint back, or --resume {owner.run_dir} --fresh-memory to restart it from its beginning"
+        )
+    if current is None:
+        write_owner(store.client, society, owner)

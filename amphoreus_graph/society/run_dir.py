@@ -1,0 +1,81 @@
+"""A run directory before a run touches it: checked, so that every fault a user can cause is one line, not a
+traceback halfway through, and nothing already written is overwritten."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+
+from amphoreus_graph.data.samples import SAMPLES_DIR
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.society.chronicle import CHRONICLE_DIR
+
+CONFIG_FILE = "config.json"
+CHECKPOINT_FILE = "checkpoint.sqlite"
+SUMMARY_FILE = "summary.json"
+DEFAULT_SEEDS_DIR = "memory/seeds"
+
+
+def writable_dir(path: Path, flag: str) -> None:
+    """Make sure `path` is a directory this process can write (creating it), or say why not in one line."""
+    if path.exists() and not path.is_dir():
+        raise AmphoreusError(f"{flag} {path}: not a directory; expected a directory (or a path to create one at)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise AmphoreusError(
+            f"{flag} {path}: cannot write there ({exc.strerror or exc}); expected a writable directory"
+        ) from None
+
+
+def holds_a_run(out: Path) -> bool:
+    """Whether a run already wrote here: its config, its checkpoint, or any shard."""
+    if (out / CONFIG_FILE).exists() or (out / CHECKPOINT_FILE).exists():
+        return True
+    return any(any((out / folder).glob("cycle-*.jsonl")) for folder in (SAMPLES_DIR, CHRONICLE_DIR))
+
+
+def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
+    """A new run needs a directory that holds no run; a resumed one needs its checkpoint, unless it restarts from
+    its beginning (`restart`), which discards the checkpoint, however damaged."""
+    if resume:
+        if not (out / CONFIG_FILE).is_file():
+            raise AmphoreusError(f"{out / CONFIG_FILE}: no such file; expected a run directory")
+        if restart:
+            for leftover in (CHECKPOINT_FILE, f"{CHECKPOINT_FILE}-wal", f"{CHECKPOINT_FILE}-shm"):
+                (out / leftover).unlink(missing_ok=True)
+        elif not (out / CHECKPOINT_FILE).is_file():
+            raise AmphoreusError(
+                f"{out / CHECKPOINT_FILE}: no checkpoint to resume from; expected a run directory "
+                "(or --fresh-memory to restart the run from its beginning)"
+            )
+    elif holds_a_run(out):
+        raise AmphoreusError(f"{out}: already holds a run; expected a new --out, or --resume {out}")
+    writable_dir(out, "--out")
+
+
+def check_seeds_dir(seeds_dir: str) -> None:
+    """A seeds directory the user named must exist: a typo would otherwise plant nothing and say nothing."""
+    if seeds_dir != DEFAULT_SEEDS_DIR and not Path(seeds_dir).is_dir():
+        raise AmphoreusError(f"--seeds-dir {seeds_dir}: no such directory; expected SEEDS_DIR/<scenario>/*.yaml")
+
+
+async def checkpointed_values(
+    graph: CompiledStateGraph[Any, Any, Any, Any], thread: RunnableConfig, path: Path
+) -> dict[str, Any]:
+    """The run's last checkpointed state ({} for none); a file that is not a SQLite checkpoint is one line."""
+    try:
+        snapshot = await graph.aget_state(thread)
+    except sqlite3.DatabaseError as exc:
+        raise AmphoreusError(
+            f"{path}: not a readable checkpoint ({exc}); expected the SQLite file `amphoreus simulate` wrote "
+            "(or --fresh-memory to restart the run from its beginning)"
+        ) from None
+    return dict(snapshot.values)
