@@ -12,13 +12,26 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from amphoreus_graph.bench.commands import bench_command
-from amphoreus_graph.console import console, err_console, follow, one_line_errors
+from amphoreus_graph.console import (
+    OneLineUsageErrors,
+    SkipBadRows,
+    bad_rows,
+    console,
+    err_console,
+    follow,
+    one_line_errors,
+)
 from amphoreus_graph.data.commands import export_app, judge_command
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.train.commands import train_app
 
-app = typer.Typer(help="Simulate a society of LLM agents living by Paths.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    cls=OneLineUsageErrors,
+    help="Simulate a society of LLM agents living by Paths.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.command()
@@ -91,6 +104,9 @@ def simulate(
     parallel: Annotated[int | None, typer.Option(help="societies alive at once per process (default 16)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
     live: Annotated[bool, typer.Option(help="a live dashboard: round, heirs' last actions, Coreflames, Tide")] = False,
+    fresh_memory: Annotated[
+        bool, typer.Option(help="wipe this society's memories in the store first (with --resume: restart the run)")
+    ] = False,
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
     from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
@@ -106,6 +122,8 @@ def simulate(
             raise AmphoreusError(f"{flag} {value}: expected at least 1")
     if live and (quiet or societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))):
         raise AmphoreusError("--live shows one society as it runs; expected no --quiet, --societies or --engine")
+    if fresh_memory and (societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))):
+        raise AmphoreusError("--fresh-memory wipes one society's memories; expected no --societies or --engine")
     if resume is not None and is_scepter_run(resume):
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
         return
@@ -147,7 +165,10 @@ def simulate(
         raise AmphoreusError("--address and --ray-cpus need --engine ray")
     if resume is None and is_scepter_run(config.out):
         raise AmphoreusError(f"{config.out}: already holds a run; expected a new --out, or --resume {config.out}")
-    sim = Simulation.resume(resume) if resume is not None else Simulation(config)
+    if resume is not None:
+        sim = Simulation.resume(resume, fresh_memory=fresh_memory)
+    else:
+        sim = Simulation(config, fresh_memory=fresh_memory)
     drive = _drive_live(sim, resume=resume is not None) if live else _drive(sim, resume=resume is not None, quiet=quiet)
     summary = asyncio.run(drive)
     _print_summary(summary, sim.config.out)
@@ -260,13 +281,14 @@ def report(
     open_: Annotated[bool, typer.Option("--open", help="open the report in the default browser")] = False,
     bench: Annotated[Path | None, typer.Option(help="a leaderboard.json (or its folder) to show")] = None,
     alignment: Annotated[bool, typer.Option(help="score Path alignment with the offline panels")] = True,
+    skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write RUN/report.html: one self-contained page (timeline, trust, Path alignment, memory, transcript)."""
     import webbrowser
 
     from amphoreus_graph.report import load_run, write_report
 
-    with err_console.status("reading the run…"):
+    with bad_rows(skip_bad_rows), err_console.status("reading the run…"):
         target = write_report(load_run(run, bench=bench, judge_alignment=alignment), run)
     console.print(f"written to {target} ({target.stat().st_size / 1e6:.1f} MB)", highlight=False)
     if open_:

@@ -3,19 +3,78 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncGenerator, Callable
-from contextlib import aclosing
-from typing import Any, TypeVar
+import sys
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import AbstractContextManager, aclosing, nullcontext
+from typing import Annotated, Any, TypeVar
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
+from amphoreus_graph.data.samples import skipping_bad_rows
 from amphoreus_graph.errors import AmphoreusError
 
 console = Console()
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
+# Typer 0.29 parses with a click of its own (its exceptions derive from TyperException); older ones use click's.
+_USAGE_ERRORS: tuple[type[Exception], ...] = (
+    click.ClickException,
+    *[getattr(typer, "TyperException", click.ClickException)],
+)
+SkipBadRows = Annotated[
+    bool, typer.Option("--skip-bad-rows", help="go on past a row that does not parse, with one warning line for each")
+]
+
+
+def print_error(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def print_warning(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+class OneLineUsageErrors(TyperGroup):
+    """The CLI's root: a mistyped option, a value out of range or of the wrong type is one `error:` line and
+    exit 2, like every other user error (typer would draw a five-line box)."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            result = super().main(
+                args, prog_name, complete_var, standalone_mode=False, windows_expand_args=windows_expand_args, **extra
+            )
+        except typer.Abort:
+            print_error("aborted")
+            sys.exit(1)
+        except _USAGE_ERRORS as exc:
+            error: Any = exc  # click's or typer's own click: the same interface, two class trees
+            if type(error).__name__ == "NoArgsIsHelpError":  # `amphoreus export` alone: its help, as click shows it
+                error.show()
+                sys.exit(error.exit_code)
+            context = getattr(error, "ctx", None)
+            where = context.command_path if context is not None else "amphoreus"
+            print_error(f"{where}: {error.format_message()} (see {where} --help)")
+            sys.exit(2)
+        if not standalone_mode:
+            return result
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def bad_rows(skip: bool) -> AbstractContextManager[None]:
+    """Readers inside stop at a damaged row (one error line naming file:line), or skip it with a warning."""
+    return skipping_bad_rows(print_warning) if skip else nullcontext()
 
 
 def one_line_errors(command: F) -> F:
@@ -26,7 +85,7 @@ def one_line_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except AmphoreusError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            print_error(str(exc))
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
             err_console.print("interrupted: resume with `amphoreus simulate --resume RUN`")
@@ -38,12 +97,15 @@ def one_line_errors(command: F) -> F:
 async def follow(
     events: AsyncGenerator[dict[str, Any], None], show: Callable[[dict[str, Any]], None]
 ) -> dict[str, Any]:
-    """Hand each progress event of a run to `show`; return the summary its final `done` event carries.
+    """Hand each progress event of a run to `show`; return the summary its final `done` event carries. A shard
+    the run repaired on resume is said on stderr, whatever the view.
 
     The stream is closed on the way out, so an error in `show` or Ctrl-C stops the run at once."""
     async with aclosing(events) as stream:
         async for event in stream:
             if event.get("type") == "done":
                 return dict(event["summary"])
+            if event.get("type") == "repaired":
+                print_warning(event["message"])
             show(event)
     raise AmphoreusError("the run ended without a summary")

@@ -83,7 +83,7 @@ def write_leaderboard_files(state: BenchmarkState) -> dict[str, Any]:
 
 def build_benchmark_graph() -> StateGraph[Any, None, Any, Any]:
     builder = StateGraph(BenchmarkState, input_schema=BenchmarkInput)
-    builder.add_node("benchmark_model", benchmark_model)  # type: ignore[call-overload]
+    builder.add_node("benchmark_model", benchmark_model)  # type: ignore[call-overload,arg-type]
     builder.add_node("write_leaderboard", write_leaderboard_files)
     builder.add_conditional_edges(START, fan_out, ["benchmark_model"])
     builder.add_edge("benchmark_model", "write_leaderboard")

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from amphoreus_graph.console import console, one_line_errors
+from amphoreus_graph.console import SkipBadRows, bad_rows, console, one_line_errors
 from amphoreus_graph.errors import AmphoreusError
 
 export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
@@ -27,6 +27,7 @@ def judge_command(
     seed: Annotated[int, typer.Option(help="which turns and which alternatives")] = 0,
     min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for model judges")] = None,
+    skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Re-pose sampled turns to other deciders, let both expert panels score every candidate, write DPO pairs."""
     from amphoreus_graph.data.experts import ExpertsInput, build_experts_graph
@@ -47,7 +48,7 @@ def judge_command(
     except ValidationError as exc:
         first = exc.errors()[0]
         raise AmphoreusError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
-    with console.status("the Genius Society and the Nameless deliberate…"):
+    with bad_rows(skip_bad_rows), console.status("the Genius Society and the Nameless deliberate…"):
         state = asyncio.run(build_experts_graph().compile().ainvoke(request.model_dump()))
     report = state["report"]
     table = Table(title=f"judged {report['judged_turns']} turns of {run}")
@@ -81,6 +82,7 @@ def export_sft_command(
     min_judge_score: Annotated[
         float | None, typer.Option(help="keep only judged turns whose own decision scored at least this (1-10)")
     ] = None,
+    skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write chat-format SFT examples (deduplicated, with a dataset card) from one or more runs."""
     from amphoreus_graph.data.export import SftFilters, export_sft, original_scores
@@ -89,16 +91,17 @@ def export_sft_command(
         raise AmphoreusError(f"--format {format!r}: expected jsonl or parquet")
     if min_judge_score is not None and not judged:
         raise AmphoreusError("--min-judge-score: needs --judged DIR (a folder written by `amphoreus judge`)")
-    filters = SftFilters(
-        paths=path or [],
-        heirs=heir or [],
-        cycles=cycle or [],
-        actions=action or [],
-        exclude_fallback=exclude_fallback,
-        min_judge_score=min_judge_score,
-        judge_scores=original_scores(judged or []),
-    )
-    report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
+    with bad_rows(skip_bad_rows):
+        filters = SftFilters(
+            paths=path or [],
+            heirs=heir or [],
+            cycles=cycle or [],
+            actions=action or [],
+            exclude_fallback=exclude_fallback,
+            min_judge_score=min_judge_score,
+            judge_scores=original_scores(judged or []),
+        )
+        report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
     console.print(
         f"{report.rows} rows written to {out}/ (read {report.read}, filtered out {report.filtered_out}, "
         f"duplicates removed: {report.exact_duplicates} exact, {report.near_duplicates} near; "
@@ -114,11 +117,13 @@ def export_dpo_command(
     out: Annotated[Path, typer.Option(help="dataset directory to write")],
     min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
     min_score: Annotated[float | None, typer.Option(help="drop pairs whose chosen answer scored below")] = None,
+    skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write DPO preference pairs in TRL's conversational format (deduplicated, with a dataset card)."""
     from amphoreus_graph.data.dpo import export_dpo
 
-    report = export_dpo(judged, out, min_margin=min_margin, min_score=min_score)
+    with bad_rows(skip_bad_rows):
+        report = export_dpo(judged, out, min_margin=min_margin, min_score=min_score)
     console.print(
         f"{report.pairs} pairs written to {report.file} from {report.judged} judged turns "
         f"(ties dropped {report.ties_dropped}, below min score {report.below_min_score}, "

@@ -46,6 +46,18 @@ class SftFilters(BaseModel):
             and not (self.exclude_fallback and "fallback" in sample.flags)
         )
 
+    def check_matched(self, seen: dict[str, set[Any]]) -> None:
+        """A filter value no sample of the runs has is a typo, not a wish for an empty dataset: one line."""
+        for flag, wanted in (("--path", self.paths), ("--heir", self.heirs), ("--cycle", self.cycles)):
+            if missing := [v for v in wanted if v not in seen[flag]]:
+                raise AmphoreusError(
+                    f"{flag} {missing[0]!r}: no sample of these runs has it; expected one of {sorted(seen[flag])}"
+                )
+        if missing := [v for v in self.actions if v not in seen["--action"]]:
+            raise AmphoreusError(
+                f"--action {missing[0]!r}: no sample of these runs took it; expected one of {sorted(seen['--action'])}"
+            )
+
 
 class ExportReport(BaseModel):
     rows: int
@@ -112,8 +124,13 @@ def export_sft(
     near: set[str] = set()
     counts = Counter[str]()
     rows: list[dict[str, Any]] = []
+    seen: dict[str, set[Any]] = {"--path": set(), "--heir": set(), "--cycle": set(), "--action": set()}
     for sample in _run_samples(runs):
         counts["read"] += 1
+        for flag, value in zip(
+            seen, (sample.path, sample.heir, sample.cycle, sample.decision.action.value), strict=True
+        ):
+            seen[flag].add(value)
         if not filters.keep(sample):
             counts["filtered_out"] += 1
             continue
@@ -131,6 +148,7 @@ def export_sft(
         exact.add(key)
         near.add(fuzzy)
         rows.append(sft_row(sample))
+    filters.check_matched(seen)
     out.mkdir(parents=True, exist_ok=True)
     data_file = out / f"train.{fmt}"
     _write(rows, data_file, fmt)
