@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -69,6 +70,48 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
             assert (killed / folder / shard.name).read_bytes() == shard.read_bytes(), f"{folder}/{shard.name}"
     assert _lines(killed) == 72
     assert _memory(killed) == _memory(clean)
+
+
+def _kill_when_progressed(process: subprocess.Popen[bytes], run: Path, rng: random.Random) -> bool:
+    """SIGKILL the process at a random moment once it has written more samples than before (or a random moment
+    of its start-up); False if it finished first."""
+    start = _lines(run)
+    extra = rng.randrange(0, 10)
+    deadline = time.monotonic() + 180
+    while process.poll() is None and time.monotonic() < deadline:
+        if _lines(run) > start + extra or (extra == 0 and rng.random() < 0.02):
+            time.sleep(rng.uniform(0, 0.3))
+            break
+        time.sleep(0.02)
+    if process.poll() is not None:
+        return False
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return True
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_points_of_a_run_and_its_resumes_changes_nothing(tmp_path):
+    """Five kills at random moments (of the run, then of each resume), then a resume to the end: the samples,
+    the chronicle and the memory equal an uninterrupted run's, byte for byte."""
+    seed = int(os.environ.get("AMPHOREUS_KILL_SEED", time.time_ns() % 10_000))
+    rng = random.Random(seed)
+    killed, clean = tmp_path / "killed" / "run", tmp_path / "clean" / "run"
+    reference = _simulate(*ARGS, "--out", str(clean))
+    kills = 0
+    process = _simulate(*ARGS, "--out", str(killed))
+    for _ in range(5):
+        kills += _kill_when_progressed(process, killed, rng)
+        process = _simulate("--resume", str(killed))
+    out, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, f"kill seed {seed}: {out.decode()}"
+    out, _ = reference.communicate(timeout=300)
+    assert reference.returncode == 0, out.decode()
+    assert kills >= 4, f"kill seed {seed}: only {kills} kills landed before the run finished"
+    for folder in ("samples", "chronicle"):
+        for shard in sorted((clean / folder).iterdir()):
+            assert (killed / folder / shard.name).read_bytes() == shard.read_bytes(), f"seed {seed}: {shard.name}"
+    assert _memory(killed) == _memory(clean), f"kill seed {seed}"
 
 
 def test_resume_of_a_missing_run_is_one_line(cli, tmp_path):
