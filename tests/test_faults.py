@@ -240,6 +240,7 @@ def test_bad_rows_are_one_line_or_skipped_with_a_warning(reference, copy, tmp_pa
         (["simulate", *ARGS, "--out", "A_FILE/run"], "--out"),
         (["simulate", *ARGS, "--out", "OUT", "--memory-dir", "A_FILE"], "--memory-dir"),
         (["simulate", *ARGS, "--out", "/proc/amphoreus-run"], "cannot write there"),
+        (["simulate", *ARGS, "--out", "OUT", "--model", "scripted:quote=0.5"], "scripted:quote=0.5"),
     ],
 )
 def test_a_mistaken_command_is_one_line(copy, tmp_path, args, needle):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import ValidationError
 
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.paths import load_paths
@@ -37,7 +38,11 @@ def _scripted(options: str) -> ScriptedChatModel:
             values[names[key]] = float(value)
         except ValueError:
             raise ModelSpecError(f"--model scripted:{options}: {key} must be a number, got {value!r}") from None
-    return ScriptedChatModel(**values)  # type: ignore[arg-type]
+    try:
+        return ScriptedChatModel(**values)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ModelSpecError(f"--model scripted:{options}: {first['loc'][0]}: {first['msg']}") from None
 
 
 def resolve_model(
