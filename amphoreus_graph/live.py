@@ -15,7 +15,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from amphoreus_graph.scenario import Scenario
+from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.society.world import World
 
 RECENT = 6

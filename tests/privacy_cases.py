@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from chromadb.api import ClientAPI
 
+from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.naming import heir_collection, internal_collection
-from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, Moment
+from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.store import ChromaMemory
 
 ADVERSARIAL_NAMES = [

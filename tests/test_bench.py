@@ -8,8 +8,8 @@ import pytest
 
 from amphoreus_graph.bench import generate
 from amphoreus_graph.bench.items import ChoiceItem, VoiceItem, load_items, parse_items
+from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.paths import load_paths
 
 
 @pytest.fixture(scope="module")

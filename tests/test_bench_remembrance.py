@@ -10,9 +10,9 @@ from amphoreus_graph.bench import generate
 from amphoreus_graph.bench.items import load_items, parse_items
 from amphoreus_graph.bench.tasks.base import BenchSettings
 from amphoreus_graph.bench.tasks.remembrance import RECALL_K, RemembranceItem, RemembranceTask
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.turn import Decision, PolicyResult
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, PolicyResult
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 
 

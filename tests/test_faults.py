@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.cli import app
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.ownership import read_owner
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
-from amphoreus_graph.scenario import load_scenario
 
 ARGS = ["--scenario", "trio", "--cycles", "2", "--rounds", "3", "--seed", "3", "--quiet"]
 SHARDS = (

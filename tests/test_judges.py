@@ -8,11 +8,11 @@ import json
 import pytest
 
 from amphoreus_graph.actions import Action
+from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.data.dpo import read_judgements
 from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge, rules
 from amphoreus_graph.data.judges.classifier import calibration_texts
 from amphoreus_graph.data.samples import read_samples
-from amphoreus_graph.policy.base import Decision
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.llm import ChatCaller
 from amphoreus_graph.society.runner import RunConfig, Simulation

@@ -6,8 +6,8 @@ import asyncio
 
 from rich.console import Console
 
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.live import LiveDashboard
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
 

@@ -6,11 +6,12 @@ import uuid
 
 import pytest
 
+from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.naming import legacy_collection_name
-from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.store import ChromaMemory, describe_store, open_chroma
-from amphoreus_graph.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
 
 HEIRS = ["Cyrene", "Phainon", "Anaxagoras"]
 RULES = {

@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from amphoreus_graph.actions import Action
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.scenario import RetentionMode, load_scenario, packaged_scenarios
 from amphoreus_graph.errors import ScenarioError
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.scenario import RetentionMode, load_scenario, packaged_scenarios
 
 
 def test_catalog_has_all_18_paths_with_an_affinity_for_every_action():

@@ -5,17 +5,16 @@ import time
 from collections import Counter
 
 import pytest
+from amphoreus_graph.society.world import World
 
 from amphoreus_graph.actions import Action
-from amphoreus_graph.policy.base import RecalledMemory, TurnContext
+from amphoreus_graph.catalogs.scenario import load_scenario, scenario_of
+from amphoreus_graph.contracts.turn import RecalledMemory, TurnContext
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.llm import LLMPolicy, parse_decision
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
-from amphoreus_graph.scenario import load_scenario
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.perception import build_turn
-from amphoreus_graph.society.world import World
 
 
 def _turn(heir: str = "Phainon", *, round_: int = 1, seed: int = 7, memories=(), scenario="amphoreus") -> TurnContext:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
-from amphoreus_graph.scenario import load_scenario
 
 ARGS = ["--scenario", "amphoreus", "--cycles", "2", "--rounds", "3", "--seed", "5", "--quiet"]
 

@@ -8,18 +8,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from amphoreus_graph.society.world import World
 
+from amphoreus_graph.catalogs.scenario import load_scenario, scenario_of
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.contracts.turn import RecalledMemory, TurnContext
 from amphoreus_graph.errors import ScenarioError
-from amphoreus_graph.memory.records import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
-from amphoreus_graph.policy.base import RecalledMemory, TurnContext
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import SECRET_MARK, SECRET_RULE, render_messages
-from amphoreus_graph.scenario import load_scenario
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.perception import build_turn
-from amphoreus_graph.society.world import World
 
 REPO = Path(__file__).resolve().parents[1]
 HEIRS = ["Cifera", "Phainon"]

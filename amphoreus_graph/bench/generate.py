@@ -15,9 +15,10 @@ import yaml
 
 from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
 from amphoreus_graph.bench.subjects import subjects
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.offline import ACTION_VERBS, stable_rng
-from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.rng import stable_rng
+from amphoreus_graph.policy.offline import ACTION_VERBS
 
 DATA = Path(__file__).with_name("data")
 CHOICE_ITEMS_PER_PATH = 18

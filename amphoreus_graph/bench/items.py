@@ -12,8 +12,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from amphoreus_graph.actions import Action
+from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
-from amphoreus_graph.paths import load_paths
 
 Split = Literal["dev", "heldout"]
 SplitChoice = Literal[Split, "all"]

@@ -14,8 +14,8 @@ from amphoreus_graph.bench.tasks.erudition import EruditionTask
 from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
 from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
 from amphoreus_graph.bench.tasks.remembrance import RemembranceTask
+from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.policy.base import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.policy.registry import resolve_model
 
 TASKS: dict[str, Callable[[], Task]] = {

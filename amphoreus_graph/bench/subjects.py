@@ -11,9 +11,9 @@ from functools import cache
 from pydantic import BaseModel
 
 from amphoreus_graph.actions import Action
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import RecalledMemory, TurnContext
-from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.turn import RecalledMemory, TurnContext
 
 
 class Subject(BaseModel):

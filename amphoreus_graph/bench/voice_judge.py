@@ -12,9 +12,9 @@ from typing import Protocol
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.data.judges.classifier import path_classifier
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import CallStats
 from amphoreus_graph.policy.llm import ChatCaller, parse_reply, reply_text
 from amphoreus_graph.policy.registry import chat_caller
 

@@ -11,10 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.rng import stable_rng
+from amphoreus_graph.contracts.turn import Decision, Policy, TurnContext
 from amphoreus_graph.data.samples import Sample
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, Policy, TurnContext
-from amphoreus_graph.policy.offline import OfflinePathPolicy, stable_rng
+from amphoreus_graph.policy.offline import OfflinePathPolicy
 
 Origin = Literal["original", "in_path", "off_path", "sampled"]
 

@@ -21,6 +21,8 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
+from amphoreus_graph.contracts.rng import stable_rng
+from amphoreus_graph.contracts.turn import TurnContext
 from amphoreus_graph.data.candidates import Candidate, offline_alternatives, original, sampled_alternatives
 from amphoreus_graph.data.dpo import (
     DPO_FILE,
@@ -34,8 +36,6 @@ from amphoreus_graph.data.dpo import (
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
 from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.policy.base import TurnContext
-from amphoreus_graph.policy.offline import stable_rng
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.services import SocietySettings
 

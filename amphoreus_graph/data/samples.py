@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import append_at
+from amphoreus_graph.contracts.turn import Decision, TurnContext
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.policy.base import Decision, TurnContext
 
 Row = TypeVar("Row", bound=BaseModel)
 SAMPLES_DIR = "samples"
@@ -30,21 +30,22 @@ class Sample(BaseModel):
 
     id: str
     run: str
+    world: str = Field(default="", description="the world the turn was lived in (its scenario's world name)")
     cycle: int
     round: int
-    heir: str
+    agent: str
     path: str
     model: str
     messages: list[dict[str, str]] = Field(description="system, user, then the assistant's Decision as JSON")
     decision: Decision
     flags: list[str] = Field(default_factory=list)
     context: TurnContext | None = Field(
-        default=None, description="the turn as the heir saw it, so experts can re-pose it to other policies"
+        default=None, description="the turn as the agent saw it, so experts can re-pose it to other policies"
     )
 
     @staticmethod
-    def make_id(run: str, cycle: int, round_: int, heir: str) -> str:
-        return f"{run}/c{cycle}/r{round_}/{heir}"
+    def make_id(run: str, cycle: int, round_: int, agent: str) -> str:
+        return f"{run}/c{cycle}/r{round_}/{agent}"
 
 
 def shard_name(cycle: int) -> str:

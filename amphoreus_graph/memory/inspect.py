@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from amphoreus_graph.catalogs.scenario import Scenario, load_scenario
+from amphoreus_graph.contracts.memory import Moment
+from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.records import Moment
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
-from amphoreus_graph.policy.base import RecalledMemory
 from amphoreus_graph.policy.offline import OfflinePathPolicy
-from amphoreus_graph.scenario import Scenario, load_scenario
 from amphoreus_graph.society.services import build_memory
 
 

@@ -1,61 +1,15 @@
-"""What goes into memory: events (with their witnesses) and the per-heir records filed from them."""
+"""What memory keeps: the per-agent records filed from events (events themselves are in contracts/memory.py)."""
 
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-PUBLIC = "*"  # the owner of public records: any heir may recall them
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 
-
-def gist(text: str, limit: int = 160) -> str:
-    """The first sentence of a memory (the fact, without the speech that followed), at most `limit` chars.
-
-    Quoting gists, not whole memories, keeps speech from nesting memories inside memories round after round.
-    """
-    head = text.split(". ", 1)[0].split('"', 1)[0].rstrip(" .")
-    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
-
-
-class MemoryKind(StrEnum):
-    OBSERVATION = "observation"
-    SPEECH = "speech"
-    REFLECTION = "reflection"
-    SEED = "seed"
-    CYCLE_ECHO = "cycle_echo"
-
-
-class Moment(BaseModel):
-    """When something happens: cycle and round, plus `tick`, a round count that keeps rising across cycles."""
-
-    cycle: int
-    round: int
-    tick: int
-
-    @classmethod
-    def of(cls, cycle: int, round_: int, rounds_per_cycle: int) -> Moment:
-        return cls(cycle=cycle, round=round_, tick=(cycle - 1) * rounds_per_cycle + round_)
-
-
-class MemoryEvent(BaseModel):
-    """Something that happened, embedded once and filed for every witness (or once, publicly)."""
-
-    id: str
-    text: str
-    cycle: int
-    round: int
-    tick: int = 0
-    witnesses: list[str] = Field(default_factory=list)
-    public: bool = Field(default=False, description="filed once where every heir can recall it")
-    secret: bool = Field(default=False, description="its witnesses may act on it but must never say it aloud")
-    importance: float = Field(default=3.0, ge=1, le=10, description="the base rating; raters adjust per witness")
-    kind: MemoryKind = MemoryKind.OBSERVATION
-    action: str | None = None
-    involved: list[str] = Field(default_factory=list, description="the heirs it happened to (actor, target)")
-    evidence: list[str] = Field(default_factory=list, description="record ids a reflection draws on")
+PUBLIC = "*"  # the owner of public records: any agent may recall them
 
 
 class MemoryRecord(BaseModel):

@@ -14,8 +14,9 @@ from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 
-from amphoreus_graph.memory.records import MemoryEvent, MemoryKind, MemoryRecord, Moment, gist
-from amphoreus_graph.paths import load_paths
+from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
+from amphoreus_graph.memory.records import MemoryRecord
 
 
 class Reflector(Protocol):
@@ -25,15 +26,16 @@ class Reflector(Protocol):
 
 
 class OfflineReflector:
-    """Composes an insight from the salient memories' gists, the heir met most often in them, and the Path."""
+    """Composes an insight from the salient memories' gists, the agent met most often in them, and the Path."""
 
-    def __init__(self, heirs: list[str]) -> None:
-        self.heirs = heirs
+    def __init__(self, agents: list[str], catalog: PathCatalog | None = None) -> None:
+        self.agents = agents
+        self.catalog = catalog or load_paths()
 
     def reflect(self, heir: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
         cited = salient[:3]
-        met = Counter(h for r in salient for h in self.heirs if h != heir and h in r.text)
-        tenet = load_paths()[path].tenets[0].rstrip(".")
+        met = Counter(a for r in salient for a in self.agents if a != heir and a in r.text)
+        tenet = self.catalog[path].tenets[0].rstrip(".")
         lines = "; ".join(_lower_first(gist(r.text, 90)) for r in cited)
         who = f" {met.most_common(1)[0][0]} keeps crossing my path." if met else ""
         return f"{heir} reflects: {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from amphoreus_graph.memory.records import PUBLIC, MemoryRecord, Moment
-from amphoreus_graph.policy.base import RecalledMemory
-from amphoreus_graph.scenario import MemoryConfig, RecallMode
+from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode
+from amphoreus_graph.contracts.memory import Moment
+from amphoreus_graph.contracts.turn import RecalledMemory
+from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 
 
 def rank(

@@ -1,6 +1,7 @@
 """Seed memories: what heirs (or everyone, publicly) remember at the genesis of cycle 1.
 
-Files: `memory/seeds/<scenario>/*.yaml`, each a list of entries
+Files: the scenario's seeds folder (its `seeds:` key, or `seeds/` beside it), or `SEEDS_DIR/<scenario name>/`
+when a run names a seeds directory; `*.yaml` files, each a list of entries
 `{text: ..., heirs: [Name, ...] | public: true, importance: 1-10, secret: false}`.
 
 `secret: true` marks a private memory its heirs may act on and reason about but must never say aloud: the
@@ -15,10 +16,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from amphoreus_graph.catalogs.scenario import Scenario
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.errors import ScenarioError, format_validation_error
-from amphoreus_graph.memory.records import MemoryEvent, MemoryKind
-
-REPO_SEEDS = Path(__file__).resolve().parents[2] / "memory" / "seeds"
 
 
 class SeedMemory(BaseModel):
@@ -33,18 +33,23 @@ class SeedMemory(BaseModel):
     importance: float = Field(default=5.0, ge=1, le=10)
 
 
-def seeds_folder(seeds_dir: str | Path, scenario: str) -> Path:
-    """`seeds_dir/<scenario>`, relative to the working directory, else to this checkout's memory/seeds."""
-    folder = Path(seeds_dir) / scenario
-    if folder.is_dir() or Path(seeds_dir).is_absolute():
-        return folder
-    return REPO_SEEDS / scenario
+def seeds_folder(scenario: Scenario, seeds_dir: str | Path | None = None) -> Path | None:
+    """Where a run's seed memories are: `seeds_dir/<scenario name>` when a run names a seeds directory (which
+    must then exist: a typo would plant nothing and say nothing), else the scenario's own (None: no seeds)."""
+    if seeds_dir is None:
+        return scenario.seeds_dir
+    folder = Path(seeds_dir) / scenario.name
+    if not folder.is_dir():
+        raise ScenarioError(
+            f"--seeds-dir {seeds_dir}: no folder {scenario.name}/ in it; expected SEEDS_DIR/<scenario name>/*.yaml"
+        )
+    return folder
 
 
-def load_seeds(folder: Path, heirs: list[str]) -> list[MemoryEvent]:
+def load_seeds(folder: Path | None, heirs: list[str]) -> list[MemoryEvent]:
     """Seed events for cycle 1, round 0; a bad file is one ScenarioError line (file, entry, expected)."""
     events: list[MemoryEvent] = []
-    for path in sorted(folder.glob("*.yaml")):
+    for path in sorted(folder.glob("*.yaml")) if folder is not None else []:
         try:
             entries = TypeAdapter(list[SeedMemory]).validate_python(
                 yaml.safe_load(path.read_text(encoding="utf-8")) or []

@@ -23,16 +23,17 @@ from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
+from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention, RetentionMode
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.importance import ImportanceRater
 from amphoreus_graph.memory.naming import heir_collection, internal_collection, legacy_collection_name
-from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord, Moment
+from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.memory.text_rows import HeldCollection, access_id
-from amphoreus_graph.policy.base import RecalledMemory
-from amphoreus_graph.scenario import MemoryConfig, Retention, RetentionMode
 
 
 def _settings() -> Settings:

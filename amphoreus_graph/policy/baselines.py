@@ -2,14 +2,15 @@
 
 `random` picks any offered action and target uniformly and speaks in the words of a random Path: it should
 score at chance. `single-path:<Path>` is the seed's "previous PES model" that simulates only one Path: every
-heir decides and speaks as that Path, so it should score high only where that Path is the right answer.
+agent decides and speaks as that Path, so it should score high only where that Path is the right answer.
 """
 
 from __future__ import annotations
 
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, PolicyResult, TurnContext
-from amphoreus_graph.policy.offline import OfflinePathPolicy, compose_rationale, compose_speech, stable_rng
+from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.contracts.rng import stable_rng
+from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
+from amphoreus_graph.policy.offline import OfflinePathPolicy, compose_rationale, compose_speech
 
 
 class RandomPolicy:
@@ -21,22 +22,21 @@ class RandomPolicy:
         return PolicyResult(decision=self.decide(turn))
 
     def decide(self, turn: TurnContext) -> Decision:
-        rng = stable_rng(turn.seed, turn.run_id, turn.heir, turn.cycle, turn.round, "random", self.salt)
-        catalog = load_paths()
+        rng = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, "random", self.salt)
+        catalog = catalog_for(turn.world)
         path = catalog[rng.choice(catalog.names())]
-        action = rng.choice(sorted(turn.options))
-        targets = turn.options[action]
-        target = rng.choice(targets) if targets else None
+        option = rng.choice(sorted(turn.options, key=lambda o: o.action))
+        target = rng.choice(option.targets) if option.targets else None
         return Decision(
-            action=action,
+            action=option.action,
             target=target,
-            speech=compose_speech(action, target, turn, path, rng),
-            rationale=compose_rationale(action, path, turn),
+            speech=compose_speech(option, target, turn, path, rng),
+            rationale=compose_rationale(option, path, turn),
         )
 
 
 class SinglePathPolicy:
-    """Every heir decides as if it walked `path` alone."""
+    """Every agent decides as if it walked `path` alone."""
 
     def __init__(self, path: str) -> None:
         self.name = f"single-path:{path}"

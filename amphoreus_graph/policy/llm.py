@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from amphoreus_graph.policy.base import CallStats, Decision, PolicyResult, TurnContext
+from amphoreus_graph.contracts.turn import CallStats, Decision, PolicyResult, TurnContext
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
 
@@ -127,7 +127,7 @@ class LLMPolicy:
         self._fallback = OfflinePathPolicy(salt="fallback")
 
     async def adecide(self, turn: TurnContext) -> PolicyResult:
-        result = PolicyResult(decision=Decision(action=next(iter(turn.options))))
+        result = PolicyResult(decision=Decision(action=turn.offered[0] if turn.offered else ""))
         messages: list[BaseMessage] = [
             SystemMessage(m["content"]) if m["role"] == "system" else HumanMessage(m["content"])
             for m in render_messages(turn)

@@ -1,4 +1,5 @@
-"""Render a TurnContext as the chat messages a model sees (and a sample records).
+"""Render a TurnContext as the chat messages a model sees (and a sample records), in any world: the turn
+carries the world's framing (the agent's role, its aim, its status lines and the offered actions' help).
 
 Secret memories are listed like the others (they may guide the choice) but marked, and the system prompt then
 says they must never reach `speech`: only turns that recall a secret carry the extra line, so every other
@@ -9,9 +10,8 @@ from __future__ import annotations
 
 import json
 
-from amphoreus_graph.actions import ACTION_HELP
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, RecalledMemory, TurnContext
+from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.contracts.turn import Decision, RecalledMemory, TurnContext
 
 SECRET_MARK = "(secret: never say this aloud)"
 SECRET_RULE = (
@@ -21,9 +21,10 @@ SECRET_RULE = (
 
 
 def system_prompt(turn: TurnContext) -> str:
-    path = load_paths()[turn.path]
+    path = catalog_for(turn.world)[turn.path]
+    who = ", ".join(part for part in (turn.agent, turn.title, turn.role) if part)
     lines = [
-        f"You are {turn.heir}, {turn.title}, a Chrysos Heir of Amphoreus.",
+        f"You are {who}.",
         turn.persona,
         f"You walk the Path of {path.name} (Aeon {path.aeon}): {path.summary}",
         "Your tenets: " + " ".join(path.tenets),
@@ -32,7 +33,8 @@ def system_prompt(turn: TurnContext) -> str:
         lines.append(f"You also lean towards the Path of {turn.secondary_path}.")
     if turn.traits:
         lines.append("Traits: " + ", ".join(turn.traits) + ".")
-    lines.append(f"You seek the Coreflame of the Titan {turn.seeks}. Stay true to your Path in word and deed.")
+    aim = f"You seek {turn.aim}. " if turn.aim else ""
+    lines.append(f"{aim}Stay true to your Path in word and deed.")
     if any(m.secret for m in turn.memories):
         lines.append(SECRET_RULE)
     return "\n".join(lines)
@@ -45,11 +47,11 @@ def memory_line(memory: RecalledMemory) -> str:
 
 
 def user_prompt(turn: TurnContext) -> str:
-    lines = [
-        f"Cycle {turn.cycle}, round {turn.round}. You are at {turn.location}; health {turn.health:.0f}/100.",
-        f"Coreflames you hold: {', '.join(turn.holding) or 'none'}. Black Tide: {turn.black_tide:.0f}/100.",
-        f"Situation: {turn.situation}",
-    ]
+    where = f" You are at {turn.location}." if turn.location else ""
+    lines = [f"Cycle {turn.cycle}, round {turn.round}.{where}"]
+    if turn.status:
+        lines.append("; ".join(f"{key}: {value}" for key, value in turn.status.items()) + ".")
+    lines.append(f"Situation: {turn.situation}")
     if turn.observations:
         lines.append("You observe:")
         lines.extend(f"- {o}" for o in turn.observations)
@@ -57,9 +59,9 @@ def user_prompt(turn: TurnContext) -> str:
         lines.append("You remember:")
         lines.extend(memory_line(m) for m in turn.memories)
     lines.append("Your options (action: targets):")
-    for action, targets in turn.options.items():
-        aimed = f" [{', '.join(targets)}]" if targets else ""
-        lines.append(f"- {action.value}{aimed}: {ACTION_HELP[action]}")
+    for option in turn.options:
+        aimed = f" [{', '.join(option.targets)}]" if option.targets else ""
+        lines.append(f"- {option.action}{aimed}: {option.help}")
     lines.append("Answer with one JSON object with the keys action, target (null if none), speech and rationale.")
     return "\n".join(lines)
 

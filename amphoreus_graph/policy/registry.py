@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import ModelSpecError
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.baselines import RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.llm import ChatCaller, LLMPolicy

@@ -12,7 +12,7 @@ from html import escape
 from markupsafe import Markup
 
 from amphoreus_graph.actions import Action
-from amphoreus_graph.paths import load_paths
+from amphoreus_graph.catalogs.paths import load_paths
 
 ACTION_COLOURS: dict[str, str] = {
     Action.SEEK_COREFLAME: "#e3a008",

@@ -15,12 +15,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
-from amphoreus_graph.policy.base import RecalledMemory
 from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
 from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.recurrence import cycle_summary
 from amphoreus_graph.society.runner import RunConfig
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from amphoreus_graph.atomic import write_json
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.policy.registry import resolve_model
@@ -27,7 +28,6 @@ from amphoreus_graph.scepter.plan import PLAN_FILE, ScepterConfig, load_plan
 from amphoreus_graph.scepter.progress import ScepterTracker, read_progress
 from amphoreus_graph.scepter.ray_engine import RayEngine, import_ray
 from amphoreus_graph.scepter.society import Instrument, planned_rounds
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import CONFIG_FILE, SUMMARY_FILE
 
 TOTALS = ("samples_written", "turns", "model_calls", "tokens_in", "tokens_out", "failures", "fallbacks", "repaired")

@@ -14,11 +14,11 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.turn import Policy, PolicyResult, TurnContext
 from amphoreus_graph.memory.store import ChromaMemory, Memory
-from amphoreus_graph.policy.base import Policy, PolicyResult, TurnContext
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.progress import SocietyProgress
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import CHECKPOINT_FILE, SUMMARY_FILE, RunConfig, Simulation, open_society_memory
 
 Status = Literal["new", "started", "done"]

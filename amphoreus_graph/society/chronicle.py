@@ -1,8 +1,9 @@
 """The chronicle: what each round did to the world, one JSONL line per round under `RUN/chronicle/`.
 
-Samples say what each heir chose; the chronicle says what came of it (the game master's events and the world
-after them: places, health, Coreflames, trust, the Black Tide). Reports and replays read it; it is written by
-the same `record` step as the samples and at checkpointed offsets, so a resumed run holds each round once.
+Samples say what each agent chose; the chronicle says what came of it (the game master's events and the world
+after them as the world shows itself: places, the world's own fields, gauges, objectives, trust). Reports read
+it; it is written by the same `record` step as the samples and at checkpointed offsets, so a resumed run holds
+each round once.
 """
 
 from __future__ import annotations
@@ -13,20 +14,20 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.atomic import append_at
+from amphoreus_graph.contracts.memory import MemoryEvent
+from amphoreus_graph.contracts.world import WorldView
 from amphoreus_graph.data.samples import iter_shards, json_line, shard_name
-from amphoreus_graph.memory.records import MemoryEvent
-from amphoreus_graph.society.world import World
 
 CHRONICLE_DIR = "chronicle"
 
 
 class RoundRecord(BaseModel):
-    """One round as it ended: the world after the game master, and what happened (as the heirs remember it)."""
+    """One round as it ended: the world after the game master, and what happened (as the agents remember it)."""
 
     cycle: int
     round: int
     scenario: str = Field(default="", description="the scenario (name or YAML path): lets a run without config be read")
-    world: World
+    world: WorldView
     events: list[MemoryEvent] = Field(default_factory=list)
 
 

@@ -1,18 +1,19 @@
-"""The society graph: one cycle of rounds.
+"""The society graph: one cycle of rounds, in any world.
 
-    genesis → director → perceive ─Send×N→ heir_turn → game_master → remember → record ─┐
-                 ▲                                                                    │
-                 └──────────────────────── next round ◄──────────────────────────────┘ → END
+    genesis → director → perceive ─Send×N→ agent_turn → game_master → remember → record ─┐
+                 ▲                                                                     │
+                 └──────────────────────── next round ◄───────────────────────────────┘ → END
 
-`perceive` recalls for all heirs in one embedding batch; heir turns run concurrently; the game master
-resolves them together; `remember` embeds the round's events in one batch; `record` writes samples.
+The world (the scenario's `World`) does everything that names its concepts: it frames each round, shows each
+agent its situation and options, and resolves the round's decisions. The graph only moves state between it,
+memory and the policy: `perceive` recalls for all agents in one embedding batch; agent turns run concurrently;
+`remember` embeds the round's events in one batch; `record` writes samples and the chronicle.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from functools import cache
 from typing import Any
 
 from langgraph.config import get_config, get_stream_writer
@@ -20,40 +21,40 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+from amphoreus_graph.contracts.rng import stable_rng
+from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory, TurnContext
 from amphoreus_graph.data.samples import Sample
-from amphoreus_graph.memory.records import MemoryEvent, Moment
-from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.policy.base import Decision, PolicyResult, RecalledMemory, TurnContext
-from amphoreus_graph.policy.offline import stable_rng
+from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.prompt import decision_json, render_messages
-from amphoreus_graph.scenario import Scenario, load_scenario
 from amphoreus_graph.society.chronicle import RoundRecord
-from amphoreus_graph.society.perception import build_turn, director_situations, living_heirs, memory_query
-from amphoreus_graph.society.rules import resolve_round
-from amphoreus_graph.society.services import Services, SocietySettings, services_for
+from amphoreus_graph.society.perception import build_turn
+from amphoreus_graph.society.services import Services, SocietySettings, default_settings
 from amphoreus_graph.society.state import SocietyInput, SocietyState, add_stats
-from amphoreus_graph.society.world import World
 
 
-@cache
-def scenario_of(name_or_path: str) -> Scenario:
-    """Scenarios are read once per process: a run must not change under its own feet."""
-    return load_scenario(name_or_path)
+def settings_of(runtime: Runtime[SocietySettings]) -> SocietySettings:
+    return runtime.context if runtime.context is not None else default_settings()
 
 
 async def aservices_of(state: SocietyState, runtime: Runtime[SocietySettings]) -> Services:
-    """Resolve a run's services off the event loop: the first call opens Chroma and loads the embedder."""
-    return await asyncio.to_thread(services_for, runtime.context, state["run_id"], scenario_of(state["scenario"]))
+    """The run's services, off the event loop: the first call may open Chroma and load the embedder."""
+    return await asyncio.to_thread(settings_of(runtime).services, state["run_id"], scenario_of(state["scenario"]))
 
 
 def emit(event: dict[str, Any]) -> None:
     get_stream_writer()(event)
 
 
-def now_of(state: SocietyState, world: World) -> Moment:
+def round_limit(state: SocietyState) -> int:
+    return state.get("rounds") or scenario_of(state["scenario"]).rounds_per_cycle
+
+
+def now_of(state: SocietyState) -> Moment:
     """The world's clock as memory sees it (ticks keep rising across cycles)."""
-    limit = state.get("rounds") or scenario_of(state["scenario"]).rounds_per_cycle
-    return Moment.of(world.cycle, world.round, limit)
+    world = state["world"]
+    return Moment.of(int(world["cycle"]), int(world["round"]), round_limit(state))
 
 
 async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
@@ -67,80 +68,76 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     scenario = scenario_of(inputs.scenario)
     cycle = inputs.cycle
     run_id = inputs.run_id or str(get_config().get("configurable", {}).get("thread_id") or "studio")
-    world = World.genesis(scenario, cycle)
     if cycle == 1:
-        services = await asyncio.to_thread(services_for, runtime.context, run_id, scenario)
-        folder = seeds_folder(services.seeds_dir, scenario.name)
-        seeds = await asyncio.to_thread(load_seeds, folder, scenario.heir_names)
+        services = await asyncio.to_thread(settings_of(runtime).services, run_id, scenario)
+        seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
         await asyncio.to_thread(services.memory.remember, seeds)
-    emit({"type": "cycle_started", "cycle": cycle, "heirs": len(scenario.heirs)})
+    emit({"type": "cycle_started", "cycle": cycle, "agents": len(scenario.agents)})
     return {
         "scenario": inputs.scenario,
         "seed": inputs.seed,
         "rounds": inputs.rounds,
         "run_id": run_id,
         "cycle": cycle,
-        "world": world.model_dump(mode="json"),
+        "world": scenario.world.genesis(cycle),
         "turns": {},
     }
 
 
 def director(state: SocietyState) -> dict[str, Any]:
-    """Lycurgus opens a round: advance the clock and frame the situation for each heir."""
-    scenario = scenario_of(state["scenario"])
-    world = World.model_validate(state["world"])
-    world.round += 1
-    situations = director_situations(world, scenario, state["seed"], state["run_id"])
-    emit({"type": "round_started", "cycle": world.cycle, "round": world.round, "heirs": len(situations)})
-    return {"world": world.model_dump(mode="json"), "situations": situations, "turns": {}}
+    """The world's director opens a round: the clock advances and each acting agent is told its situation."""
+    world = scenario_of(state["scenario"]).world
+    opening = int(state["world"]["round"]) + 1
+    rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], opening, world.labels.director)
+    framed, situations = world.frame(state["world"], rng)
+    emit({"type": "round_started", "cycle": framed["cycle"], "round": framed["round"], "agents": len(situations)})
+    return {"world": framed, "situations": situations, "turns": {}}
 
 
 async def perceive(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Recall memories for every heir in one batch (embedding and Chroma run off the event loop)."""
-    scenario = scenario_of(state["scenario"])
-    world = World.model_validate(state["world"])
+    """Recall memories for every agent in one batch (embedding and Chroma run off the event loop)."""
+    world = scenario_of(state["scenario"]).world
     services = await aservices_of(state, runtime)
-    queries = {h: memory_query(h, world, scenario, s) for h, s in state["situations"].items()}
-    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now_of(state, world))
-    return {"recalled": {h: [m.model_dump() for m in found] for h, found in recalled.items()}}
+    queries = {a: world.memory_query(state["world"], a, s) for a, s in state["situations"].items()}
+    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now_of(state))
+    return {"recalled": {a: [m.model_dump() for m in found] for a, found in recalled.items()}}
 
 
 def fan_out(state: SocietyState) -> list[Send]:
-    """One concurrent turn per living heir, each with its own TurnContext."""
+    """One concurrent turn per acting agent, each with its own TurnContext."""
     scenario = scenario_of(state["scenario"])
-    world = World.model_validate(state["world"])
     sends = []
-    for heir in living_heirs(world, scenario):
+    for agent in scenario.world.actors(state["world"]):
         turn = build_turn(
-            heir,
-            world,
+            agent,
+            state["world"],
             scenario,
-            situation=state["situations"][heir],
-            memories=[RecalledMemory.model_validate(m) for m in state["recalled"].get(heir, [])],
+            situation=state["situations"][agent],
+            memories=[RecalledMemory.model_validate(m) for m in state["recalled"].get(agent, [])],
             seed=state["seed"],
             run_id=state["run_id"],
         )
         sends.append(
             Send(
-                "heir_turn",
+                "agent_turn",
                 {"turn": turn.model_dump(mode="json"), "run_id": state["run_id"], "scenario": state["scenario"]},
             )
         )
     return sends
 
 
-async def heir_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """A heir decides. The policy never raises: model faults come back flagged."""
+async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """An agent decides. The policy never raises: model faults come back flagged."""
     turn = TurnContext.model_validate(payload["turn"])
     scenario = scenario_of(payload["scenario"])
-    services = await asyncio.to_thread(services_for, runtime.context, payload["run_id"], scenario)
+    services = await asyncio.to_thread(settings_of(runtime).services, payload["run_id"], scenario)
     result = await services.policy.adecide(turn)
     decision = result.decision
     emit(
         {
             "type": "turn_done",
-            "heir": turn.heir,
-            "action": decision.action.value,
+            "agent": turn.agent,
+            "action": decision.action,
             "target": decision.target,
             "flags": result.flags,
         }
@@ -151,19 +148,17 @@ async def heir_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) 
         "path": turn.path,
         "model": services.policy.name,
     }
-    return {"turns": {turn.heir: record}}
+    return {"turns": {turn.agent: record}}
 
 
 def game_master(state: SocietyState) -> dict[str, Any]:
-    """Resolve all of the round's decisions at once into events and a new world."""
-    scenario = scenario_of(state["scenario"])
-    world = World.model_validate(state["world"])
-    decisions = {h: Decision.model_validate(t["result"]["decision"]) for h, t in state["turns"].items()}
-    rng = stable_rng(state["seed"], state["run_id"], world.cycle, world.round, "game-master")
-    limit = state.get("rounds") or scenario.rounds_per_cycle
-    world, events = resolve_round(world, scenario, decisions, rng, limit)
+    """The world resolves all of the round's decisions at once into events and a new state."""
+    world = scenario_of(state["scenario"]).world
+    decisions = {a: Decision.model_validate(t["result"]["decision"]) for a, t in state["turns"].items()}
+    rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], state["world"]["round"], "game-master")
+    resolved, events = world.resolve(state["world"], decisions, rng, now_of(state), round_limit(state))
     return {
-        "world": world.model_dump(mode="json"),
+        "world": resolved,
         "round_events": [e.model_dump(mode="json") for e in events],
         # The turns have read their memories: keep only which were used (for `remember`), not their text.
         "recalled": {},
@@ -173,42 +168,44 @@ def game_master(state: SocietyState) -> dict[str, Any]:
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Mark the memories the turns used as accessed, embed the round's events once and file them for their
-    witnesses (idempotent upserts); heirs whose unreflected importance passed the budget then reflect."""
+    witnesses (idempotent upserts); agents whose unreflected importance passed the budget then reflect."""
     services = await aservices_of(state, runtime)
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
-    now = now_of(state, World.model_validate(state["world"]))
+    now = now_of(state)
     await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
     gained = await asyncio.to_thread(services.memory.remember, events)
     pending = dict(state.get("unreflected") or {})
-    for heir, importance in gained.items():
-        pending[heir] = pending.get(heir, 0.0) + importance
-    due = [h for h in scenario.heir_names if pending.get(h, 0.0) >= scenario.memory.reflection_budget]
+    for agent, importance in gained.items():
+        pending[agent] = pending.get(agent, 0.0) + importance
+    due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
     if due:
         reflections = await asyncio.to_thread(services.memory.reflect, due, now)
         for event in reflections:
-            emit({"type": "reflected", "heir": event.witnesses[0], "text": event.text, "evidence": event.evidence})
-        for heir in due:
-            pending[heir] = 0.0
-    return {"unreflected": {h: round(v, 3) for h, v in pending.items()}, "used_memories": []}
+            emit({"type": "reflected", "agent": event.witnesses[0], "text": event.text, "evidence": event.evidence})
+        for agent in due:
+            pending[agent] = 0.0
+    return {"unreflected": {a: round(v, 3) for a, v in pending.items()}, "used_memories": []}
 
 
 def round_samples(state: SocietyState) -> list[Sample]:
-    """The round's turns as samples, in the scenario's heir order. A pure function of the state `record` starts
+    """The round's turns as samples, in the scenario's agent order. A pure function of the state `record` starts
     from, so a damaged shard can be rebuilt exactly from the checkpoint's history."""
-    world = World.model_validate(state["world"])
+    scenario = scenario_of(state["scenario"])
+    cycle, round_ = int(state["world"]["cycle"]), int(state["world"]["round"])
     samples = []
-    for heir in [h for h in scenario_of(state["scenario"]).heir_names if h in state["turns"]]:
-        turn = state["turns"][heir]
+    for agent in [a for a in scenario.agent_names if a in state["turns"]]:
+        turn = state["turns"][agent]
         context = TurnContext.model_validate(turn["turn"])
         result = PolicyResult.model_validate(turn["result"])
         samples.append(
             Sample(
-                id=Sample.make_id(state["run_id"], world.cycle, world.round, heir),
+                id=Sample.make_id(state["run_id"], cycle, round_, agent),
                 run=state["run_id"],
-                cycle=world.cycle,
-                round=world.round,
-                heir=heir,
+                world=scenario.name,
+                cycle=cycle,
+                round=round_,
+                agent=agent,
                 path=turn["path"],
                 model=turn["model"],
                 messages=[*render_messages(context), {"role": "assistant", "content": decision_json(result.decision)}],
@@ -221,10 +218,11 @@ def round_samples(state: SocietyState) -> list[Sample]:
 
 
 def round_chronicle(state: SocietyState) -> RoundRecord:
-    """The round as the chronicle keeps it (pure, like `round_samples`)."""
-    world = World.model_validate(state["world"])
+    """The round as the chronicle keeps it: the world as it shows itself after the round, and what happened."""
+    scenario = scenario_of(state["scenario"])
+    view = scenario.world.view(state["world"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
-    return RoundRecord(cycle=world.cycle, round=world.round, scenario=state["scenario"], world=world, events=events)
+    return RoundRecord(cycle=view.cycle, round=view.round, scenario=state["scenario"], world=view, events=events)
 
 
 def round_cost(state: SocietyState) -> Counter[str]:
@@ -248,33 +246,35 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
     """Write each turn of the round as a sample and the round to the chronicle (exactly once), and add up what
     the round cost."""
     services = await aservices_of(state, runtime)
-    world = World.model_validate(state["world"])
     samples = round_samples(state)
+    chronicle = round_chronicle(state)
     delta = round_cost(state)
     offsets = state.get("sample_offsets") or {}
     if services.samples is not None:
         offsets = await asyncio.to_thread(services.samples.write_round, samples, offsets)
         delta["samples_written"] = len(samples)
     if services.chronicle is not None:
-        offsets = await asyncio.to_thread(services.chronicle.write_round, round_chronicle(state), offsets)
+        offsets = await asyncio.to_thread(services.chronicle.write_round, chronicle, offsets)
     emit(
         {
             "type": "round_done",
-            "cycle": world.cycle,
-            "round": world.round,
-            "black_tide": world.black_tide,
-            "delivered": len(world.delivered),
-            "outcome": world.outcome.value if world.outcome else None,
-            "actions": {s.heir: s.decision.action.value for s in samples},
-            "targets": {s.heir: s.decision.target for s in samples},
-            "heirs": {name: heir.model_dump(mode="json") for name, heir in world.heirs.items()},
+            "cycle": chronicle.cycle,
+            "round": chronicle.round,
+            "outcome": chronicle.world.outcome,
+            "actions": {s.agent: s.decision.action for s in samples},
+            "targets": {s.agent: s.decision.target for s in samples},
+            "view": chronicle.world.model_dump(mode="json"),
         }
     )
     return {"stats": add_stats(state.get("stats"), delta), "sample_offsets": offsets, "turns": {}}
 
 
+def ended(state: SocietyState) -> bool:
+    return scenario_of(state["scenario"]).world.outcome(state["world"]) is not None
+
+
 def next_round(state: SocietyState) -> str:
-    return END if state["world"].get("outcome") else "director"
+    return END if ended(state) else "director"
 
 
 def build_society_graph() -> StateGraph[Any, SocietySettings, Any, Any]:
@@ -292,12 +292,12 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     builder.add_node("genesis", genesis)
     builder.add_node("director", director)
     builder.add_node("perceive", perceive)
-    builder.add_node("heir_turn", heir_turn)  # type: ignore[arg-type]
+    builder.add_node("agent_turn", agent_turn)  # type: ignore[arg-type]
     builder.add_node("game_master", game_master)
     builder.add_node("remember", remember)
     builder.add_node("record", record)
     builder.add_edge("director", "perceive")
-    builder.add_conditional_edges("perceive", fan_out, ["heir_turn"])
-    builder.add_edge("heir_turn", "game_master")
+    builder.add_conditional_edges("perceive", fan_out, ["agent_turn"])
+    builder.add_edge("agent_turn", "game_master")
     builder.add_edge("game_master", "remember")
     builder.add_edge("remember", "record")

@@ -8,9 +8,9 @@ of these is one error line naming the way out: `--resume` the run that owns them
 
 from __future__ import annotations
 
+from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.ownership import StoreOwner, forget_owner, latest_tick, read_owner, write_owner
-from amphoreus_graph.memory.records import Moment
 from amphoreus_graph.memory.store import ChromaMemory
 
 

@@ -15,29 +15,25 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from amphoreus_graph.memory.records import MemoryEvent, MemoryKind
-from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, now_of, scenario_of
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
+from amphoreus_graph.contracts.world import CycleEnd, WorldView
+from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
-from amphoreus_graph.society.world import Outcome, World
-
-OUTCOME_TEXT = {
-    Outcome.ERA_NOVA: "every Coreflame reached the Vortex and Era Nova dawned",
-    Outcome.BLACK_TIDE: "the Black Tide swallowed the world",
-    Outcome.ALL_FALLEN: "every heir fell",
-    Outcome.ROUND_LIMIT: "the journey ran out of time",
-}
 
 
-def cycle_summary(world: World) -> dict[str, Any]:
+def cycle_summary(end: CycleEnd, view: WorldView) -> dict[str, Any]:
+    """One cycle as summary.json, the CLI and the report show it, in the world's own words."""
     return {
-        "cycle": world.cycle,
-        "outcome": (world.outcome or Outcome.ROUND_LIMIT).value,
-        "rounds": world.round,
-        "black_tide": world.black_tide,
-        "coreflames_delivered": len(world.delivered),
-        "coreflames": world.coreflames_per_heir(),
-        "fallen": sorted(h for h, s in world.heirs.items() if s.fallen),
+        "cycle": view.cycle,
+        "outcome": end.outcome,
+        "text": end.text,
+        "rounds": view.round,
+        "score": end.score,
+        "tally": end.tally,
+        "facts": end.facts,
+        "fallen": sorted(name for name, agent in view.agents.items() if not agent.active),
     }
 
 
@@ -49,39 +45,36 @@ def cycles_of(state: RecurrenceState) -> int:
 async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Remember how the cycle ended, apply each Path's retention, then reset for the next cycle."""
     scenario = scenario_of(state["scenario"])
-    world = World.model_validate(state["world"])
+    end = scenario.world.end(state["world"])
+    view = scenario.world.view(state["world"])
     services = await aservices_of(state, runtime)
-    outcome = world.outcome or Outcome.ROUND_LIMIT
     echo = MemoryEvent(
-        id=f"c{world.cycle}-end",
-        text=(
-            f"Cycle {world.cycle} ended after {world.round} rounds: {OUTCOME_TEXT[outcome]}. "
-            f"{len(world.delivered)} of {len(scenario.titans)} Coreflames were delivered."
-        ),
-        cycle=world.cycle,
-        round=world.round,
-        tick=now_of(state, world).tick,
-        witnesses=scenario.heir_names,
+        id=f"c{view.cycle}-end",
+        text=end.text,
+        cycle=view.cycle,
+        round=view.round,
+        tick=now_of(state).tick,
+        witnesses=scenario.agent_names,
         importance=8,
         kind=MemoryKind.CYCLE_ECHO,
     )
-    retention = {h.name: scenario.retention_for(h.path) for h in scenario.heirs}
+    retention = {a.name: scenario.retention_for(a.path) for a in scenario.agents}
 
     def carry() -> dict[str, int]:
         services.memory.remember([echo])
-        return services.memory.carry_over(retention, world.cycle + 1)
+        return services.memory.carry_over(retention, view.cycle + 1)
 
     kept = await asyncio.to_thread(carry)
-    summary = cycle_summary(world) | {"memories_kept": kept}
+    summary = cycle_summary(end, view) | {"memories_kept": kept}
     emit({"type": "cycle_done", **summary})
     update: dict[str, Any] = {"cycle_summaries": [*(state.get("cycle_summaries") or []), summary]}
-    if world.cycle < cycles_of(state):
-        update["cycle"] = world.cycle + 1
+    if view.cycle < cycles_of(state):
+        update["cycle"] = view.cycle + 1
     return update
 
 
 def after_round(state: RecurrenceState) -> str:
-    return "end_cycle" if state["world"].get("outcome") else "director"
+    return "end_cycle" if ended(state) else "director"
 
 
 def after_cycle(state: RecurrenceState) -> str:

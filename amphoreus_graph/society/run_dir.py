@@ -18,7 +18,6 @@ from amphoreus_graph.society.chronicle import CHRONICLE_DIR
 CONFIG_FILE = "config.json"
 CHECKPOINT_FILE = "checkpoint.sqlite"
 SUMMARY_FILE = "summary.json"
-DEFAULT_SEEDS_DIR = "memory/seeds"
 
 
 def writable_dir(path: Path, flag: str) -> None:
@@ -61,9 +60,9 @@ def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
     writable_dir(out, "--out")
 
 
-def check_seeds_dir(seeds_dir: str) -> None:
+def check_seeds_dir(seeds_dir: str | None) -> None:
     """A seeds directory the user named must exist: a typo would otherwise plant nothing and say nothing."""
-    if seeds_dir != DEFAULT_SEEDS_DIR and not Path(seeds_dir).is_dir():
+    if seeds_dir is not None and not Path(seeds_dir).is_dir():
         raise AmphoreusError(f"--seeds-dir {seeds_dir}: no such directory; expected SEEDS_DIR/<scenario>/*.yaml")
 
 

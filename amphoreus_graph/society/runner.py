@@ -22,22 +22,21 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_json
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.data.samples import SAMPLES_DIR, ShardWriter, count_rows
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory
-from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
-    DEFAULT_SEEDS_DIR,
     SUMMARY_FILE,
     check_seeds_dir,
     checkpointed_values,
@@ -49,8 +48,6 @@ from amphoreus_graph.society.services import (
     SocietySettings,
     build_memory,
     open_store,
-    register_services,
-    unregister_services,
 )
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
 
@@ -72,7 +69,7 @@ class RunConfig(BaseModel):
     chroma_url: str | None = None
     recall_k: int = Field(default=5, ge=0)
     embedder: str = DEFAULT_MODEL
-    seeds_dir: str = DEFAULT_SEEDS_DIR
+    seeds_dir: str | None = Field(default=None, description="SEEDS_DIR/<scenario>/*.yaml; default: the scenario's")
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
 
     @property
@@ -164,7 +161,7 @@ class Simulation:
             samples=ShardWriter(cfg.out / SAMPLES_DIR),
             chronicle=ChronicleWriter(cfg.out),
             recall_k=cfg.recall_k,
-            seeds_dir=cfg.seeds_dir,
+            seeds=seeds_folder(scenario_of(cfg.scenario), cfg.seeds_dir),
         )
         return services, owned
 
@@ -174,7 +171,7 @@ class Simulation:
         # A broken scenario, seed file, model spec or run directory fails here, before anything is written.
         scenario = scenario_of(cfg.scenario)
         check_seeds_dir(cfg.seeds_dir)
-        load_seeds(seeds_folder(cfg.seeds_dir, scenario.name), scenario.heir_names)
+        load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
         policy = self._policy or resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
@@ -209,14 +206,13 @@ class Simulation:
                         "rounds": cfg.rounds,
                         "run_id": cfg.run_id,
                     }
-                register_services(cfg.run_id, services)
+                context = cfg.settings().using(cfg.run_id, services)
                 state = await graph.aget_state(thread)
                 if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
-                    async for event in graph.astream(start, thread, context=cfg.settings(), stream_mode="custom"):
+                    async for event in graph.astream(start, thread, context=context, stream_mode="custom"):
                         yield event
                 final = (await graph.aget_state(thread)).values
         finally:
-            unregister_services(cfg.run_id)
             if owned is not None:
                 owned.close()
         self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started)
@@ -240,20 +236,23 @@ class Simulation:
 
 
 def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s: float) -> dict[str, Any]:
-    """RUN/summary.json: outcomes, Coreflames per heir, samples, model calls, tokens, faults, wall time."""
+    """RUN/summary.json: each cycle's outcome in the world's words, each agent's tally over the cycles, samples,
+    model calls, tokens, faults, wall time."""
     stats = {k: int(v) for k, v in (state.get("stats") or {}).items()}
     cycles = state.get("cycle_summaries") or []
-    per_heir: dict[str, int] = {}
+    tally: dict[str, float] = {}
     for cycle in cycles:
-        for heir, count in cycle["coreflames"].items():
-            per_heir[heir] = per_heir.get(heir, 0) + count
+        for agent, count in cycle["tally"].items():
+            tally[agent] = tally.get(agent, 0.0) + count
     return {
         "run": cfg.run_id,
         "scenario": cfg.scenario,
         "model": model,
         "seed": cfg.seed,
         "cycles": cycles,
-        "coreflames_per_heir": per_heir,
+        "world": scenario_of(cfg.scenario).name,
+        "score_label": scenario_of(cfg.scenario).world.labels.score,
+        "tally_per_agent": tally,
         "samples_written": count_rows(cfg.out / SAMPLES_DIR),
         "turns": stats.get("turns", 0),
         "model_calls": stats.get("model_calls", 0),

@@ -1,31 +1,47 @@
-"""Run-level services (policy, memory, sample and chronicle writers) resolved from JSON-able settings.
+"""A run's services (policy, memory, sample and chronicle writers), carried by LangGraph's `Runtime.context`.
 
-The graph's Runtime context is `SocietySettings`, which Studio can fill in; the heavy objects it names
-are built once per process and run, or registered ready-made by the library (a custom chat model).
+The graphs' context is `SocietySettings`: JSON-able settings that Studio fills in (or AMPHOREUS_* environment
+variables), which build the services the first time a node asks, once per run invocation. The library and the
+CLI hand the graph a context that already holds ready-made services (a custom policy, an instrumented memory).
+Nothing is kept per run id in the process: a Studio thread re-run with another model runs with that model.
+Only resources that any run may share are cached process-wide: Chroma clients per store, loaded embedders.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Self
 
 from chromadb.api import ClientAPI
 from chromadb.errors import ChromaError
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from amphoreus_graph.data.samples import ShardWriter
+from amphoreus_graph.catalogs.scenario import Scenario
+from amphoreus_graph.contracts.turn import Policy
+from amphoreus_graph.data.samples import SAMPLES_DIR, ShardWriter
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
+from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_chroma
-from amphoreus_graph.policy.base import Policy
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.registry import resolve_model
-from amphoreus_graph.scenario import Scenario
 from amphoreus_graph.society.chronicle import ChronicleWriter
+
+
+@dataclass
+class Services:
+    policy: Policy
+    memory: Memory
+    samples: ShardWriter | None
+    chronicle: ChronicleWriter | None = None
+    recall_k: int = 5
+    seeds: Path | None = None
 
 
 class SocietySettings(BaseSettings):
@@ -42,17 +58,42 @@ class SocietySettings(BaseSettings):
     embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or path")
     runs_dir: str = Field(default="runs", description="where runs without an explicit directory write")
     run_dir: str | None = Field(default=None, description="this run's directory (samples/ goes inside)")
-    seeds_dir: str = Field(default="memory/seeds", description="seed memories: SEEDS_DIR/<scenario>/*.yaml")
+    seeds_dir: str | None = Field(
+        default=None, description="seed memories: SEEDS_DIR/<scenario>/*.yaml (default: the scenario's own)"
+    )
+    _services: dict[str, Services] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def using(self, run_id: str, services: Services) -> Self:
+        """These settings, with ready-made services for `run_id` (the library's custom policy or memory)."""
+        self._services[run_id] = services
+        return self
+
+    def services(self, run_id: str, scenario: Scenario) -> Services:
+        """The run's services: handed in, or built from these settings the first time a node asks."""
+        with self._lock:
+            if run_id not in self._services:
+                self._services[run_id] = self._build(run_id, scenario)
+            return self._services[run_id]
+
+    def _build(self, run_id: str, scenario: Scenario) -> Services:
+        client, _ = shared_client(self.memory_dir if self.chroma_url is None else None, self.chroma_url)
+        run_dir = Path(self.run_dir) if self.run_dir else Path(self.runs_dir) / run_id
+        policy = resolve_model(self.model, base_url=self.base_url, max_concurrency=self.max_concurrency)
+        return Services(
+            policy=policy,
+            memory=build_memory(client, run_id, scenario, self.embedder, policy),
+            samples=ShardWriter(run_dir / SAMPLES_DIR),
+            chronicle=ChronicleWriter(run_dir),
+            recall_k=self.recall_k,
+            seeds=seeds_folder(scenario, self.seeds_dir),
+        )
 
 
-@dataclass
-class Services:
-    policy: Policy
-    memory: Memory
-    samples: ShardWriter | None
-    chronicle: ChronicleWriter | None = None
-    recall_k: int = 5
-    seeds_dir: str = "memory/seeds"
+@cache
+def default_settings() -> SocietySettings:
+    """The context of a graph invoked without one (`graph.invoke({})`): settings from the environment."""
+    return SocietySettings()
 
 
 def build_memory(
@@ -60,20 +101,20 @@ def build_memory(
 ) -> ChromaMemory:
     """A society's Chroma memory set up from its scenario; a chat-model policy also rates and reflects."""
     importance = PathImportance(scenario)
-    offline = OfflineReflector(scenario.heir_names)
+    offline = OfflineReflector(scenario.agent_names, scenario.catalog)
     reflector: Reflector = offline
     rater: ImportanceRater = importance
     if isinstance(policy, LLMPolicy):
-        rater = ModelImportance(policy.model, importance)
+        rater = ModelImportance(policy.model, importance, scenario.world.description)
         reflector = ModelReflector(policy.model, offline)
     return ChromaMemory(
         client,
         society,
-        scenario.heir_names,
+        scenario.agent_names,
         default_embedder(embedder),
         lock,
         config=scenario.memory,
-        paths={h.name: h.path for h in scenario.heirs},
+        paths={a.name: a.path for a in scenario.agents},
         rater=rater,
         reflector=reflector,
     )
@@ -89,41 +130,14 @@ def open_store(persist_dir: Path | None, url: str | None) -> tuple[ClientAPI, St
         raise AmphoreusError(f"{where}: cannot open the memory store ({problem}); expected a Chroma store") from None
 
 
-_lock = threading.Lock()
-_registered: dict[str, Services] = {}
+_clients_lock = threading.Lock()
 _clients: dict[tuple[str | None, str | None], tuple[ClientAPI, StoreLock | None]] = {}
 
 
-def register_services(run_id: str, services: Services) -> None:
-    """Use these ready-made services for `run_id` (the library does this for a custom policy)."""
-    with _lock:
-        _registered[run_id] = services
-
-
-def unregister_services(run_id: str) -> None:
-    with _lock:
-        _registered.pop(run_id, None)
-
-
-def services_for(settings: SocietySettings | None, run_id: str, scenario: Scenario) -> Services:
-    """The services of a run: registered ones, else built from the settings once per process."""
-    with _lock:
-        if run_id in _registered:
-            return _registered[run_id]
-        settings = settings or SocietySettings()
-        key = (settings.memory_dir if settings.chroma_url is None else None, settings.chroma_url)
+def shared_client(memory_dir: str | None, chroma_url: str | None) -> tuple[ClientAPI, StoreLock | None]:
+    """One Chroma client per store for the whole process (Studio's runs share its store)."""
+    key = (memory_dir, chroma_url)
+    with _clients_lock:
         if key not in _clients:
-            _clients[key] = open_store(Path(key[0]) if key[0] else None, key[1])
-        client, _ = _clients[key]
-        run_dir = Path(settings.run_dir) if settings.run_dir else Path(settings.runs_dir) / run_id
-        policy = resolve_model(settings.model, base_url=settings.base_url, max_concurrency=settings.max_concurrency)
-        services = Services(
-            policy=policy,
-            memory=build_memory(client, run_id, scenario, settings.embedder, policy),
-            samples=ShardWriter(run_dir / "samples"),
-            chronicle=ChronicleWriter(run_dir),
-            recall_k=settings.recall_k,
-            seeds_dir=settings.seeds_dir,
-        )
-        _registered[run_id] = services
-        return services
+            _clients[key] = open_store(Path(memory_dir) if memory_dir else None, chroma_url)
+        return _clients[key]

@@ -17,7 +17,7 @@ JSON = dict[str, Any]
 
 
 def merge_turns(current: dict[str, JSON] | None, update: dict[str, JSON] | None) -> dict[str, JSON]:
-    """Parallel heir turns merge their results; an empty update clears the round's turns."""
+    """Parallel agent turns merge their results; an empty update clears the round's turns."""
     if not update:
         return {}
     return {**(current or {}), **update}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from amphoreus_graph.actions import Action
-from amphoreus_graph.policy.base import Decision
+from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.train.tokenizer import chat_ids
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from amphoreus_graph.actions import Action
+from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
 from amphoreus_graph.errors import ModelSpecError
-from amphoreus_graph.policy.base import Decision, PolicyResult, TurnContext
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
 from amphoreus_graph.train.constrained import Written, write_decision

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from amphoreus_graph.policy.base import Policy
+from amphoreus_graph.contracts.turn import Policy
 
 
 class ItemScore(BaseModel):

@@ -16,8 +16,8 @@ from amphoreus_graph.bench.subjects import pose, subjects
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
 from amphoreus_graph.bench.tasks.path_voice import open_options
 from amphoreus_graph.bench.voice_judge import VoiceJudge, resolve_voice_judge
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, Policy, RecalledMemory
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.turn import Decision, Policy, RecalledMemory
 
 
 async def press(policy: Policy, item: SteadfastItem, seed: int) -> list[Decision]:

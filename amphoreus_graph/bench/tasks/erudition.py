@@ -16,7 +16,7 @@ from amphoreus_graph.actions import Action
 from amphoreus_graph.bench.items import EruditionItem, load_items
 from amphoreus_graph.bench.subjects import pose
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
-from amphoreus_graph.policy.base import Policy, RecalledMemory, TurnContext
+from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
 
 # Untargeted acts only: a target list of Titans or places would put answers in the heir's mouth.
 ANSWERING: dict[Action, list[str]] = {a: [] for a in (Action.STUDY, Action.REMEMBER, Action.DECREE, Action.JEST)}

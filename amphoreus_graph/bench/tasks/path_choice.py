@@ -12,7 +12,7 @@ from amphoreus_graph.actions import Action
 from amphoreus_graph.bench.items import ChoiceItem, load_items
 from amphoreus_graph.bench.subjects import pose
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
-from amphoreus_graph.policy.base import Policy, TurnContext
+from amphoreus_graph.contracts.turn import Policy, TurnContext
 
 
 def choice_turn(item: ChoiceItem, seed: int) -> TurnContext:

@@ -13,9 +13,9 @@ from amphoreus_graph.bench.items import VoiceItem, load_items
 from amphoreus_graph.bench.subjects import pose, subjects
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
 from amphoreus_graph.bench.voice_judge import resolve_voice_judge
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Policy, TurnContext
-from amphoreus_graph.society.graph import scenario_of
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.turn import Policy, TurnContext
 
 
 def open_options(heir: str) -> dict[Action, list[str]]:

@@ -28,14 +28,13 @@ from amphoreus_graph.bench.items import _Item, load_items
 from amphoreus_graph.bench.subjects import pose, subjects
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
 from amphoreus_graph.bench.tasks.erudition import ANSWERING, exact_match, token_f1
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.scenario import RetentionMode, scenario_of
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
+from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.importance import PathImportance
-from amphoreus_graph.memory.records import MemoryEvent, MemoryKind, Moment, gist
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Policy, RecalledMemory, TurnContext
-from amphoreus_graph.scenario import RetentionMode
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.services import SocietySettings
 
 RECALL_K: int = SocietySettings.model_fields["recall_k"].default  # what a society's turn recalls

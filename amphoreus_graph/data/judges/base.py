@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from amphoreus_graph.policy.base import Decision, TurnContext
+from amphoreus_graph.contracts.turn import Decision, TurnContext
 
 Panel = Literal["genius_society", "nameless"]
 PANELS: dict[Panel, tuple[str, ...]] = {

@@ -15,9 +15,9 @@ from numpy.typing import NDArray
 from pydantic import BaseModel
 
 from amphoreus_graph.actions import ACTION_HELP
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL, Embedder, default_embedder
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.offline import stable_rng
 
 _SCALES = (2.5, 5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0)
 

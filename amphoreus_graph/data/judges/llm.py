@@ -16,11 +16,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, model_validator
 
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.data.judges import rules
 from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict
 from amphoreus_graph.data.judges.offline import OfflineJudge
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import CallStats
 from amphoreus_graph.policy.llm import ChatCaller, MalformedOutput, parse_reply, reply_text
 from amphoreus_graph.policy.prompt import decision_json
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
-from amphoreus_graph.paths import load_paths
-from amphoreus_graph.policy.base import Decision, RecalledMemory, TurnContext
+from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.contracts.turn import Decision, RecalledMemory, TurnContext
 
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)*")
 _SENTENCE_END = re.compile(r"[.!?:;]\s+")

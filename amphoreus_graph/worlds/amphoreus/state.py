@@ -1,6 +1,6 @@
-"""The world of one cycle: who is where, who holds which Coreflame, trust, harm and the Black Tide.
+"""Amphoreus in one cycle: who is where, who holds which Coreflame, trust, harm and the Black Tide.
 
-Pure data (pydantic) so that it checkpoints and streams; built fresh from the scenario at genesis.
+Pure data (pydantic) so that it checkpoints and streams; built fresh from the spec at genesis.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from amphoreus_graph.scenario import Scenario
+from amphoreus_graph.worlds.amphoreus.schema import AmphoreusSpec
 
 
 class Outcome(StrEnum):
@@ -31,7 +31,7 @@ class HeirState(BaseModel):
         return self.health <= 0
 
 
-class World(BaseModel):
+class AmphoreusState(BaseModel):
     """Mutable state of one cycle; the game master changes it, everyone else only reads it."""
 
     cycle: int
@@ -44,8 +44,8 @@ class World(BaseModel):
     outcome: Outcome | None = None
 
     @classmethod
-    def genesis(cls, scenario: Scenario, cycle: int) -> World:
-        """The world as the scenario describes it at the start of every cycle."""
+    def genesis(cls, scenario: AmphoreusSpec, cycle: int) -> AmphoreusState:
+        """The world as the spec describes it at the start of every cycle."""
         names = scenario.heir_names
         return cls(
             cycle=cycle,

@@ -1,7 +1,7 @@
-"""The game master's rules: all of a round's decisions resolved at once into events and a new world.
+"""Amphoreus's rules: all of a round's decisions resolved at once into events and a new state.
 
 Pure and deterministic (a seeded RNG decides chances), so a replayed round resolves identically.
-Defences are applied first, then every other action in the scenario's heir order.
+Defences are applied first, then every other action in the spec's heir order.
 """
 
 from __future__ import annotations
@@ -9,38 +9,21 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from amphoreus_graph.actions import Action
-from amphoreus_graph.memory.records import MemoryEvent, MemoryKind
-from amphoreus_graph.policy.base import Decision
-from amphoreus_graph.scenario import Scenario
-from amphoreus_graph.society.world import Outcome, World
+from amphoreus_graph.contracts.actions import ActionSpec
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
+from amphoreus_graph.contracts.turn import Decision
+from amphoreus_graph.worlds.amphoreus.schema import AmphoreusSpec
+from amphoreus_graph.worlds.amphoreus.state import AmphoreusState, Outcome
 
 ATTACK_HARM = 25.0
 TIDE_FIGHT_COST = 8.0
-# Base importance of what each action makes happen (1-10); raters add for involvement and Path.
-# Kept low for routine acts so that a heir's own habits do not crowd out the rare events that matter.
-IMPORTANCE: dict[Action, float] = {
-    Action.SEEK_COREFLAME: 3,
-    Action.DELIVER_COREFLAME: 8,
-    Action.ATTACK: 6,
-    Action.DEFEND: 3,
-    Action.AID: 4,
-    Action.ALLY: 4,
-    Action.STUDY: 2,
-    Action.REMEMBER: 3,
-    Action.DECEIVE: 5,
-    Action.EXPLORE: 2,
-    Action.DECREE: 3,
-    Action.JEST: 2,
-    Action.FIGHT_TIDE: 3,
-    Action.WITHDRAW: 1,
-}
 
 
 @dataclass
 class _Round:
-    world: World
-    scenario: Scenario
+    world: AmphoreusState
+    scenario: AmphoreusSpec
+    actions: dict[str, ActionSpec]
     rng: random.Random
     decisions: dict[str, Decision]
     tick: int
@@ -73,22 +56,30 @@ class _Round:
                 tick=self.tick,
                 witnesses=witnesses,
                 public=public,
-                importance=min(10.0, IMPORTANCE[decision.action] + bump),
+                importance=min(10.0, self.actions[decision.action].importance + bump),
                 kind=MemoryKind.SPEECH if decision.speech else MemoryKind.OBSERVATION,
-                action=decision.action.value,
+                action=decision.action,
+                tags=list(self.actions[decision.action].tags),
                 involved=[actor, *also],
             )
         )
 
 
 def resolve_round(
-    world: World, scenario: Scenario, decisions: dict[str, Decision], rng: random.Random, round_limit: int
-) -> tuple[World, list[MemoryEvent]]:
-    """Apply every decision of a round; returns the new world and the events it produced."""
-    tick = (world.cycle - 1) * round_limit + world.round
-    state = _Round(world=world.model_copy(deep=True), scenario=scenario, rng=rng, decisions=decisions, tick=tick)
+    world: AmphoreusState,
+    scenario: AmphoreusSpec,
+    actions: dict[str, ActionSpec],
+    decisions: dict[str, Decision],
+    rng: random.Random,
+    tick: int,
+    round_limit: int,
+) -> tuple[AmphoreusState, list[MemoryEvent]]:
+    """Apply every decision of a round; returns the new state and the events it produced."""
+    state = _Round(
+        world=world.model_copy(deep=True), scenario=scenario, actions=actions, rng=rng, decisions=decisions, tick=tick
+    )
     order = [h for h in scenario.heir_names if h in decisions]
-    state.shielded = {d.target for d in decisions.values() if d.action is Action.DEFEND and d.target}
+    state.shielded = {d.target for d in decisions.values() if d.action == "defend" and d.target}
     for heir in order:
         _RESOLVERS[decisions[heir].action](state, heir, decisions[heir])
     w = state.world
@@ -97,7 +88,7 @@ def resolve_round(
     return w, state.events
 
 
-def _outcome(world: World, scenario: Scenario, round_limit: int) -> Outcome | None:
+def _outcome(world: AmphoreusState, scenario: AmphoreusSpec, round_limit: int) -> Outcome | None:
     ends = scenario.end_conditions
     if ends.era_nova and len(world.delivered) == len(scenario.titans):
         return Outcome.ERA_NOVA
@@ -178,7 +169,7 @@ def _aid(r: _Round, actor: str, d: Decision) -> None:
 
 def _ally(r: _Round, actor: str, d: Decision) -> None:
     target = d.target or ""
-    mutual = (other := r.decisions.get(target)) is not None and other.action is Action.ALLY and other.target == actor
+    mutual = (other := r.decisions.get(target)) is not None and other.action == "ally" and other.target == actor
     gain = 0.3 if mutual else 0.15
     r.world.adjust_trust(actor, target, gain)
     r.world.adjust_trust(target, actor, gain)
@@ -240,18 +231,18 @@ def _withdraw(r: _Round, actor: str, d: Decision) -> None:
 
 
 _RESOLVERS = {
-    Action.SEEK_COREFLAME: _seek,
-    Action.DELIVER_COREFLAME: _deliver,
-    Action.ATTACK: _attack,
-    Action.DEFEND: _defend,
-    Action.AID: _aid,
-    Action.ALLY: _ally,
-    Action.STUDY: _study,
-    Action.REMEMBER: _remember,
-    Action.DECEIVE: _deceive,
-    Action.EXPLORE: _explore,
-    Action.DECREE: _decree,
-    Action.JEST: _jest,
-    Action.FIGHT_TIDE: _fight_tide,
-    Action.WITHDRAW: _withdraw,
+    "seek_coreflame": _seek,
+    "deliver_coreflame": _deliver,
+    "attack": _attack,
+    "defend": _defend,
+    "aid": _aid,
+    "ally": _ally,
+    "study": _study,
+    "remember": _remember,
+    "deceive": _deceive,
+    "explore": _explore,
+    "decree": _decree,
+    "jest": _jest,
+    "fight_tide": _fight_tide,
+    "withdraw": _withdraw,
 }

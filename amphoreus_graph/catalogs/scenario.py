@@ -1,0 +1,298 @@
+"""Scenarios: which world, which agents, which Paths, how memory behaves — loaded and validated once.
+
+A scenario is a YAML file. Its `world:` key says what kind of world it describes: `kit` (the default: the
+declarative rules kit, the rest of the file is the world), the name of a world plug-in registered under the
+`amphoreus_graph.worlds` entry point (`amphoreus` is one), `module:attr`, or `file.py:attr` beside the scenario.
+The plug-in is a `World` object or a factory `(raw, source) -> World` that gets the file's mapping without the
+engine's own keys below. Every mistake is one ScenarioError line: the file, the field path, what was expected.
+
+The engine's own keys: `paths` (a Path catalog file, default the packaged one), `seeds` (a folder of seed
+memories; default `seeds/` beside the scenario when there is one), `memory`, `retention`, `default_retention`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
+from amphoreus_graph.contracts.world import AgentProfile, World
+from amphoreus_graph.errors import ScenarioError, format_validation_error
+
+ENTRY_POINTS = "amphoreus_graph.worlds"
+DEFAULT_WORLD = "kit"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RetentionMode(StrEnum):
+    ALL = "all"
+    ECHOES = "echoes"
+    NONE = "none"
+
+
+class Retention(_Strict):
+    """What an agent of a Path keeps of its memories when the world resets."""
+
+    mode: RetentionMode
+    keep: int = Field(default=5, ge=0, description="echoes: how many of the most important memories")
+    decay: float = Field(default=0.5, gt=0, le=1, description="echoes: importance multiplier per reset")
+
+
+class RecallMode(StrEnum):
+    RANKED = "ranked"
+    COSINE = "cosine"
+
+
+class RecallWeights(_Strict):
+    recency: float = Field(default=1.0, ge=0)
+    importance: float = Field(default=1.0, ge=0)
+    relevance: float = Field(default=2.0, ge=0, description="cosine spreads less than the others: weigh it more")
+
+
+class MemoryConfig(_Strict):
+    """How agents recall and reflect (Generative Agents' scoring, plus a weight per cycle gone by)."""
+
+    mode: RecallMode = Field(default=RecallMode.RANKED, description="ranked, or plain cosine top-k")
+    weights: RecallWeights = RecallWeights()
+    recency_decay: float = Field(default=0.9, gt=0, le=1, description="recency multiplier per round since access")
+    cycle_weight: float = Field(default=0.8, gt=0, le=1, description="score multiplier per cycle gone by")
+    overfetch: int = Field(default=4, ge=1, description="fetch k × overfetch by similarity, then rank")
+    reflection_budget: float = Field(default=40.0, gt=0, description="unreflected importance that triggers one")
+    reflection_evidence: int = Field(default=5, ge=1, description="salient memories a reflection draws on")
+
+
+class ScenarioSettings(_Strict):
+    """The engine's own keys of a scenario file (everything else belongs to the world)."""
+
+    world: str = Field(default=DEFAULT_WORLD, description="kit, a registered plug-in, module:attr or file.py:attr")
+    paths: str | None = Field(default=None, description="a Path catalog file, relative to the scenario")
+    seeds: str | None = Field(default=None, description="seed memories folder, relative to the scenario")
+    memory: MemoryConfig = MemoryConfig()
+    retention: dict[str, Retention] = Field(default_factory=dict, description="per Path")
+    default_retention: Retention = Retention(mode=RetentionMode.ECHOES)
+
+
+ENGINE_KEYS = frozenset(ScenarioSettings.model_fields)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A world to live in, with the Path catalog its agents walk and how their memory behaves."""
+
+    ref: str  # as the user named it (a packaged name or a path): what samples and configs record
+    source: Path
+    world: World
+    settings: ScenarioSettings
+    catalog: PathCatalog
+    seeds_dir: Path | None
+
+    @property
+    def name(self) -> str:
+        return self.world.name
+
+    @property
+    def title(self) -> str:
+        return self.world.title
+
+    @property
+    def agents(self) -> list[AgentProfile]:
+        return self.world.agents
+
+    @property
+    def agent_names(self) -> list[str]:
+        return [a.name for a in self.world.agents]
+
+    def agent(self, name: str) -> AgentProfile:
+        return next(a for a in self.world.agents if a.name == name)
+
+    @property
+    def rounds_per_cycle(self) -> int:
+        return self.world.rounds_per_cycle
+
+    @property
+    def memory(self) -> MemoryConfig:
+        return self.settings.memory
+
+    def retention_for(self, path: str) -> Retention:
+        return self.settings.retention.get(path, self.settings.default_retention)
+
+
+def packaged_scenarios() -> dict[str, Path]:
+    """Scenarios shipped with the package, by name: each world folder's top-level YAML files (data files a
+    world keeps beside them start with `_` or live in a subfolder)."""
+    found: dict[str, Path] = {}
+    for folder in resources.files("amphoreus_graph.worlds").iterdir():
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                if entry.name.endswith(".yaml") and not entry.name.startswith("_"):
+                    found[Path(str(entry)).stem] = Path(str(entry))
+    return dict(sorted(found.items()))
+
+
+def resolve_scenario_path(name_or_path: str | Path) -> Path:
+    """A packaged scenario name (`amphoreus`) or a path to a user's YAML file."""
+    packaged = packaged_scenarios()
+    if isinstance(name_or_path, str) and name_or_path in packaged:
+        return packaged[name_or_path]
+    path = Path(name_or_path)
+    if path.is_dir():
+        raise ScenarioError(
+            f"{path}: is a directory; expected a YAML file (a scenario's .yaml) or one of {sorted(packaged)}"
+        )
+    if not path.is_file():
+        raise ScenarioError(
+            f"{path}: no such scenario file; expected a path to a YAML file or one of {sorted(packaged)}"
+        )
+    return path
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file's data; unreadable or invalid YAML is one ScenarioError line with the position."""
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ScenarioError(f"{path}: {where}: {problem}; expected valid YAML") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read the file ({exc}); expected a UTF-8 YAML file") from None
+
+
+def registered_worlds() -> dict[str, metadata.EntryPoint]:
+    """World plug-ins registered by installed packages (`amphoreus_graph.worlds` entry points), by name."""
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINTS)}
+
+
+def _world_factory(spec: str, source: Path) -> Any:
+    """What `world:` names: a registered plug-in, `module:attr`, or `file.py:attr` beside the scenario."""
+    registered = registered_worlds()
+    if spec in registered:
+        return registered[spec].load()
+    target, _, attr = spec.rpartition(":")
+    if not target or not attr:
+        raise ScenarioError(
+            f"{source}: world: unknown world {spec!r}; "
+            f"expected one of {sorted(registered)}, module:attr or file.py:attr"
+        )
+    try:
+        if target.endswith(".py"):
+            file = (source.parent / target).resolve()
+            loader = importlib.util.spec_from_file_location(f"amphoreus_world_{file.stem}_{abs(hash(file))}", file)
+            if loader is None or loader.loader is None or not file.is_file():
+                raise ScenarioError(f"{source}: world: no such plug-in file {file}; expected a Python file")
+            module = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+        else:
+            module = importlib.import_module(target)
+        return getattr(module, attr)
+    except ScenarioError:
+        raise
+    except Exception as exc:
+        raise ScenarioError(
+            f"{source}: world: cannot load {spec!r} ({type(exc).__name__}: {exc}); expected a World plug-in"
+        ) from None
+
+
+def load_world(spec: str, raw: dict[str, Any], source: Path) -> World:
+    """The world a scenario describes, from its plug-in (a World, or a factory given the world's own keys)."""
+    found = _world_factory(spec, source)
+    world = found if isinstance(found, World) else None
+    if world is None and callable(found):
+        build: Callable[[dict[str, Any], Path], Any] = found
+        world = build(raw, source)
+    if not isinstance(world, World):
+        raise ScenarioError(
+            f"{source}: world: {spec!r} gave a {type(world).__name__}; expected a World (see contracts/world.py)"
+        )
+    return world
+
+
+def _check(scenario: Scenario) -> None:
+    """Cross-references the world cannot check alone: Paths against the catalog, unique agent names, tags."""
+    where = str(scenario.source)
+    catalog, names = scenario.catalog, scenario.agent_names
+    paths = set(catalog.names())
+    for i, agent in enumerate(scenario.agents):
+        for field, value in (("path", agent.path), ("secondary_path", agent.secondary_path)):
+            if value is not None and value not in paths:
+                raise ScenarioError(
+                    f"{where}: agents[{i}].{field}: unknown Path {value!r}; expected one of {sorted(paths)}"
+                )
+    for path in scenario.settings.retention:
+        if path not in paths:
+            raise ScenarioError(f"{where}: retention.{path}: unknown Path {path!r}; expected one of {sorted(paths)}")
+    if not names:
+        raise ScenarioError(f"{where}: agents: no agents; expected at least one")
+    # Memory keys agents by their exact code points, so "Zoé" typed composed and decomposed would be two agents
+    # with two stores that look like one name everywhere else (prompts, samples, reports): refused here.
+    normal = [unicodedata.normalize("NFC", n) for n in names]
+    clashes = [n for n, key in zip(names, normal, strict=True) if normal.count(key) > 1]
+    if clashes:
+        shown = ", ".join(ascii(n) for n in dict.fromkeys(clashes))
+        raise ScenarioError(
+            f"{where}: agents: duplicate agent names {shown} (after Unicode normalisation, NFC); expected unique names"
+        )
+    for name, action in scenario.world.actions.items():
+        if strange := sorted(set(action.tags) - set(catalog.tags)):
+            raise ScenarioError(
+                f"{where}: actions.{name}.tags: unknown tags {strange}; expected tags from {sorted(catalog.tags)}"
+            )
+        if odd := sorted(set(action.affinity) - paths):
+            raise ScenarioError(f"{where}: actions.{name}.affinity: unknown Paths {odd}; expected Paths of the catalog")
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    """Load and validate a scenario; any problem is one ScenarioError line (file: field: expected)."""
+    source = resolve_scenario_path(name_or_path)
+    raw = read_yaml(source)
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{source}: (top level): expected a mapping of scenario fields")
+    try:
+        settings = ScenarioSettings.model_validate({k: v for k, v in raw.items() if k in ENGINE_KEYS})
+    except ValidationError as exc:
+        raise ScenarioError(format_validation_error(str(source), exc)) from None
+    catalog = load_paths(str((source.parent / settings.paths).resolve()) if settings.paths else None)
+    seeds = _seeds_dir(source, settings)
+    world = load_world(settings.world, {k: v for k, v in raw.items() if k not in ENGINE_KEYS}, source)
+    ref = name_or_path if isinstance(name_or_path, str) else str(name_or_path)
+    scenario = Scenario(ref=ref, source=source, world=world, settings=settings, catalog=catalog, seeds_dir=seeds)
+    _check(scenario)
+    return scenario
+
+
+def _seeds_dir(source: Path, settings: ScenarioSettings) -> Path | None:
+    """The scenario's seed memories: the folder it names (which must exist), else `seeds/` beside it, if any."""
+    if settings.seeds is not None:
+        folder = (source.parent / settings.seeds).resolve()
+        if not folder.is_dir():
+            raise ScenarioError(f"{source}: seeds: no such folder {folder}; expected a folder of seed memory files")
+        return folder
+    beside = source.parent / "seeds"
+    return beside if beside.is_dir() else None
+
+
+@cache
+def scenario_of(name_or_path: str) -> Scenario:
+    """Scenarios are read once per process: a run must not change under its own feet."""
+    return load_scenario(name_or_path)
+
+
+def catalog_for(world: str) -> PathCatalog:
+    """The Path catalog of the scenario a turn was posed in (the packaged one for a turn posed outside any)."""
+    return scenario_of(world).catalog if world else load_paths()
