@@ -1,10 +1,10 @@
-"""Seed memories: what heirs (or everyone, publicly) remember at the genesis of cycle 1.
+"""Seed memories: what agents (or everyone, publicly) remember at the genesis of cycle 1.
 
 Files: the scenario's seeds folder (its `seeds:` key, or `seeds/` beside it), or `SEEDS_DIR/<scenario name>/`
 when a run names a seeds directory; `*.yaml` files, each a list of entries
-`{text: ..., heirs: [Name, ...] | public: true, importance: 1-10, secret: false}`.
+`{text: ..., agents: [Name, ...] | public: true, importance: 1-10, secret: false}`.
 
-`secret: true` marks a private memory its heirs may act on and reason about but must never say aloud: the
+`secret: true` marks a private memory its agents may act on and reason about but must never say aloud: the
 offline policy never quotes it, the LLM prompt says so, and the judges mark down speech that gives it away.
 A public secret is a contradiction, so the loader rejects it.
 """
@@ -27,9 +27,9 @@ class SeedMemory(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1)
-    heirs: list[str] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list)
     public: bool = False
-    secret: bool = Field(default=False, description="known to its heirs, never to be said aloud")
+    secret: bool = Field(default=False, description="known to its agents, never to be said aloud")
     importance: float = Field(default=5.0, ge=1, le=10)
 
 
@@ -46,7 +46,7 @@ def seeds_folder(scenario: Scenario, seeds_dir: str | Path | None = None) -> Pat
     return folder
 
 
-def load_seeds(folder: Path | None, heirs: list[str]) -> list[MemoryEvent]:
+def load_seeds(folder: Path | None, agents: list[str]) -> list[MemoryEvent]:
     """Seed events for cycle 1, round 0; a bad file is one ScenarioError line (file, entry, expected)."""
     events: list[MemoryEvent] = []
     for path in sorted(folder.glob("*.yaml")) if folder is not None else []:
@@ -61,10 +61,10 @@ def load_seeds(folder: Path | None, heirs: list[str]) -> list[MemoryEvent]:
                 f"{path}: invalid YAML ({exc.__class__.__name__}); expected a list of seed memories"
             ) from None
         for i, entry in enumerate(entries):
-            unknown = [h for h in entry.heirs if h not in heirs]
-            if unknown or not (entry.heirs or entry.public):
-                expected = f"unknown heirs {unknown}" if unknown else "no heirs and not public"
-                raise ScenarioError(f"{path}: [{i}].heirs: {expected}; expected names from {heirs} or public: true")
+            unknown = [a for a in entry.agents if a not in agents]
+            if unknown or not (entry.agents or entry.public):
+                expected = f"unknown agents {unknown}" if unknown else "no agents and not public"
+                raise ScenarioError(f"{path}: [{i}].agents: {expected}; expected names from {agents} or public: true")
             if entry.public and entry.secret:
                 raise ScenarioError(
                     f"{path}: [{i}]: public and secret together; expected at most one of public: true, secret: true"
@@ -75,7 +75,7 @@ def load_seeds(folder: Path | None, heirs: list[str]) -> list[MemoryEvent]:
                     text=entry.text,
                     cycle=1,
                     round=0,
-                    witnesses=entry.heirs,
+                    witnesses=entry.agents,
                     public=entry.public,
                     secret=entry.secret,
                     importance=entry.importance,
