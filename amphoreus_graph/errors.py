@@ -18,7 +18,7 @@ class ModelSpecError(AmphoreusError):
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
-    """Render a pydantic location tuple as `heirs[3].seeks`."""
+    """Render a pydantic location tuple as `agents[3].path`."""
     out = ""
     for part in loc:
         if isinstance(part, int):

@@ -18,7 +18,7 @@ from chromadb.api import ClientAPI
 
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.memory.embedder import Embedder
-from amphoreus_graph.memory.naming import heir_collection, internal_collection
+from amphoreus_graph.memory.naming import agent_collection, internal_collection
 from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.store import ChromaMemory
 
@@ -55,7 +55,7 @@ ADVERSARIAL_NAMES = [
     "int",
     "am2",
     "m-x--access",
-    "x.heir.y",
+    "x.agent.y",
     "..",
     "-",
     " ",
@@ -108,7 +108,7 @@ def run_case(client: ClientAPI, embedder: Embedder, case: Case) -> Outcome:
     """File the case's events in both societies, recall for every asking heir, check the invariant; the
     societies' collections are dropped afterwards."""
     out = Outcome()
-    names = [heir_collection(s, h) for s in case.societies for h in case.heirs]
+    names = [agent_collection(s, h) for s in case.societies for h in case.heirs]
     internal = {internal_collection(s, "access") for s in case.societies}
     if len(set(names)) != len(names) or internal & set(names):
         out.collisions.append(f"{case.societies} {case.heirs}")

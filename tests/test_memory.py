@@ -119,8 +119,8 @@ def test_retention_keeps_all_echoes_or_nothing_and_is_idempotent(chroma_client, 
     memory.remember([_event(i, f"Event number {i}", HEIRS, importance=1 + i) for i in range(6)])
     assert memory.carry_over(RULES, next_cycle=2) == {"Cyrene": 6, "Phainon": 0, "Anaxagoras": 2}
     snapshot = memory.dump()
-    assert len(snapshot["heirs"]["Cyrene"]) == 6 and snapshot["heirs"]["Phainon"] == []
-    assert {r["text"]: r["importance"] for r in snapshot["heirs"]["Anaxagoras"]} == {
+    assert len(snapshot["agents"]["Cyrene"]) == 6 and snapshot["agents"]["Phainon"] == []
+    assert {r["text"]: r["importance"] for r in snapshot["agents"]["Anaxagoras"]} == {
         "Event number 5": 3.0,
         "Event number 4": 2.5,
     }
@@ -134,7 +134,7 @@ def test_remember_twice_files_once_and_reports_importance_gained(chroma_client, 
     assert memory.remember([event]) == {"Phainon": 4.0, "Cyrene": 4.0}
     memory.remember([event])
     dump = memory.dump()
-    assert [len(v) for v in dump["heirs"].values()] == [1, 1, 0] and dump["public"] == []
+    assert [len(v) for v in dump["agents"].values()] == [1, 1, 0] and dump["public"] == []
 
 
 def test_reflection_cites_existing_evidence(chroma_client, embedder):

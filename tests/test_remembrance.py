@@ -34,8 +34,8 @@ def trio_run(tmp_path_factory):
 
     events = asyncio.run(collect())
     client, lock = open_chroma(run / "memory")
-    memory = ChromaMemory(client, run.name, TRIO.heir_names, default_embedder(), lock)
-    records = {owner: memory.records(owner) for owner in [*TRIO.heir_names, PUBLIC]}
+    memory = ChromaMemory(client, run.name, TRIO.agent_names, default_embedder(), lock)
+    records = {owner: memory.records(owner) for owner in [*TRIO.agent_names, PUBLIC]}
     memory.close()
     return run, events, records
 
@@ -62,17 +62,17 @@ def test_reflections_appear_and_cite_existing_evidence(trio_run):
 def test_memory_inspect_shows_scores_without_touching_the_store(trio_run, cli, embedder):
     run, _, records = trio_run
     code, out, err = cli(
-        "memory", "inspect", str(run), "--heir", "Cyrene", "--query", "a promise to Phainon", "-k", "3"
+        "memory", "inspect", str(run), "--agent", "Cyrene", "--query", "a promise to Phainon", "-k", "3"
     )
     assert code == 0 and "Cyrene recalls" in out, err
     _, found = inspect_recall(run, "Cyrene", "a promise to Phainon", 3)
     assert any("promised Phainon" in m.text for m in found)
     assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
     client, lock = open_chroma(run / "memory")
-    memory = ChromaMemory(client, run.name, TRIO.heir_names, embedder, lock)
+    memory = ChromaMemory(client, run.name, TRIO.agent_names, embedder, lock)
     assert memory.records("Cyrene") == records["Cyrene"], "inspection must not change last-accessed ticks"
     memory.close()
-    code, _, err = cli("memory", "inspect", str(run), "--heir", "Nobody", "--query", "x")
+    code, _, err = cli("memory", "inspect", str(run), "--agent", "Nobody", "--query", "x")
     assert code == 2 and "not a heir of trio" in err
 
 
@@ -125,12 +125,12 @@ def _records(n: int) -> list[MemoryRecord]:
 
 def test_model_reflection_cites_its_evidence_or_falls_back():
     good = FakeListChatModel(responses=[json.dumps({"insight": "Phainon never sleeps.", "cites": [1, 2]})])
-    insight, cites = ModelReflector(good, OfflineReflector(TRIO.heir_names)).reflect(
+    insight, cites = ModelReflector(good, OfflineReflector(TRIO.agent_names)).reflect(
         "Cyrene", "Remembrance", _records(3)
     )
     assert insight == "Phainon never sleeps." and cites == ["r0@Cyrene", "r1@Cyrene"]
     bad = FakeListChatModel(responses=["I cannot reflect."])
-    insight, cites = ModelReflector(bad, OfflineReflector(TRIO.heir_names)).reflect(
+    insight, cites = ModelReflector(bad, OfflineReflector(TRIO.agent_names)).reflect(
         "Cyrene", "Remembrance", _records(3)
     )
     assert insight.startswith("Cyrene reflects:") and cites
@@ -183,7 +183,7 @@ def test_a_society_runs_on_a_chroma_server(tmp_path, cli, chroma_url):
     )
     assert code == 0, err
     assert not (tmp_path / "srv" / "memory").exists(), "memory lives on the server"
-    code, out, _ = cli("memory", "inspect", str(tmp_path / "srv"), "--heir", "Cyrene", "--query", "promise")
+    code, out, _ = cli("memory", "inspect", str(tmp_path / "srv"), "--agent", "Cyrene", "--query", "promise")
     assert code == 0 and "Cyrene recalls" in out
     _, found = inspect_recall(tmp_path / "srv", "Cyrene", "a promise to Phainon", 5)
     assert any("promised Phainon" in m.text for m in found)

@@ -35,7 +35,7 @@ def _lines(run: Path) -> int:
 
 def _memory(run: Path) -> dict:
     client, lock = open_chroma(run / "memory")
-    memory = ChromaMemory(client, run.name, load_scenario("amphoreus").heir_names, default_embedder(), lock)
+    memory = ChromaMemory(client, run.name, load_scenario("amphoreus").agent_names, default_embedder(), lock)
     try:
         return memory.dump()
     finally:

@@ -48,7 +48,7 @@ async def test_faulty_model_run_completes_and_counts_faults(tmp_path):
     assert json.loads((tmp_path / "faulty" / "summary.json").read_text())["failures"] == summary["failures"]
     for sample in samples:
         assert sample.messages[-1]["role"] == "assistant"
-        assert json.loads(sample.messages[-1]["content"])["action"] == sample.decision.action.value
+        assert json.loads(sample.messages[-1]["content"])["action"] == sample.decision.action
 
 
 async def _run_trio(parent: Path) -> dict:
@@ -69,7 +69,7 @@ async def test_same_seed_same_name_gives_identical_samples_and_summary(tmp_path,
 
 def test_shard_writer_is_exactly_once_on_replay(tmp_path):
     from amphoreus_graph.data.samples import Sample
-    from amphoreus_graph.policy.base import Decision
+    from amphoreus_graph.contracts.turn import Decision
 
     def sample(round_: int, heir: str) -> Sample:
         return Sample(
@@ -77,7 +77,7 @@ def test_shard_writer_is_exactly_once_on_replay(tmp_path):
             run="r",
             cycle=1,
             round=round_,
-            heir=heir,
+            agent=heir,
             path="Erudition",
             model="offline",
             messages=[],

@@ -224,7 +224,7 @@ async def test_society_trio_streams_progress_and_writes_samples(server: Server) 
     assert types.count("round_started") == 2, types
     assert types.count("round_done") == 2, types
     assert types.count("turn_done") == 6, types
-    heirs = {e["heir"] for e in custom if e.get("type") == "turn_done"}
+    heirs = {e["agent"] for e in custom if e.get("type") == "turn_done"}
     assert len(heirs) == 3, heirs
     assert [e["round"] for e in custom if e.get("type") == "round_done"] == [1, 2]
     assert values, "no values were streamed"
@@ -245,7 +245,7 @@ async def test_society_trio_streams_progress_and_writes_samples(server: Server) 
     rows = [json.loads(line) for shard in shards for line in shard.read_text(encoding="utf-8").splitlines() if line]
     assert len(rows) == 6
     assert {row["run"] for row in rows} == {thread_id}
-    assert sorted((row["round"], row["heir"]) for row in rows) == sorted((r, h) for r in (1, 2) for h in heirs)
+    assert sorted((row["round"], row["agent"]) for row in rows) == sorted((r, h) for r in (1, 2) for h in heirs)
     assert any(server.memory_dir.iterdir()), "memory was not written under AMPHOREUS_MEMORY_DIR"
 
     from amphoreus_graph.report import load_run  # a Studio thread's directory makes a report too
@@ -282,7 +282,7 @@ async def test_society_runs_from_empty_input(server: Server) -> None:
     assert not errors, f"run failed: {errors}\n{log_tail(server)}"
     types = [event.get("type") for event in custom]
     assert types[0] == "cycle_started", types
-    assert custom[0]["heirs"] == 12
+    assert custom[0]["agents"] == 12
     assert types.count("turn_done") == 12, types
     assert types[-1] == "round_done", types
     assert run_id is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,7 +95,7 @@ ENGINE_KEYS = frozenset(ScenarioSettings.model_fields)
 class Scenario:
     """A world to live in, with the Path catalog its agents walk and how their memory behaves."""
 
-    ref: str  # as the user named it (a packaged name or a path): what samples and configs record
+    ref: str  # a packaged name, or the file's absolute path: what turns record, loadable from any directory
     source: Path
     world: World
     settings: ScenarioSettings
@@ -197,6 +198,7 @@ def _world_factory(spec: str, source: Path) -> Any:
             if loader is None or loader.loader is None or not file.is_file():
                 raise ScenarioError(f"{source}: world: no such plug-in file {file}; expected a Python file")
             module = importlib.util.module_from_spec(loader)
+            sys.modules[loader.name] = module  # so the plug-in's pydantic models resolve their annotations
             loader.loader.exec_module(module)
         else:
             module = importlib.import_module(target)
@@ -270,7 +272,8 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     catalog = load_paths(str((source.parent / settings.paths).resolve()) if settings.paths else None)
     seeds = _seeds_dir(source, settings)
     world = load_world(settings.world, {k: v for k, v in raw.items() if k not in ENGINE_KEYS}, source)
-    ref = name_or_path if isinstance(name_or_path, str) else str(name_or_path)
+    packaged = isinstance(name_or_path, str) and name_or_path in packaged_scenarios()
+    ref = str(name_or_path) if packaged else str(source.resolve())  # what a turn records: loadable from anywhere
     scenario = Scenario(ref=ref, source=source, world=world, settings=settings, catalog=catalog, seeds_dir=seeds)
     _check(scenario)
     return scenario

@@ -1,4 +1,4 @@
-"""Long-term memory ("Remembrance"): sentence-transformers embeddings filed in Chroma, per heir."""
+"""Long-term memory ("Remembrance"): sentence-transformers embeddings filed in Chroma, per agent."""
 
 from amphoreus_graph.contracts.memory import MemoryEvent
 from amphoreus_graph.memory.embedder import Embedder, default_embedder

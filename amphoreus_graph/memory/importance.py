@@ -1,8 +1,8 @@
 """How much a memory matters to the agent who keeps it (1-10).
 
 Offline: the event's base weight from the game master, more if the agent was involved, more if the act is one
-its Path feels strongly about (by the act's tags). With a chat model: the model rates each event once (cached by event id);
-a failed rating falls back to the offline one.
+its Path feels strongly about (by the act's tags). With a chat model: the model rates each event once (cached
+by event id); a failed rating falls back to the offline one.
 """
 
 from __future__ import annotations

@@ -1,18 +1,18 @@
 """Storage names for identities: collision-free for any Unicode name, and never forgeable by an agent's name.
 
-A heir, a society or a namespace is identified by its exact name (its code points: "Zoé" composed and
+A agent, a society or a namespace is identified by its exact name (its code points: "Zoé" composed and
 decomposed are two identities here; the scenario loader rejects names equal after NFC). Chroma collection
 names allow only 3-512 characters of [a-zA-Z0-9._-], so a name cannot be used as it is, and a slug alone
 merges names that differ in accents, spaces, punctuation or script ("Zoé" and "Zoë"; every all-CJK name).
 So every name part is a readable ASCII slug plus 16 hex digits of the SHA-256 of the exact name, and a
 collection name says what it holds in a fixed role field:
 
-    am2.<society>.heir.<heir>       a heir's memories (its private records and its copy of public ones)
+    am2.<society>.agent.<agent>       a agent's memories (its private records and its copy of public ones)
     am2.<society>.int.<what>        the store's own bookkeeping (e.g. `access`, the last-access ticks)
 
-A heir part always ends with its hash and sits behind `.heir.`, so no agent name can produce an internal
+A agent part always ends with its hash and sits behind `.agent.`, so no agent name can produce an internal
 name, and two different names collide only if 64 bits of SHA-256 do. The slug never holds a ".", so the
-parts cannot run into each other. Stores written before these names (`m-<society>--<heir>`) are detected
+parts cannot run into each other. Stores written before these names (`m-<society>--<agent>`) are detected
 by `legacy_collection_name` and refused, never silently read as empty.
 """
 
@@ -46,9 +46,9 @@ def name_part(name: str) -> str:
     return f"{readable}-{name_hash(name)}" if readable else name_hash(name)
 
 
-def heir_collection(society: str, heir: str) -> str:
-    """The Chroma collection of one heir of one society."""
-    return f"{PREFIX}.{name_part(society)}.heir.{name_part(heir)}"
+def agent_collection(society: str, agent: str) -> str:
+    """The Chroma collection of one agent of one society."""
+    return f"{PREFIX}.{name_part(society)}.agent.{name_part(agent)}"
 
 
 def internal_collection(society: str, what: str) -> str:
@@ -58,9 +58,9 @@ def internal_collection(society: str, what: str) -> str:
     return f"{PREFIX}.{name_part(society)}.int.{what}"
 
 
-def legacy_collection_name(society: str, heir: str) -> str:
-    """The name versions before `am2` gave (society, heir): used only to recognise a store written by them."""
-    old = re.sub(r"[^a-zA-Z0-9_-]+", "-", f"{society}--{heir}").strip("-_")
+def legacy_collection_name(society: str, agent: str) -> str:
+    """The name versions before `am2` gave (society, agent): used only to recognise a store written by them."""
+    old = re.sub(r"[^a-zA-Z0-9_-]+", "-", f"{society}--{agent}").strip("-_")
     return f"m-{old}"[:500]
 
 

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 FORMAT = 1  # bump when the export's layout changes: old exports are then ignored
 TOLERANCE = 1e-4  # largest allowed |onnx - torch| per vector component on the probes
 _PROBES = [
-    "At Okhema, Aglaea won the Coreflame of Sky from the Titan Aquila.",
+    "At the harbour, Aglaea won the silver cup from the old captain Aquila.",
     '  Mydei said: "I will hold the line here. This is the way of strife and the council."  ',
     "x",
     "",

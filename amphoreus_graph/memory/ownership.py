@@ -31,7 +31,7 @@ class StoreOwner(BaseModel):
 
 
 def owner_collection(society: str) -> str:
-    """The marker's collection: one of the society's internal collections, which no heir's name can produce."""
+    """The marker's collection: one of the society's internal collections, which no agent's name can produce."""
     return internal_collection(society, "owner")
 
 
@@ -64,7 +64,7 @@ def forget_owner(client: ClientAPI, society: str) -> None:
 
 def latest_tick(memory: ChromaMemory) -> int | None:
     """The latest tick any of the society's records was filed at (seeds are tick 0); None for no records."""
-    ticks = [r.created for heir in [*memory.heirs, PUBLIC] for r in memory.records(heir)]
+    ticks = [r.created for agent in [*memory.agents, PUBLIC] for r in memory.records(agent)]
     return max(ticks) if ticks else None
 
 

@@ -13,7 +13,7 @@ PUBLIC = "*"  # the owner of public records: any agent may recall them
 
 
 class MemoryRecord(BaseModel):
-    """One heir's private copy of an event (owner PUBLIC: the society's shared copy)."""
+    """One agent's private copy of an event (owner PUBLIC: the society's shared copy)."""
 
     id: str
     owner: str
@@ -49,7 +49,7 @@ class MemoryRecord(BaseModel):
     def metadata(self) -> dict[str, str | int | float]:
         """Chroma metadata: the owner as its own key (so the store can be audited by owner in Chroma itself), every
         other field in one JSON string. Each metadata key is a row per record in Chroma's SQLite, and reading a
-        heir's whole collection back (a resumed run's first recall) took five times as long with one key a field."""
+        agent's whole collection back (a resumed run's first recall) took five times as long with one key a field."""
         return {"owner": self.owner, "record": self.model_dump_json(exclude={"id", "text", "owner"})}
 
     @classmethod

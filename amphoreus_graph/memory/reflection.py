@@ -1,7 +1,7 @@
-"""Reflection: once a heir's unreflected importance passes the budget, it draws conclusions from its most
+"""Reflection: once a agent's unreflected importance passes the budget, it draws conclusions from its most
 salient memories, each citing the records it rests on (Generative Agents' reflection, per Path).
 
-Offline, a reflection is composed from the memories' gists and the heir's Path; with a chat model, the model
+Offline, a reflection is composed from the memories' gists and the agent's Path; with a chat model, the model
 is asked for it, and a reply that cites no valid evidence falls back to the offline composition.
 """
 
@@ -20,7 +20,7 @@ from amphoreus_graph.memory.records import MemoryRecord
 
 
 class Reflector(Protocol):
-    def reflect(self, heir: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+    def reflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
         """One insight and the ids of the records it cites."""
         ...
 
@@ -32,13 +32,13 @@ class OfflineReflector:
         self.agents = agents
         self.catalog = catalog or load_paths()
 
-    def reflect(self, heir: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+    def reflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
         cited = salient[:3]
-        met = Counter(a for r in salient for a in self.agents if a != heir and a in r.text)
+        met = Counter(a for r in salient for a in self.agents if a != agent and a in r.text)
         tenet = self.catalog[path].tenets[0].rstrip(".")
         lines = "; ".join(_lower_first(gist(r.text, 90)) for r in cited)
         who = f" {met.most_common(1)[0][0]} keeps crossing my path." if met else ""
-        return f"{heir} reflects: {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]
+        return f"{agent} reflects: {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]
 
 
 def _lower_first(text: str) -> str:
@@ -49,7 +49,7 @@ class ModelReflector:
     """Asks a chat model for one insight citing memory numbers; falls back to the offline reflector."""
 
     PROMPT = (
-        "You are {heir}, who walks the Path of {path}. Here are your most salient memories:\n{memories}\n"
+        "You are {agent}, who walks the Path of {path}. Here are your most salient memories:\n{memories}\n"
         'What is one high-level insight you draw from them? Answer as JSON: {{"insight": "...", "cites": [1, 2]}}'
     )
 
@@ -57,10 +57,10 @@ class ModelReflector:
         self.model = model
         self.offline = offline
 
-    def reflect(self, heir: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+    def reflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
         listing = "\n".join(f"{i}. {gist(r.text)}" for i, r in enumerate(salient, 1))
         try:
-            reply = self.model.invoke(self.PROMPT.format(heir=heir, path=path, memories=listing))
+            reply = self.model.invoke(self.PROMPT.format(agent=agent, path=path, memories=listing))
             found = re.search(r"\{.*\}", str(reply.content), re.DOTALL)
             parsed = json.loads(found.group()) if found else {}
             cites = [salient[int(i) - 1].id for i in parsed.get("cites", []) if 1 <= int(i) <= len(salient)]
@@ -69,7 +69,7 @@ class ModelReflector:
                 return insight, cites
         except Exception:
             pass
-        return self.offline.reflect(heir, path, salient)
+        return self.offline.reflect(agent, path, salient)
 
 
 def salient(records: list[MemoryRecord], n: int) -> list[MemoryRecord]:
@@ -78,19 +78,19 @@ def salient(records: list[MemoryRecord], n: int) -> list[MemoryRecord]:
 
 
 def reflection_event(
-    heir: str, insight: str, cites: list[str], evidence: list[MemoryRecord], now: Moment
+    agent: str, insight: str, cites: list[str], evidence: list[MemoryRecord], now: Moment
 ) -> MemoryEvent:
     """A reflection is a private memory of its author, as important as what it rests on, plus one. It is secret
     if it cites a secret: its text is drawn from what it cites (the offline one quotes their gists), so a
-    speakable reflection on a secret would let the heir say the secret aloud by quoting the reflection."""
+    speakable reflection on a secret would let the agent say the secret aloud by quoting the reflection."""
     weight = sum(r.importance for r in evidence if r.id in cites) / max(1, len(cites))
     return MemoryEvent(
-        id=f"reflection-c{now.cycle}-r{now.round}-{heir}",
+        id=f"reflection-c{now.cycle}-r{now.round}-{agent}",
         text=insight,
         cycle=now.cycle,
         round=now.round,
         tick=now.tick,
-        witnesses=[heir],
+        witnesses=[agent],
         importance=min(10.0, weight + 1.0),
         kind=MemoryKind.REFLECTION,
         secret=any(r.secret for r in evidence if r.id in cites),

@@ -1,8 +1,8 @@
-"""Chroma-backed memory: one collection per (society, heir), so a heir's recall never scans others.
+"""Chroma-backed memory: one collection per (society, agent), so a agent's recall never scans others.
 
-Privacy is structural: a heir's queries only ever touch its own collection, which holds its private records and
-a copy of each public one (owner PUBLIC). Collection names come from each exact name (naming.py), so heirs whose
-names differ in any way never share one, and no heir's name can produce the store's own collections. Writes are
+Privacy is structural: a agent's queries only ever touch its own collection, which holds its private records and
+a copy of each public one (owner PUBLIC). Collection names come from each exact name (naming.py), so agents whose
+names differ in any way never share one, and no agent's name can produce the store's own collections. Writes are
 upserts of rows keyed by text (text_rows.py) holding records keyed by event and owner, and retention marks what
 it has already carried, so replaying a round or a cycle end after a crash changes nothing.
 """
@@ -29,7 +29,7 @@ from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.importance import ImportanceRater
-from amphoreus_graph.memory.naming import heir_collection, internal_collection, legacy_collection_name
+from amphoreus_graph.memory.naming import agent_collection, internal_collection, legacy_collection_name
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
@@ -50,7 +50,7 @@ class Memory(Protocol):
 
     def touch(self, record_ids: list[str], now: Moment) -> None: ...
 
-    def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]: ...
+    def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]: ...
 
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]: ...
 
@@ -62,16 +62,16 @@ class NullMemory:
         return {}
 
     def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
-        return {heir: [] for heir in queries}
+        return {agent: [] for agent in queries}
 
     def touch(self, record_ids: list[str], now: Moment) -> None:
         return None
 
-    def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
+    def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         return []
 
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:
-        return {heir: 0 for heir in retention}
+        return {agent: 0 for agent in retention}
 
 
 class StoreLock:
@@ -117,9 +117,9 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
     return chromadb.PersistentClient(path=str(persist_dir), settings=_settings()), lock
 
 
-def collection_name(society: str, heir: str) -> str:
-    """A heir's Chroma collection: a readable slug plus a hash of each exact name (see naming.py)."""
-    return heir_collection(society, heir)
+def collection_name(society: str, agent: str) -> str:
+    """A agent's Chroma collection: a readable slug plus a hash of each exact name (see naming.py)."""
+    return agent_collection(society, agent)
 
 
 def describe_store(client: ClientAPI) -> str:
@@ -138,15 +138,15 @@ class _BaseImportance:
 
 
 class ChromaMemory:
-    """One collection per heir, in one Chroma client, holding one row (one vector) per distinct text.
+    """One collection per agent, in one Chroma client, holding one row (one vector) per distinct text.
 
-    Every event text is embedded once per batch. A public event is filed in every heir's collection (as a
-    public copy), in the same upsert as that heir's private records of the round, so recall is one similarity
-    query on the asking heir's collection, not two, and a round still makes one write per heir. Records that
+    Every event text is embedded once per batch. A public event is filed in every agent's collection (as a
+    public copy), in the same upsert as that agent's private records of the round, so recall is one similarity
+    query on the asking agent's collection, not two, and a round still makes one write per agent. Records that
     share a text share a row (text_rows.py): identical vectors would degrade Chroma's HNSW index until a search
     misses exact matches. Recall over-fetches rows, ranks every record of them (see scoring.py), and falls back
     to an exact scan if Chroma ever answers with fewer rows than it holds and was asked for. Chroma holds
-    everything and answers every similarity search; each heir's records are also held in this process once
+    everything and answers every similarity search; each agent's records are also held in this process once
     first read (one `get`) and kept in step with every write, so recall asks Chroma only for ids and distances,
     and reflection and retention never re-read a collection. One process writes a store at a time (StoreLock),
     so what is held cannot go stale.
@@ -156,7 +156,7 @@ class ChromaMemory:
         self,
         client: ClientAPI,
         society: str,
-        heirs: list[str],
+        agents: list[str],
         embedder: Embedder,
         lock: StoreLock | None = None,
         *,
@@ -171,18 +171,18 @@ class ChromaMemory:
         self.config = config or MemoryConfig()
         self.paths = paths or {}
         self.rater: ImportanceRater = rater or _BaseImportance()
-        self.reflector: Reflector = reflector or OfflineReflector(heirs)
+        self.reflector: Reflector = reflector or OfflineReflector(agents)
         self._lock = lock
-        self.heirs = list(dict.fromkeys(heirs))
+        self.agents = list(dict.fromkeys(agents))
         self._refuse_legacy_store()
-        self._collections = {heir: self._collection(heir) for heir in self.heirs}
-        self._held: dict[str, HeldCollection] = {}  # heir -> its collection as held here, once read
+        self._collections = {agent: self._collection(agent) for agent in self.agents}
+        self._held: dict[str, HeldCollection] = {}  # agent -> its collection as held here, once read
         self._max_batch = client.get_max_batch_size()
-        # Last-accessed ticks live apart from the records: one write per round for all heirs, not one per heir.
+        # Last-accessed ticks live apart from the records: one write per round for all agents, not one per agent.
         self._access = self._access_collection()
 
     def _refuse_legacy_store(self) -> None:
-        """Versions before identity-safe names slugged names into `m-<society>--<heir>` and always created
+        """Versions before identity-safe names slugged names into `m-<society>--<agent>` and always created
         `m-<society>--access`: such a store would look empty under the new names, so it is refused, untouched."""
         for name in (legacy_collection_name(self.society, "access"), legacy_collection_name(self.society, "public")):
             try:
@@ -191,13 +191,13 @@ class ChromaMemory:
                 continue
             raise AmphoreusError(
                 f"{describe_store(self.client)}: memory of society {self.society!r} was written by an older "
-                f"amphoreus-graph (collection {name!r}) whose storage names could mix up heirs; expected a store "
+                f"amphoreus-graph (collection {name!r}) whose storage names could mix up agents; expected a store "
                 "written by this version (start a fresh --memory-dir, or a new --out; nothing was changed)"
             )
 
-    def _collection(self, heir: str) -> Collection:
+    def _collection(self, agent: str) -> Collection:
         return self.client.get_or_create_collection(
-            collection_name(self.society, heir),
+            collection_name(self.society, agent),
             embedding_function=None,
             configuration={"hnsw": {"space": "cosine"}},
         )
@@ -220,11 +220,11 @@ class ChromaMemory:
     def clear(self) -> None:
         """Forget every memory of this society and go on with empty collections (a `--fresh-memory` start)."""
         self.drop()
-        self._collections = {heir: self._collection(heir) for heir in self.heirs}
+        self._collections = {agent: self._collection(agent) for agent in self.agents}
         self._access = self._access_collection()
 
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
-        """File each event for each witness (public ones for every heir); returns the importance each heir gained
+        """File each event for each witness (public ones for every agent); returns the importance each agent gained
         from its private records."""
         events = [e for e in events if e.public or any(w in self._collections for w in e.witnesses)]
         if not events:
@@ -237,33 +237,33 @@ class ChromaMemory:
             by_text[event.text] = vector
             if event.public:
                 record = MemoryRecord.of(event, PUBLIC, event.importance)
-                for heir in self.heirs:
-                    filed.setdefault(heir, []).append((record, True))
+                for agent in self.agents:
+                    filed.setdefault(agent, []).append((record, True))
                 continue
-            for heir in dict.fromkeys(event.witnesses):
-                if heir in self._collections:
-                    filed.setdefault(heir, []).append((MemoryRecord.of(event, heir, ratings[event.id][heir]), False))
-        for heir, batch in filed.items():
-            self.file(heir, batch, by_text)
-        gained = {heir: sum(r.importance for r, public in batch if not public) for heir, batch in filed.items()}
-        return {heir: weight for heir, weight in gained.items() if weight}
+            for agent in dict.fromkeys(event.witnesses):
+                if agent in self._collections:
+                    filed.setdefault(agent, []).append((MemoryRecord.of(event, agent, ratings[event.id][agent]), False))
+        for agent, batch in filed.items():
+            self.file(agent, batch, by_text)
+        gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
+        return {agent: weight for agent, weight in gained.items() if weight}
 
-    def file(self, heir: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]) -> None:
-        """Write records (each with whether it is a public copy) into a heir's collection: one upsert of the rows
+    def file(self, agent: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]) -> None:
+        """Write records (each with whether it is a public copy) into a agent's collection: one upsert of the rows
         they change, each row with all the records of its text; `vectors` has each new text's embedding. A record
         filed again keeps its last access (as a fresh read would)."""
-        held = self._records_of(heir)
+        held = self._records_of(agent)
         touched: set[str] = set()
         for record, public in batch:
             before = held.records.get(record.id)
             touched |= held.put(record if before is None else _accessed(record, before.last_accessed), public)
-        self._write_rows(heir, touched, vectors)
+        self._write_rows(agent, touched, vectors)
 
-    def _write_rows(self, heir: str, rows: set[str], vectors: Mapping[str, list[float]]) -> None:
-        """Bring a heir's rows in Chroma in line with what is held: rows left empty go first, then the others
+    def _write_rows(self, agent: str, rows: set[str], vectors: Mapping[str, list[float]]) -> None:
+        """Bring a agent's rows in Chroma in line with what is held: rows left empty go first, then the others
         (with their vector when this write has it, else metadata only). Deleting first keeps a replay after a
         crash exact: what retention already dropped never comes back."""
-        held, collection = self._held[heir], self._collections[heir]
+        held, collection = self._held[agent], self._collections[agent]
         gone = sorted(r for r in rows if r not in held.rows)
         kept = sorted(r for r in rows if r in held.rows)
         fresh = [r for r in kept if held.text(r) in vectors]
@@ -281,47 +281,47 @@ class ChromaMemory:
             collection.update(ids=chunk, metadatas=[held.metadata(r) for r in chunk])  # type: ignore[misc]
 
     def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
-        """Each heir's k best memories for its query: its own records and public ones, never another's.
+        """Each agent's k best memories for its query: its own records and public ones, never another's.
 
         Read-only: the caller marks what was used with `touch` (the society does it with the round's writes)."""
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
-        heirs = [h for h in queries if h in self._collections]
-        if not heirs or k <= 0:
+        agents = [h for h in queries if h in self._collections]
+        if not agents or k <= 0:
             return found
         # No count() first: Chroma answers an oversized n_results with what it has.
-        vectors = self.embedder.encode([queries[h] for h in heirs]).tolist()
+        vectors = self.embedder.encode([queries[h] for h in agents]).tolist()
         n = k * self.config.overfetch
-        for heir, vector in zip(heirs, vectors, strict=True):
-            collection = self._collections[heir]
+        for agent, vector in zip(agents, vectors, strict=True):
+            collection = self._collections[agent]
             hits = self._query(collection, [vector], n)[0]
-            candidates = self._resolve(heir, hits)
-            held = self._held[heir]
+            candidates = self._resolve(agent, hits)
+            held = self._held[agent]
             if len(hits) < min(n, len(held.rows)):  # the index came back short: rank every row exactly instead
                 hits = self._exact(collection, vector, n)
-                candidates = self._resolve(heir, hits)
-                held = self._held[heir]
-            found[heir] = [_as_public(m, m.id in held.public) for m in rank(candidates, now, self.config, k)]
+                candidates = self._resolve(agent, hits)
+                held = self._held[agent]
+            found[agent] = [_as_public(m, m.id in held.public) for m in rank(candidates, now, self.config, k)]
         return found
 
     def touch(self, record_ids: list[str], now: Moment) -> None:
         """Mark private records as recalled at `now` (recency counts from last access); one write for all.
 
-        A record is marked for the heir that holds it privately (public copies have no last access of their
+        A record is marked for the agent that holds it privately (public copies have no last access of their
         own); ids are matched against the records held, never parsed for an owner."""
         ids = list(dict.fromkeys(record_ids))
         marks: list[str] = []
-        # Heirs already read first (recall reads the asking heir); the others only if some id is still unmatched,
+        # Agents already read first (recall reads the asking agent); the others only if some id is still unmatched,
         # e.g. ids a resumed run's checkpoint carried over from before the restart.
-        order = sorted(self.heirs, key=lambda heir: heir not in self._held)
+        order = sorted(self.agents, key=lambda agent: agent not in self._held)
         unmatched = set(ids)
-        for heir in order:
+        for agent in order:
             if not unmatched:
                 break
-            held = self._records_of(heir)
+            held = self._records_of(agent)
             for record_id in ids:
                 record = held.records.get(record_id)
                 if record is not None and record_id not in held.public:
-                    marks.append(access_id(heir, record_id))
+                    marks.append(access_id(agent, record_id))
                     held.records[record_id] = _accessed(record, now.tick)
                     unmatched.discard(record_id)
         for chunk in _chunks(marks, self._max_batch):
@@ -361,25 +361,25 @@ class ChromaMemory:
         order = np.argsort(-similarity, kind="stable")[:n]
         return [(got["ids"][i], float(similarity[i])) for i in order]
 
-    def _resolve(self, heir: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
+    def _resolve(self, agent: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
         """Every record of each hit row, with the row's similarity."""
-        held = self._records_of(heir)
+        held = self._records_of(agent)
         if any(row not in held.rows for row, _ in hits):  # written by someone else since it was read: read again
-            held = self._records_of(heir, reread=True)
+            held = self._records_of(agent, reread=True)
         records = held.records
         return [(records[i], similarity) for row, similarity in hits for i in held.rows.get(row, ())]
 
-    def _records_of(self, heir: str, *, reread: bool = False) -> HeldCollection:
-        """One heir's collection as held here: read from Chroma (with last access) on first use, then kept."""
-        if reread or heir not in self._held:
-            got = self._collections[heir].get(include=["documents", "metadatas"])
-            self._held[heir] = HeldCollection.read(
-                heir, got["ids"], got["documents"] or [], got["metadatas"] or [], self._access_ticks
+    def _records_of(self, agent: str, *, reread: bool = False) -> HeldCollection:
+        """One agent's collection as held here: read from Chroma (with last access) on first use, then kept."""
+        if reread or agent not in self._held:
+            got = self._collections[agent].get(include=["documents", "metadatas"])
+            self._held[agent] = HeldCollection.read(
+                agent, got["ids"], got["documents"] or [], got["metadatas"] or [], self._access_ticks
             )
-        return self._held[heir]
+        return self._held[agent]
 
     def records(self, owner: str) -> list[MemoryRecord]:
-        """Every private record of one heir, or (owner PUBLIC, when no heir has that name) every public record,
+        """Every private record of one agent, or (owner PUBLIC, when no agent has that name) every public record,
         sorted by id."""
         if owner in self._collections:
             return self._records_of(owner).private()
@@ -388,29 +388,29 @@ class ChromaMemory:
         raise KeyError(owner)
 
     def public_records(self) -> list[MemoryRecord]:
-        """Every public record (each heir holds a copy), sorted by id."""
-        public = {r.id: r for heir in self.heirs for r in self._records_of(heir).public_records()}
+        """Every public record (each agent holds a copy), sorted by id."""
+        public = {r.id: r for agent in self.agents for r in self._records_of(agent).public_records()}
         return sorted(public.values(), key=lambda r: r.id)
 
-    def reflect(self, heirs: list[str], now: Moment) -> list[MemoryEvent]:
-        """Each named heir reflects on its most salient memories; the reflections are remembered."""
+    def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
+        """Each named agent reflects on its most salient memories; the reflections are remembered."""
         events = []
-        for heir in heirs:
-            observed = [r for r in self.records(heir) if r.kind is not MemoryKind.REFLECTION]
+        for agent in agents:
+            observed = [r for r in self.records(agent) if r.kind is not MemoryKind.REFLECTION]
             evidence = salient(observed, self.config.reflection_evidence)
             if evidence:
-                insight, cites = self.reflector.reflect(heir, self.paths.get(heir, "Remembrance"), evidence)
-                events.append(reflection_event(heir, insight, cites, evidence, now))
+                insight, cites = self.reflector.reflect(agent, self.paths.get(agent, "Remembrance"), evidence)
+                events.append(reflection_event(agent, insight, cites, evidence, now))
         self.remember(events)
         return events
 
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:
-        """Apply each heir's retention at a world reset (public news goes, public seeds stay); returns private
-        records kept per heir."""
+        """Apply each agent's retention at a world reset (public news goes, public seeds stay); returns private
+        records kept per agent."""
         kept: dict[str, int] = {}
-        for heir in self.heirs:
-            rule = retention.get(heir, Retention(mode=RetentionMode.ALL))
-            held = self._records_of(heir)
+        for agent in self.agents:
+            rule = retention.get(agent, Retention(mode=RetentionMode.ALL))
+            held = self._records_of(agent)
             records = held.private()
             if rule.mode is RetentionMode.ALL:
                 keep = records
@@ -426,18 +426,18 @@ class ChromaMemory:
                         update={"importance": max(1.0, record.importance * rule.decay), "carried_to": next_cycle}
                     )
                     touched |= held.put(decayed, public=False)
-            self._write_rows(heir, touched, {})
-            for chunk in _chunks([access_id(heir, i) for i in forgotten], self._max_batch):
+            self._write_rows(agent, touched, {})
+            for chunk in _chunks([access_id(agent, i) for i in forgotten], self._max_batch):
                 self._access.delete(ids=chunk)
-            if heir in retention:
-                kept[heir] = len(keep)
+            if agent in retention:
+                kept[agent] = len(keep)
         return kept
 
     def dump(self) -> dict[str, Any]:
-        """Every record: each heir's own (by heir) and the public ones, sorted by id; for tests and inspection.
-        Public records sit apart from the heirs' because a heir may be named like the public owner."""
+        """Every record: each agent's own (by agent) and the public ones, sorted by id; for tests and inspection.
+        Public records sit apart from the agents' because a agent may be named like the public owner."""
         return {
-            "heirs": {heir: [r.model_dump(mode="json") for r in self.records(heir)] for heir in self.heirs},
+            "agents": {agent: [r.model_dump(mode="json") for r in self.records(agent)] for agent in self.agents},
             "public": [r.model_dump(mode="json") for r in self.public_records()],
         }
 

@@ -1,6 +1,6 @@
-"""How a heir's records sit in its Chroma collection: one row (one vector) per distinct text, per role.
+"""How a agent's records sit in its Chroma collection: one row (one vector) per distinct text, per role.
 
-Many records share a text: a routine event filed round after round, a public record copied to every heir,
+Many records share a text: a routine event filed round after round, a public record copied to every agent,
 reflections that repeat themselves. Chroma's HNSW index degrades on many identical vectors: a search that
 should find a distinct record returns duplicates and leaves the exact match out, and asks for N come back
 with fewer than N while more exist. So a collection holds one row per (role, text): its id is derived from
@@ -9,9 +9,9 @@ the text, its vector is the text's embedding, and its metadata lists every recor
 every record of a hit row. Writes stay idempotent: a row's id and content are functions of the records it
 holds, so replaying a round after a crash writes the same rows again.
 
-The role ("h" the heir's private records, "p" its copy of public records) is part of the row id, so a public
+The role ("h" the agent's private records, "p" its copy of public records) is part of the row id, so a public
 record and a private one never share a row, and which records are public is known from where they sit, never
-from an owner string a heir's name could equal.
+from an owner string a agent's name could equal.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ PRIVATE_ROLE, PUBLIC_ROLE = "h", "p"
 
 
 def row_id(public: bool, text: str) -> str:
-    """The row a text is filed under in one heir's collection (the collection scopes it to the heir)."""
+    """The row a text is filed under in one agent's collection (the collection scopes it to the agent)."""
     return (PUBLIC_ROLE if public else PRIVATE_ROLE) + record_key(text)
 
 
-def access_id(heir: str, record_id: str) -> str:
-    """The row of a private record's last-access tick in the society's access collection: keyed by the heir
-    too, so two heirs whose record ids happen to be equal never share a tick."""
-    return "a" + record_key(heir, record_id)
+def access_id(agent: str, record_id: str) -> str:
+    """The row of a private record's last-access tick in the society's access collection: keyed by the agent
+    too, so two agents whose record ids happen to be equal never share a tick."""
+    return "a" + record_key(agent, record_id)
 
 
 def _pack(records: Iterable[MemoryRecord]) -> str:
@@ -45,9 +45,9 @@ def _pack(records: Iterable[MemoryRecord]) -> str:
 
 @dataclass
 class HeldCollection:
-    """One heir's collection as held in this process: records by id, the row each sits in, which are public."""
+    """One agent's collection as held in this process: records by id, the row each sits in, which are public."""
 
-    heir: str
+    agent: str
     records: dict[str, MemoryRecord] = field(default_factory=dict)
     public: set[str] = field(default_factory=set)
     rows: dict[str, set[str]] = field(default_factory=dict)  # row id -> record ids
@@ -56,23 +56,23 @@ class HeldCollection:
     @classmethod
     def read(
         cls,
-        heir: str,
+        agent: str,
         ids: Sequence[str],
         documents: Sequence[str],
         metadatas: Sequence[Mapping[str, Any]],
         ticks: Callable[[list[str]], Mapping[str, int]],
     ) -> HeldCollection:
         """Rebuild from a collection's rows; `ticks` looks up private records' last access by access id."""
-        held = cls(heir)
+        held = cls(agent)
         parsed: list[tuple[MemoryRecord, bool]] = []
         for rid, text, meta in zip(ids, documents, metadatas, strict=True):
             public = rid.startswith(PUBLIC_ROLE)
-            owner = PUBLIC if public else heir
+            owner = PUBLIC if public else agent
             for fields in json.loads(str(meta["records"])):
                 parsed.append((MemoryRecord.model_validate({**fields, "owner": owner, "text": text}), public))
-        last = ticks([access_id(heir, r.id) for r, public in parsed if not public])
+        last = ticks([access_id(agent, r.id) for r, public in parsed if not public])
         for record, public in parsed:
-            tick = None if public else last.get(access_id(heir, record.id))
+            tick = None if public else last.get(access_id(agent, record.id))
             if tick is not None and tick > record.last_accessed:
                 record = record.model_copy(update={"last_accessed": tick})
             held.put(record, public)
@@ -109,14 +109,14 @@ class HeldCollection:
         return self.records[next(iter(self.rows[row]))].text
 
     def metadata(self, row: str) -> dict[str, str]:
-        """Chroma metadata of a row: the owner (the heir, or PUBLIC for its copies of public records), so the
+        """Chroma metadata of a row: the owner (the agent, or PUBLIC for its copies of public records), so the
         store can be audited by owner in Chroma itself, and its records as one JSON string (one metadata key a
         field made reading a collection back five times slower: each key is a row per record in SQLite)."""
-        owner = PUBLIC if row.startswith(PUBLIC_ROLE) else self.heir
+        owner = PUBLIC if row.startswith(PUBLIC_ROLE) else self.agent
         return {"owner": owner, "records": _pack(self.row_records(row))}
 
     def private(self) -> list[MemoryRecord]:
-        """The heir's own records, sorted by id."""
+        """The agent's own records, sorted by id."""
         return sorted((r for i, r in self.records.items() if i not in self.public), key=lambda r: r.id)
 
     def public_records(self) -> list[MemoryRecord]:

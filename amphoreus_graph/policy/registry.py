@@ -3,6 +3,7 @@ name with an OpenAI-compatible `--base-url`, `scripted:...`."""
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -45,6 +46,12 @@ def _scripted(options: str) -> ScriptedChatModel:
         raise ModelSpecError(f"--model scripted:{options}: {first['loc'][0]}: {first['msg']}") from None
 
 
+def registered_policies() -> dict[str, metadata.EntryPoint]:
+    """Policy families other packages register (`amphoreus_graph.policies` entry points: `prefix:ARG` → a factory
+    `(arg, *, temperature) -> Policy`), loaded only when named, so their heavy imports stay out of other runs."""
+    return {ep.name: ep for ep in metadata.entry_points(group="amphoreus_graph.policies")}
+
+
 def resolve_model(
     spec: str,
     *,
@@ -63,10 +70,9 @@ def resolve_model(
         if path not in load_paths():
             raise ModelSpecError(f"--model {spec!r}: unknown Path {path!r}; expected one of {load_paths().names()}")
         return SinglePathPolicy(path)
-    if spec.startswith("pes:"):  # a trained checkpoint; torch and transformers load only now
-        from amphoreus_graph.train.policy import load_pes_policy
-
-        return load_pes_policy(spec.partition(":")[2], temperature=temperature)
+    prefix, _, rest = spec.partition(":")
+    if rest and prefix in (plugged := registered_policies()):  # e.g. pes:CKPT, registered by the train package
+        return plugged[prefix].load()(rest, temperature=temperature)
     chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
     return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=_backoff_s(chat))
 

@@ -52,12 +52,12 @@ async def drive(scepter: Scepter, *, resume: bool, quiet: bool, console: Console
 def print_summary(summary: dict[str, Any], out: Path, console: Console) -> None:
     rows = summary["per_society"]
     table = Table(title=f"Scepter {summary['run']} — {summary['societies']} societies on {summary['engine']}")
-    for column in ("Society", "Scenario", "Seed", "Samples", "Outcomes", "Fallbacks"):
+    for column in ("Society", "World", "Seed", "Samples", "Outcomes", "Fallbacks"):
         table.add_column(column)
     for row in rows[:SHOWN_SOCIETIES]:
         table.add_row(
             row["society"],
-            Path(row["scenario"]).stem,
+            row.get("world") or Path(row["scenario"]).stem,
             str(row["seed"]),
             str(row["samples_written"]),
             ", ".join(row["outcomes"]),

@@ -59,7 +59,7 @@ class ScepterConfig(BaseModel):
                 "seed": t.seed + index,
                 "out": self.out.absolute() / SOCIETIES_DIR / name,
                 "memory_dir": t.memory_dir.absolute() / name if t.memory_dir is not None else None,
-                "seeds_dir": _absolute_if_file(t.seeds_dir),
+                "seeds_dir": _absolute_if_file(t.seeds_dir) if t.seeds_dir is not None else None,
             }
         )
 

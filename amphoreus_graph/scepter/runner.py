@@ -56,7 +56,7 @@ class Scepter:
         t = self.plan.template
         for name in dict.fromkeys(self.plan.scenarios):
             scenario = scenario_of(name)
-            load_seeds(seeds_folder(t.seeds_dir, scenario.name), scenario.heir_names)
+            load_seeds(seeds_folder(scenario, t.seeds_dir), scenario.agent_names)
         resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency)
         if self.plan.engine == "ray":
             import_ray()
@@ -128,6 +128,7 @@ def build_summary(
             {
                 "society": s["run"],
                 "scenario": s["scenario"],
+                "world": s.get("world", ""),
                 "seed": s["seed"],
                 "samples_written": s["samples_written"],
                 "outcomes": [c["outcome"] for c in s.get("cycles", [])],
