@@ -7,9 +7,9 @@
 
 Everything runs on an embedded PersistentClient in a temp dir (removed afterwards), with the real embedder
 (all-MiniLM-L6-v2 on its default backend, ONNX Runtime; AMPHOREUS_EMBEDDER_BACKEND=torch for PyTorch), loaded
-and warmed up before anything is timed, and the scenario's 12 heirs.
+and warmed up before anything is timed, and the scenario's 12 agents.
 
-Write (`write_ratio`): rounds of ~12 events (60-200 characters, each witnessed by 1-6 heirs, a few public) go
+Write (`write_ratio`): rounds of ~12 events (60-200 characters, each witnessed by 1-6 agents, a few public) go
 through `ChromaMemory.remember`, one round per call, with the embedder's text cache cleared so every text is
 really embedded. The same texts, in the same round-sized batches, also go through the embedder's own model
 uncached (`embedder.encoder.encode`, same batch size) and through sentence-transformers on PyTorch
@@ -21,15 +21,15 @@ embedding, as remember does and as one upsert per round (full, and vectors only)
 puts on `write_ratio` (`probe_write_calls.write_ratio_ceiling`).
 
 Recall (`recall_p50_ms`, `recall_p99_ms`): for each size N a store with N records spread evenly over the 12
-heirs' collections plus a few hundred public records (a copy in every heir's collection, as the society files
+agents' collections plus a few hundred public records (a copy in every agent's collection, as the society files
 them). Records are filed with `ChromaMemory.file` (as remember files them, in batches of at most 5000, without
 embedding); each has a distinct text (a pool text plus its event id), so the index holds one vector per record;
 their vectors are synthetic: by default real embeddings of event texts plus Gaussian noise, renormalised (cosine
 ~0.8 to their source text, so similarities and HNSW behave as with real memories), or random unit vectors
-(`--vectors random`). Each recall is ONE heir's
-`ChromaMemory.recall({heir: query}, k, now)` with a distinct, society-style query text (heirs taken in turn),
-after two untimed warm-up recalls per heir (the first recall on each collection after the build loads its
-index, and reads the heir's records into the process once; those are reported apart, as is each heir's first
+(`--vectors random`). Each recall is ONE agent's
+`ChromaMemory.recall({agent: query}, k, now)` with a distinct, society-style query text (agents taken in turn),
+after two untimed warm-up recalls per agent (the first recall on each collection after the build loads its
+index, and reads the agent's records into the process once; those are reported apart, as is each agent's first
 recall after closing and reopening the store).
 Recall is read-only; after each one the benchmark marks what it returned as accessed with `touch`, as the
 society does with a round's writes, and reports that write apart (`touch_ms`). Passes over the same queries:
@@ -38,7 +38,7 @@ society does with a round's writes, and reports that write apart (`touch_ms`). P
 - without embedding: the query texts are encoded first, so recall's encode is a cache hit;
 - breakdown, with and without embedding: thin timing wrappers around the embedder, the collections (query),
   the result lists, the lookup of the hits among the records held in process and `rank` show where time goes;
-- probes: single Chroma calls on one heir's collection (count, query variants, a 3-record update, get).
+- probes: single Chroma calls on one agent's collection (count, query variants, a 3-record update, get).
 
 The JSON also goes to benchmarks/results/memory.json.
 """
@@ -67,16 +67,16 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from bench_common import environment, publish
 
+from amphoreus_graph.catalogs.scenario import MemoryConfig, scenario_of
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
 from amphoreus_graph.memory import store as store_module
 from amphoreus_graph.memory.embedder import Embedder, default_embedder
-from amphoreus_graph.memory.records import PUBLIC, MemoryEvent, MemoryKind, MemoryRecord, Moment, gist
+from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
-from amphoreus_graph.scenario import MemoryConfig
-from amphoreus_graph.society.graph import scenario_of
 
 RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"
 UPSERT_BATCH = 5000  # Chroma's max batch is larger, but the brief keeps build batches at most this
-WARMUP_ROUNDS = 2  # untimed warm-up recalls per heir (the first one per collection loads its index)
+WARMUP_ROUNDS = 2  # untimed warm-up recalls per agent (the first one per collection loads its index)
 
 # ---------------------------------------------------------------------------------------------------- texts
 
@@ -157,7 +157,7 @@ def _speech(rng: random.Random, target: str) -> str:
 def make_events(rng: random.Random, rounds: int, per_round: int, public_fraction: float) -> list[list[MemoryEvent]]:
     """`rounds` batches of `per_round` events like the society's: 60-200 chars, 1-6 witnesses, a few public."""
     scenario = scenario_of("amphoreus")
-    heirs = scenario.heir_names
+    agents = scenario.agent_names
     places = [loc.name for loc in scenario.locations]
     seen: set[str] = set()
     batches = []
@@ -165,7 +165,7 @@ def make_events(rng: random.Random, rounds: int, per_round: int, public_fraction
         batch: list[MemoryEvent] = []
         cycle, round_ = (r - 1) // scenario.rounds_per_cycle + 1, (r - 1) % scenario.rounds_per_cycle + 1
         while len(batch) < per_round:
-            actor, target = rng.sample(heirs, 2)
+            actor, target = rng.sample(agents, 2)
             titan = rng.choice(scenario.titans)
             where = rng.choice(places)
             text = f"At {where}, {_what(rng, actor, target, titan, rng.choice(places))}"
@@ -176,7 +176,7 @@ def make_events(rng: random.Random, rounds: int, per_round: int, public_fraction
             seen.add(text)
             public = rng.random() < public_fraction
             n = rng.randint(1, 6)
-            witnesses = list(dict.fromkeys([actor, *rng.sample(heirs, n)]))[:n]
+            witnesses = list(dict.fromkeys([actor, *rng.sample(agents, n)]))[:n]
             batch.append(
                 MemoryEvent(
                     id=f"c{cycle}-r{round_}-{actor}-{len(batch)}",
@@ -196,23 +196,23 @@ def make_events(rng: random.Random, rounds: int, per_round: int, public_fraction
 
 
 def make_queries(rng: random.Random, n: int) -> list[tuple[str, str]]:
-    """(heir, query) pairs shaped like perception.memory_query: a situation's gist, the quest, the place."""
+    """(agent, query) pairs shaped like perception.memory_query: a situation's gist, the quest, the place."""
     scenario = scenario_of("amphoreus")
-    heirs = scenario.heir_names
+    agents = scenario.agent_names
     places = [loc.name for loc in scenario.locations]
     templates = scenario.situations or ["Another day passes at {location}."]
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
     while len(out) < n:
-        heir = heirs[len(out) % len(heirs)]
-        seeks = scenario.titan(scenario.heir(heir).seeks)
+        agent = agents[len(out) % len(agents)]
+        seeks = scenario.titan(scenario.agent(agent).seeks)
         situation = rng.choice(templates).format(location=rng.choice(places))
         where = rng.choice(places)
-        query = f"{gist(situation)}. {heir} seeks the {seeks.coreflame} of {seeks.name} at {where}."
+        query = f"{gist(situation)}. {agent} seeks the {seeks.coreflame} of {seeks.name} at {where}."
         if query in seen:
             continue
         seen.add(query)
-        out.append((heir, query))
+        out.append((agent, query))
     return out
 
 
@@ -294,7 +294,7 @@ def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
             return original_rank(*args, **kwargs)
 
     memory.embedder = TimedEmbedder(embedder, timer)  # type: ignore[assignment]
-    memory._collections = {heir: TimedCollection(c, "own", timer) for heir, c in collections.items()}  # type: ignore[misc]
+    memory._collections = {agent: TimedCollection(c, "own", timer) for agent, c in collections.items()}  # type: ignore[misc]
     memory._query = timed_query  # type: ignore[method-assign]
     memory._resolve = timed_resolve  # type: ignore[method-assign]
     store_module.rank = timed_rank  # type: ignore[assignment]
@@ -308,14 +308,14 @@ def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
 
 @contextmanager
 def chroma_store(
-    tmp_root: str | None, society: str, heirs: list[str], embedder: Any
+    tmp_root: str | None, society: str, agents: list[str], embedder: Any
 ) -> Iterator[tuple[ChromaMemory, Path]]:
     """A ChromaMemory on a fresh embedded PersistentClient in a temp dir, closed and removed afterwards."""
     directory = Path(tempfile.mkdtemp(prefix="amphoreus-membench-", dir=tmp_root))
     memory: ChromaMemory | None = None
     try:
         client, lock = open_chroma(directory)
-        memory = ChromaMemory(client, society, heirs, embedder, lock)
+        memory = ChromaMemory(client, society, agents, embedder, lock)
         yield memory, directory
     finally:
         if memory is not None:
@@ -356,7 +356,7 @@ def torch_encoder(embedder: Any) -> Any:
     return Embedder(embedder.name, backend="torch").encoder
 
 
-def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> dict[str, Any]:
+def bench_write(args: argparse.Namespace, embedder: Any, agents: list[str]) -> dict[str, Any]:
     rng = random.Random(args.seed)
     batches = make_events(rng, args.write_rounds, args.batch, args.public_fraction)
     texts = [[e.text for e in b] for b in batches]
@@ -374,7 +374,7 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
         timer = Timer()
         seconds = {"raw": 0.0, "torch": 0.0, "remember": 0.0}
         vectors = []
-        with chroma_store(args.tmp_dir, f"bench-write-{rep}", heirs, embedder) as (memory, directory):
+        with chroma_store(args.tmp_dir, f"bench-write-{rep}", agents, embedder) as (memory, directory):
             embedder._cache.clear()
             with instrumented(memory, timer):
                 # Round by round, the baselines and remember back to back (order rotating), so that load from
@@ -390,7 +390,7 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
                         else:
                             encoders["torch"].encode(batch_texts, embedder.batch_size)
                         seconds[step] += time.perf_counter() - started
-            records = sum(len(memory.records(owner)) for owner in [*heirs, PUBLIC])
+            records = sum(len(memory.records(owner)) for owner in [*agents, PUBLIC])
             disk = disk_bytes(directory)
         raw_s, remember_s = seconds["raw"], seconds["remember"]
         upserts = timer.seconds["own.upsert"]
@@ -419,7 +419,7 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
         )
     ratios = [r["ratio"] for r in repeats]
     mid = sorted(repeats, key=lambda r: r["ratio"])[len(repeats) // 2]
-    probe = probe_write_calls(args, embedder, heirs, batches, vectors, mid["raw_encode_s"])
+    probe = probe_write_calls(args, embedder, agents, batches, vectors, mid["raw_encode_s"])
     return {
         "write_ratio": round(statistics.median(ratios), 4),
         "write_ratio_vs_torch": round(statistics.median(r["ratio_vs_torch"] for r in repeats), 4),
@@ -445,13 +445,13 @@ def bench_write(args: argparse.Namespace, embedder: Any, heirs: list[str]) -> di
 def probe_write_calls(
     args: argparse.Namespace,
     embedder: Any,
-    heirs: list[str],
+    agents: list[str],
     batches: list[list[MemoryEvent]],
     vectors: list[Any],
     raw_encode_s: float,
 ) -> dict[str, Any]:
     """The same rounds' records written, without embedding, three ways: as remember writes them (one upsert per
-    heir per round, public records in every heir's collection); as one upsert per round into a single collection
+    agent per round, public records in every agent's collection); as one upsert per round into a single collection
     (each record once); and as that one upsert with ids and vectors only (no documents, no metadata), the least
     any Chroma layout that keeps a vector per record must write. Each gives a ceiling on `write_ratio`:
     raw encode time / (raw encode time + that write time), over the same rounds."""
@@ -463,8 +463,8 @@ def probe_write_calls(
             for owner in [PUBLIC] if event.public else list(dict.fromkeys(event.witnesses)):
                 row = (MemoryRecord.of(event, owner, event.importance), vector.tolist())
                 single.append(row)
-                for heir in heirs if event.public else [owner]:
-                    rows.setdefault(heir, []).append(row)
+                for agent in agents if event.public else [owner]:
+                    rows.setdefault(agent, []).append(row)
         rows_per_round.append(rows)
         single_rows_per_round.append(single)
 
@@ -476,7 +476,7 @@ def probe_write_calls(
             embeddings=[v for _, v in batch],
         )
 
-    with chroma_store(args.tmp_dir, "bench-probe-per-owner", heirs, embedder) as (memory, _):
+    with chroma_store(args.tmp_dir, "bench-probe-per-owner", agents, embedder) as (memory, _):
         started = time.perf_counter()
         for rows in rows_per_round:
             for owner, owner_rows in rows.items():
@@ -524,7 +524,7 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 def build_store(
     memory: ChromaMemory,
-    heirs: list[str],
+    agents: list[str],
     size: int,
     public: int,
     pool_texts: list[str],
@@ -532,8 +532,8 @@ def build_store(
     args: argparse.Namespace,
     records_per_round: float,
 ) -> dict[str, Any]:
-    """`size` records spread over the heirs' collections plus `public` public ones, upserted directly; a public
-    record goes into every heir's collection, as `remember` files it."""
+    """`size` records spread over the agents' collections plus `public` public ones, upserted directly; a public
+    record goes into every agent's collection, as `remember` files it."""
     rng = np.random.default_rng(args.seed + size)
     dims = pool_vectors.shape[1]
     ticks = max(1, math.ceil(size / records_per_round))  # rounds a society would need to file `size` records
@@ -541,7 +541,7 @@ def build_store(
     kinds = [MemoryKind.OBSERVATION, MemoryKind.SPEECH, MemoryKind.OBSERVATION, MemoryKind.REFLECTION]
     generate_s = upsert_s = 0.0
     upserts = 0
-    owners = [(h, size // len(heirs) + (i < size % len(heirs))) for i, h in enumerate(heirs)] + [(PUBLIC, public)]
+    owners = [(h, size // len(agents) + (i < size % len(agents))) for i, h in enumerate(agents)] + [(PUBLIC, public)]
     for owner, count in owners:
         for start in range(0, count, UPSERT_BATCH):
             n = min(UPSERT_BATCH, count - start)
@@ -578,14 +578,14 @@ def build_store(
             by_text = dict(zip((r.text for r in records), vectors.tolist(), strict=True))
             batch = [(r, owner == PUBLIC) for r in records]
             t1 = time.perf_counter()
-            for heir in heirs if owner == PUBLIC else [owner]:
-                memory.file(heir, batch, by_text)  # one upsert per heir (rows as remember writes them)
+            for agent in agents if owner == PUBLIC else [owner]:
+                memory.file(agent, batch, by_text)  # one upsert per agent (rows as remember writes them)
                 upserts += 1
             t2 = time.perf_counter()
             generate_s += t1 - t0
             upsert_s += t2 - t1
-    memory._held.clear()  # the first recall per heir reads its collection, as after a reopen
-    total = size + public * len(heirs)
+    memory._held.clear()  # the first recall per agent reads its collection, as after a reopen
+    total = size + public * len(agents)
     return {
         "records": size + public,
         "rows": total,
@@ -609,14 +609,14 @@ def run_recalls(
     round's writes; the touch is timed apart, into `touches`. Every recall at its own tick."""
     latencies = []
     tick = first_tick
-    for heir, query in queries:
+    for agent, query in queries:
         now = Moment(cycle=(tick - 1) // rounds_per_cycle + 1, round=(tick - 1) % rounds_per_cycle + 1, tick=tick)
         started = time.perf_counter()
-        found = memory.recall({heir: query}, k, now)
+        found = memory.recall({agent: query}, k, now)
         latencies.append(time.perf_counter() - started)
-        assert len(found[heir]) == k, (heir, len(found[heir]))
+        assert len(found[agent]) == k, (agent, len(found[agent]))
         started = time.perf_counter()
-        memory.touch([m.id for m in found[heir]], now)
+        memory.touch([m.id for m in found[agent]], now)
         if touches is not None:
             touches.append(time.perf_counter() - started)
         tick += 1
@@ -634,9 +634,9 @@ def summary_ms(latencies: list[float]) -> dict[str, float]:
 
 
 def slowest(latencies: list[float], queries: list[tuple[str, str]], n: int = 5) -> list[dict[str, Any]]:
-    """The n slowest recalls of a pass: position in the pass, heir, ms (to tell a stall from a slow path)."""
+    """The n slowest recalls of a pass: position in the pass, agent, ms (to tell a stall from a slow path)."""
     order = sorted(range(len(latencies)), key=lambda i: -latencies[i])[:n]
-    return [{"index": i, "heir": queries[i][0], "ms": ms(latencies[i])} for i in sorted(order)]
+    return [{"index": i, "agent": queries[i][0], "ms": ms(latencies[i])} for i in sorted(order)]
 
 
 def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
@@ -644,7 +644,7 @@ def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
     n, s = len(latencies), timer.seconds
     parts = {
         "embed": s["embed"],
-        "query the heir's collection (chroma)": s["own.query"],
+        "query the agent's collection (chroma)": s["own.query"],
         "result lists (ids, similarities)": s["_query"] - s["own.query"],
         "records by id (held in process)": s["_resolve"],
         "rank": s["rank"],
@@ -659,31 +659,31 @@ def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
 def bench_recall_size(
     args: argparse.Namespace,
     embedder: Any,
-    heirs: list[str],
+    agents: list[str],
     size: int,
     pool_texts: list[str],
     pool_vectors: np.ndarray,
     records_per_round: float,
 ) -> dict[str, Any]:
     rng = random.Random(args.seed * 7919 + size)
-    warm = WARMUP_ROUNDS * len(heirs)
+    warm = WARMUP_ROUNDS * len(agents)
     everything = make_queries(rng, warm + args.queries)
     warmup, queries = everything[:warm], everything[warm:]
     rounds_per_cycle = scenario_of("amphoreus").rounds_per_cycle
     config = MemoryConfig()
-    with chroma_store(args.tmp_dir, f"bench-recall-{size}", heirs, embedder) as (memory, directory):
+    with chroma_store(args.tmp_dir, f"bench-recall-{size}", agents, embedder) as (memory, directory):
         started = time.perf_counter()
-        build = build_store(memory, heirs, size, args.public, pool_texts, pool_vectors, args, records_per_round)
+        build = build_store(memory, agents, size, args.public, pool_texts, pool_vectors, args, records_per_round)
         build["wall_s"] = round(time.perf_counter() - started, 3)
         build["disk_mib"] = round(disk_bytes(directory) / 2**20, 1)
-        counts = {h: memory._collections[h].count() for h in heirs}
+        counts = {h: memory._collections[h].count() for h in agents}
         build["records_per_heir"] = {"min": min(counts.values()), "max": max(counts.values())}
         build["public_records"] = args.public
         tick = build["ticks"] + 1
 
         embedder._cache.clear()
-        first, tick = run_recalls(memory, warmup[: len(heirs)], args.k, tick, rounds_per_cycle)
-        _, tick = run_recalls(memory, warmup[len(heirs) :], args.k, tick, rounds_per_cycle)
+        first, tick = run_recalls(memory, warmup[: len(agents)], args.k, tick, rounds_per_cycle)
+        _, tick = run_recalls(memory, warmup[len(agents) :], args.k, tick, rounds_per_cycle)
 
         embedder._cache.clear()  # with embedding: each query is embedded inside recall
         touches: list[float] = []
@@ -703,9 +703,9 @@ def bench_recall_size(
                 latencies, tick = run_recalls(memory, queries, args.k, tick, rounds_per_cycle)
             breakdowns[label] = breakdown(timer, latencies)
 
-        probes = probe_recall_calls(memory, heirs, embedder, queries, args.k * config.overfetch)
+        probes = probe_recall_calls(memory, agents, embedder, queries, args.k * config.overfetch)
         build["disk_mib_after_recalls"] = round(disk_bytes(directory) / 2**20, 1)
-        cold = reopen(memory, directory, heirs, embedder, warmup[: len(heirs)], args.k, tick, rounds_per_cycle)
+        cold = reopen(memory, directory, agents, embedder, warmup[: len(agents)], args.k, tick, rounds_per_cycle)
 
     return {
         "records": size,
@@ -727,14 +727,14 @@ def bench_recall_size(
 def reopen(
     memory: ChromaMemory,
     directory: Path,
-    heirs: list[str],
+    agents: list[str],
     embedder: Any,
     queries: list[tuple[str, str]],
     k: int,
     tick: int,
     rounds_per_cycle: int,
 ) -> dict[str, Any]:
-    """Close the store, open it again (as a resumed simulation would) and time each heir's first recall."""
+    """Close the store, open it again (as a resumed simulation would) and time each agent's first recall."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
     memory.close()
@@ -744,7 +744,7 @@ def reopen(
     SharedSystemClient.clear_system_cache()
     started = time.perf_counter()
     client, lock = open_chroma(directory)
-    again = ChromaMemory(client, memory.society, heirs, embedder, lock)
+    again = ChromaMemory(client, memory.society, agents, embedder, lock)
     open_s = time.perf_counter() - started
     try:
         embedder._cache.clear()
@@ -755,11 +755,11 @@ def reopen(
 
 
 def probe_recall_calls(
-    memory: ChromaMemory, heirs: list[str], embedder: Any, queries: list[tuple[str, str]], fetch: int
+    memory: ChromaMemory, agents: list[str], embedder: Any, queries: list[tuple[str, str]], fetch: int
 ) -> dict[str, float]:
-    """Median cost of single Chroma calls on this store, for what-if estimates (one heir's collection)."""
-    heir = heirs[0]
-    own = memory._collections[heir]
+    """Median cost of single Chroma calls on this store, for what-if estimates (one agent's collection)."""
+    agent = agents[0]
+    own = memory._collections[agent]
     vectors = embedder.encode([q for _, q in queries[:40]]).tolist()
 
     def median_ms(fn: Callable[[int], Any], n: int = 40) -> float:
@@ -806,7 +806,7 @@ PACKAGES = ("chromadb", "sentence-transformers", "transformers", "torch", "numpy
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     load_before = os.getloadavg()
     total_started = time.perf_counter()
-    heirs = scenario_of("amphoreus").heir_names
+    agents = scenario_of("amphoreus").agent_names
 
     started = time.perf_counter()
     embedder = default_embedder()
@@ -815,7 +815,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     embedder_load_s = time.perf_counter() - started
 
     started = time.perf_counter()
-    write = bench_write(args, embedder, heirs)
+    write = bench_write(args, embedder, agents)
     write_s = time.perf_counter() - started
 
     # The vector pool for synthetic records: real embeddings of event texts (its own seed, not timed).
@@ -832,7 +832,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     for size in args.sizes:
         started = time.perf_counter()
         recall[str(size)] = bench_recall_size(
-            args, embedder, heirs, size, pool_texts, pool_vectors, write["records_per_round"]
+            args, embedder, agents, size, pool_texts, pool_vectors, write["records_per_round"]
         )
         recall_s[str(size)] = round(time.perf_counter() - started, 2)
 
@@ -863,7 +863,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "overfetch": config.overfetch,
             "fetched_per_collection": args.k * config.overfetch,
             "recall_mode": config.mode.value,
-            "heirs": len(heirs),
+            "agents": len(agents),
             "public_records": args.public,
             "queries_per_size": args.queries,
             "warmup_recalls_per_heir": WARMUP_ROUNDS,
@@ -903,7 +903,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
 def table(report: dict[str, Any]) -> str:
     s, w = report["settings"], report["write"]
     lines = [
-        f"memory benchmark: heirs={s['heirs']} k={s['k']} overfetch={s['overfetch']} vectors={s['vectors']} "
+        f"memory benchmark: agents={s['agents']} k={s['k']} overfetch={s['overfetch']} vectors={s['vectors']} "
         f"queries={s['queries_per_size']}/size",
         "",
         f"write ({w['texts']} events in {w['rounds']} rounds of {s['write_batch_events']}, "
@@ -926,7 +926,7 @@ def table(report: dict[str, Any]) -> str:
     )
     ceilings = ", ".join(f"{label} {v:.3f}" for label, v in p["write_ratio_ceiling"].items())
     lines.append(f"    write_ratio ceiling with Chroma writes as: {ceilings}")
-    lines += ["", f"recall, one heir (ms)          {'p50':>8} {'p90':>8} {'p99':>8} {'mean':>8}"]
+    lines += ["", f"recall, one agent (ms)          {'p50':>8} {'p90':>8} {'p99':>8} {'mean':>8}"]
     for size, r in report["recall"].items():
         for label, key in (("with embedding", "recall_ms_with_embedding"), ("without", "recall_ms_without_embedding")):
             f = r[key]
@@ -945,8 +945,8 @@ def table(report: dict[str, Any]) -> str:
         for label, v in r["breakdown_mean_ms"].items():
             lines.append(f"    {label:<44} {v:>10.3f} {without[label]:>10.3f}")
         for label, f in (
-            ("first recall per heir after build", r["first_recall_per_heir_after_build_ms"]),
-            ("first recall per heir after reopen", r["cold_reopen"]["first_recall_per_heir_ms"]),
+            ("first recall per agent after build", r["first_recall_per_heir_after_build_ms"]),
+            ("first recall per agent after reopen", r["cold_reopen"]["first_recall_per_heir_ms"]),
         ):
             lines.append(f"    {label:<56} p50 {f['p50']:>8.3f} ms  max {f['max']:>8.3f} ms")
         touch, label = r["touch_ms"], "touch (mark used memories, one write)"
@@ -972,7 +972,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="timed recalls per size")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument(
-        "--public", type=int, default=300, help="public records (each filed in every heir's collection)"
+        "--public", type=int, default=300, help="public records (each filed in every agent's collection)"
     )
     parser.add_argument("--vectors", choices=("perturbed", "random"), default="perturbed")
     parser.add_argument("--noise", type=float, default=0.75, help="noise norm relative to the unit source vector")

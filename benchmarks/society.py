@@ -47,11 +47,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from bench_common import environment, publish
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.data.samples import ShardWriter
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.store import ChromaMemory, NullMemory, open_chroma
 from amphoreus_graph.policy.registry import resolve_model
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.services import build_memory
 
@@ -177,8 +177,8 @@ class TimedMemory:
     def touch(self, record_ids: list[str], now: Any) -> None:
         self._run("memory.touch", self._inner.touch, record_ids, now)
 
-    def reflect(self, heirs: list[str], now: Any) -> Any:
-        return self._run("memory.reflect", self._inner.reflect, heirs, now)
+    def reflect(self, agents: list[str], now: Any) -> Any:
+        return self._run("memory.reflect", self._inner.reflect, agents, now)
 
     def carry_over(self, retention: dict[str, Any], next_cycle: int) -> dict[str, int]:
         return self._run("memory.carry_over", self._inner.carry_over, retention, next_cycle)
@@ -193,7 +193,7 @@ class TimedPolicy:
         self.name = inner.name
 
     async def adecide(self, turn: Any) -> Any:
-        self._timer.enter("policy.adecide")  # heirs decide concurrently: wall time while any is deciding
+        self._timer.enter("policy.adecide")  # agents decide concurrently: wall time while any is deciding
         try:
             return await self._inner.adecide(turn)
         finally:
@@ -221,7 +221,7 @@ def patched(timer: Timer, profiles: ThreadProfiles | None) -> Iterator[None]:
         original = getattr(cls, name)
 
         async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            timer.enter(label)  # concurrent writes (one per heir turn) count once: wall time while any is open
+            timer.enter(label)  # concurrent writes (one per agent turn) count once: wall time while any is open
             try:
                 return await original(self, *args, **kwargs)
             finally:
@@ -322,7 +322,7 @@ def summarise(kind: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
         )
         - embed,
         "chroma open + 12 collections": seconds.get("memory.open", 0.0),
-        "policy.adecide (heir turns in flight)": seconds.get("policy.adecide", 0.0),
+        "policy.adecide (agent turns in flight)": seconds.get("policy.adecide", 0.0),
         "samples.write_round (fsync)": seconds.get("samples.write_round", 0.0),
     }
     serial = {k: v for k, v in serial.items() if v > 0}
@@ -383,7 +383,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "memory_ms_per_turn": round(real["ms_per_turn"] - null["ms_per_turn"], 3),
         "settings": {
             "scenario": args.scenario,
-            "heirs": len(scenario.heirs),
+            "agents": len(scenario.agents),
             "cycles": args.cycles,
             "rounds": rounds,
             "turns": real["turns"],
@@ -436,7 +436,7 @@ async def profile_offline(args: argparse.Namespace, rounds: int) -> dict[str, An
 def table(report: dict[str, Any]) -> str:
     s = report["settings"]
     lines = [
-        f"society benchmark: scenario={s['scenario']} heirs={s['heirs']} cycles={s['cycles']} rounds={s['rounds']} "
+        f"society benchmark: scenario={s['scenario']} agents={s['agents']} cycles={s['cycles']} rounds={s['rounds']} "
         f"turns={s['turns']} repeats={s['repeats']}/{s['overhead_repeats']} (median)",
         "",
         f"  turns_per_s_offline   {report['turns_per_s_offline']:>10.1f}   (offline policy, Chroma + real embedder)",

@@ -149,6 +149,7 @@ async def stream_run(
     stop_after: str | None = None,
     graph: str = "society",
     command: dict[str, Any] | None = None,
+    context: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any], str | None]:
     """Stream a run of `graph` (or resume one with `command`); return its custom events, values snapshots,
     errors, and run id."""
@@ -161,6 +162,7 @@ async def stream_run(
         graph,
         input=payload,
         command=command,
+        context=context,
         stream_mode=["custom", "values"],
         on_disconnect="cancel",
     )
@@ -252,6 +254,25 @@ async def test_society_trio_streams_progress_and_writes_samples(server: Server) 
 
     report = load_run(server.runs_dir / thread_id, judge_alignment=False)
     assert report.scenario == "trio" and [(c.rounds, len(c.turns)) for c in report.cycles] == [(2, 6)]
+
+
+async def test_a_thread_rerun_with_another_model_runs_with_that_model(server: Server) -> None:
+    """Run dependencies travel in each run's context, not in a registry keyed by the thread: the second run of a
+    thread, asked for another model, decides with that model."""
+    client = langgraph_sdk.get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    for cycle, model in ((1, "offline"), (2, "random")):
+        payload = {"scenario": "trio", "rounds": 1, "seed": 3, "cycle": cycle}
+        _, _, errors, _ = await asyncio.wait_for(
+            stream_run(client, thread_id, payload, context={"model": model}), RUN_TIMEOUT_S
+        )
+        assert not errors, f"run with {model} failed: {errors}\n{log_tail(server)}"
+    samples = server.runs_dir / thread_id / "samples"
+    models = {
+        cycle: {json.loads(line)["model"] for line in (samples / f"cycle-000{cycle}.jsonl").read_text().splitlines()}
+        for cycle in (1, 2)
+    }
+    assert models == {1: {"offline"}, 2: {"random"}}
 
 
 async def test_society_runs_from_empty_input(server: Server) -> None:
