@@ -15,9 +15,11 @@ from pydantic import BaseModel, Field
 
 from amphoreus_graph.contracts.actions import ActionSpec
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
-from amphoreus_graph.contracts.turn import Decision, Option, TurnContext
+from amphoreus_graph.contracts.turn import CallStats, Decision, Option, TurnContext
 
-WorldState = dict[str, Any]  # a world's own state: JSON-able, so the graph checkpoints and streams it as it is
+# A world's own state: JSON-able, so the graph checkpoints and streams it as it is. It holds at least the integer
+# keys `cycle` and `round` (the engine's clock); everything else is the world's.
+WorldState = dict[str, Any]
 
 
 class AgentProfile(BaseModel):
@@ -99,6 +101,15 @@ class CycleEnd(BaseModel):
     facts: dict[str, Any] = Field(default_factory=dict, description="the world's own numbers for the summary")
 
 
+class Resolution(BaseModel):
+    """A round resolved: the new state (its outcome set if the cycle ended), what happened (with witnesses), and
+    what the world's own model calls cost, if it made any (an LLM game master; flags such as `fallback`)."""
+
+    state: WorldState
+    events: list[MemoryEvent] = Field(default_factory=list)
+    cost: CallStats = Field(default_factory=CallStats)
+
+
 class Critique(BaseModel):
     """A world rule a decision breaks, or a choice the world calls unwise: what it costs a judge's logic."""
 
@@ -140,9 +151,10 @@ class World(Protocol):
 
     def resolve(
         self, state: WorldState, decisions: dict[str, Decision], rng: random.Random, now: Moment, round_limit: int
-    ) -> tuple[WorldState, list[MemoryEvent]]:
+    ) -> Resolution:
         """All of a round's decisions at once: the new state (its outcome set if the cycle ended) and what
-        happened, with witnesses. Pure given the rng: a replayed round resolves identically."""
+        happened, with witnesses. Pure given the rng (a replayed round resolves identically), except for a world
+        that asks a model, whose replies the engine checkpoints with the round."""
         ...
 
     def outcome(self, state: WorldState) -> str | None:

@@ -29,6 +29,7 @@ class RoundRecord(BaseModel):
     scenario: str = Field(default="", description="the scenario (name or YAML path): lets a run without config be read")
     world: WorldView
     events: list[MemoryEvent] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list, description="how the round was resolved, e.g. fallback")
 
 
 class ChronicleWriter:

@@ -24,7 +24,7 @@ from langgraph.types import Send
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
-from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory, TurnContext
+from amphoreus_graph.contracts.turn import CallStats, Decision, PolicyResult, RecalledMemory, TurnContext
 from amphoreus_graph.data.samples import Sample
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.prompt import decision_json, render_messages
@@ -156,13 +156,28 @@ def game_master(state: SocietyState) -> dict[str, Any]:
     world = scenario_of(state["scenario"]).world
     decisions = {a: Decision.model_validate(t["result"]["decision"]) for a, t in state["turns"].items()}
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], state["world"]["round"], "game-master")
-    resolved, events = world.resolve(state["world"], decisions, rng, now_of(state), round_limit(state))
+    resolution = world.resolve(state["world"], decisions, rng, now_of(state), round_limit(state))
+    cost = resolution.cost
     return {
-        "world": resolved,
-        "round_events": [e.model_dump(mode="json") for e in events],
+        "world": resolution.state,
+        "round_events": [e.model_dump(mode="json") for e in resolution.events],
+        "round_flags": list(cost.flags),
+        "stats": add_stats(state.get("stats"), game_master_cost(cost)),
         # The turns have read their memories: keep only which were used (for `remember`), not their text.
         "recalled": {},
         "used_memories": [m["id"] for found in state["recalled"].values() for m in found if not m.get("public")],
+    }
+
+
+def game_master_cost(cost: CallStats) -> dict[str, float]:
+    """What the world's own model calls cost this round, counted apart from the agents' (`gm_*` totals)."""
+    return {
+        "gm_calls": cost.model_calls,
+        "gm_failures": cost.failures,
+        "gm_tokens_in": cost.tokens_in,
+        "gm_tokens_out": cost.tokens_out,
+        "gm_repaired": int("repaired" in cost.flags),
+        "gm_fallbacks": int("fallback" in cost.flags),
     }
 
 
@@ -222,7 +237,10 @@ def round_chronicle(state: SocietyState) -> RoundRecord:
     scenario = scenario_of(state["scenario"])
     view = scenario.world.view(state["world"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
-    return RoundRecord(cycle=view.cycle, round=view.round, scenario=state["scenario"], world=view, events=events)
+    flags = list(state.get("round_flags") or [])
+    return RoundRecord(
+        cycle=view.cycle, round=view.round, scenario=state["scenario"], world=view, events=events, flags=flags
+    )
 
 
 def round_cost(state: SocietyState) -> Counter[str]:

@@ -50,6 +50,7 @@ from amphoreus_graph.society.services import (
     open_store,
 )
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
+from amphoreus_graph.society.state import STAT_KEYS
 
 __all__ = ["CHECKPOINT_FILE", "CONFIG_FILE", "SUMMARY_FILE", "RunConfig", "Simulation", "build_summary"]
 
@@ -261,5 +262,6 @@ def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s
         "failures": stats.get("failures", 0),
         "fallbacks": stats.get("fallbacks", 0),
         "repaired": stats.get("repaired", 0),
+        "game_master": {key.removeprefix("gm_"): stats.get(key, 0) for key in STAT_KEYS if key.startswith("gm_")},
         "wall_time_s": round(wall_time_s, 3),
     }

@@ -53,6 +53,7 @@ class SocietyState(TypedDict, total=False):
     recalled: dict[str, list[JSON]]
     turns: Annotated[dict[str, JSON], merge_turns]
     round_events: list[JSON]
+    round_flags: list[str]
     stats: dict[str, float]
     sample_offsets: dict[str, int]  # samples/ and chronicle/ shards: where the next round appends
     unreflected: dict[str, float]
@@ -64,7 +65,23 @@ class RecurrenceState(SocietyState, total=False):
     cycle_summaries: list[JSON]
 
 
-STAT_KEYS = ("samples_written", "turns", "model_calls", "failures", "fallbacks", "repaired", "tokens_in", "tokens_out")
+STAT_KEYS = (
+    "samples_written",
+    "turns",
+    "model_calls",
+    "failures",
+    "fallbacks",
+    "repaired",
+    "tokens_in",
+    "tokens_out",
+    # the world's own model calls (an LLM game master), apart from the agents'
+    "gm_calls",
+    "gm_failures",
+    "gm_repaired",
+    "gm_fallbacks",
+    "gm_tokens_in",
+    "gm_tokens_out",
+)
 
 
 def add_stats(current: dict[str, float] | None, delta: Mapping[str, float]) -> dict[str, float]:

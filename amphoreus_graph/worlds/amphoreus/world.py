@@ -13,7 +13,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from amphoreus_graph.contracts.actions import ActionSpec, TargetKind
-from amphoreus_graph.contracts.memory import MemoryEvent, Moment, gist
+from amphoreus_graph.contracts.memory import Moment, gist
 from amphoreus_graph.contracts.turn import Decision, Option, TurnContext
 from amphoreus_graph.contracts.world import (
     AgentProfile,
@@ -22,6 +22,7 @@ from amphoreus_graph.contracts.world import (
     CycleEnd,
     Gauge,
     Perception,
+    Resolution,
     WorldLabels,
     WorldState,
     WorldView,
@@ -182,11 +183,11 @@ class AmphoreusWorld:
 
     def resolve(
         self, state: WorldState, decisions: dict[str, Decision], rng: random.Random, now: Moment, round_limit: int
-    ) -> tuple[WorldState, list[MemoryEvent]]:
+    ) -> Resolution:
         world, events = resolve_round(
             self._state(state), self.spec, self.actions, decisions, rng, now.tick, round_limit
         )
-        return world.model_dump(mode="json"), events
+        return Resolution(state=world.model_dump(mode="json"), events=events)
 
     def outcome(self, state: WorldState) -> str | None:
         outcome = state.get("outcome")

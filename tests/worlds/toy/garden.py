@@ -23,6 +23,7 @@ from amphoreus_graph.contracts.world import (
     CycleEnd,
     Gauge,
     Perception,
+    Resolution,
     WorldLabels,
     WorldState,
     WorldView,
@@ -114,7 +115,7 @@ class GardenWorld:
 
     def resolve(
         self, state: WorldState, decisions: dict[str, Decision], rng: random.Random, now: Moment, round_limit: int
-    ) -> tuple[WorldState, list[MemoryEvent]]:
+    ) -> Resolution:
         garden = Garden.model_validate(state)
         events = []
         for agent in [n for n in self._names if n in decisions]:
@@ -153,7 +154,7 @@ class GardenWorld:
             garden.outcome = "bare"
         elif garden.round >= round_limit:
             garden.outcome = "season_over"
-        return garden.model_dump(), events
+        return Resolution(state=garden.model_dump(), events=events)
 
     def outcome(self, state: WorldState) -> str | None:
         return Garden.model_validate(state).outcome
