@@ -1,16 +1,16 @@
 """Storage names for identities: collision-free for any Unicode name, and never forgeable by an agent's name.
 
-A agent, a society or a namespace is identified by its exact name (its code points: "Zoé" composed and
+An agent, a society or a namespace is identified by its exact name (its code points: "Zoé" composed and
 decomposed are two identities here; the scenario loader rejects names equal after NFC). Chroma collection
 names allow only 3-512 characters of [a-zA-Z0-9._-], so a name cannot be used as it is, and a slug alone
 merges names that differ in accents, spaces, punctuation or script ("Zoé" and "Zoë"; every all-CJK name).
 So every name part is a readable ASCII slug plus 16 hex digits of the SHA-256 of the exact name, and a
 collection name says what it holds in a fixed role field:
 
-    am2.<society>.agent.<agent>       a agent's memories (its private records and its copy of public ones)
+    am2.<society>.agent.<agent>     an agent's memories (its private records and its copy of public ones)
     am2.<society>.int.<what>        the store's own bookkeeping (e.g. `access`, the last-access ticks)
 
-A agent part always ends with its hash and sits behind `.agent.`, so no agent name can produce an internal
+An agent part always ends with its hash and sits behind `.agent.`, so no agent name can produce an internal
 name, and two different names collide only if 64 bits of SHA-256 do. The slug never holds a ".", so the
 parts cannot run into each other. Stores written before these names (`m-<society>--<agent>`) are detected
 by `legacy_collection_name` and refused, never silently read as empty.

@@ -1,6 +1,6 @@
-"""Chroma-backed memory: one collection per (society, agent), so a agent's recall never scans others.
+"""Chroma-backed memory: one collection per (society, agent), so an agent's recall never scans others.
 
-Privacy is structural: a agent's queries only ever touch its own collection, which holds its private records and
+Privacy is structural: an agent's queries only ever touch its own collection, which holds its private records and
 a copy of each public one (owner PUBLIC). Collection names come from each exact name (naming.py), so agents whose
 names differ in any way never share one, and no agent's name can produce the store's own collections. Writes are
 upserts of rows keyed by text (text_rows.py) holding records keyed by event and owner, and retention marks what
@@ -118,7 +118,7 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
 
 
 def collection_name(society: str, agent: str) -> str:
-    """A agent's Chroma collection: a readable slug plus a hash of each exact name (see naming.py)."""
+    """An agent's Chroma collection: a readable slug plus a hash of each exact name (see naming.py)."""
     return agent_collection(society, agent)
 
 
@@ -249,7 +249,7 @@ class ChromaMemory:
         return {agent: weight for agent, weight in gained.items() if weight}
 
     def file(self, agent: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]) -> None:
-        """Write records (each with whether it is a public copy) into a agent's collection: one upsert of the rows
+        """Write records (each with whether it is a public copy) into an agent's collection: one upsert of the rows
         they change, each row with all the records of its text; `vectors` has each new text's embedding. A record
         filed again keeps its last access (as a fresh read would)."""
         held = self._records_of(agent)
@@ -260,7 +260,7 @@ class ChromaMemory:
         self._write_rows(agent, touched, vectors)
 
     def _write_rows(self, agent: str, rows: set[str], vectors: Mapping[str, list[float]]) -> None:
-        """Bring a agent's rows in Chroma in line with what is held: rows left empty go first, then the others
+        """Bring an agent's rows in Chroma in line with what is held: rows left empty go first, then the others
         (with their vector when this write has it, else metadata only). Deleting first keeps a replay after a
         crash exact: what retention already dropped never comes back."""
         held, collection = self._held[agent], self._collections[agent]
@@ -435,7 +435,7 @@ class ChromaMemory:
 
     def dump(self) -> dict[str, Any]:
         """Every record: each agent's own (by agent) and the public ones, sorted by id; for tests and inspection.
-        Public records sit apart from the agents' because a agent may be named like the public owner."""
+        Public records sit apart from the agents' because an agent may be named like the public owner."""
         return {
             "agents": {agent: [r.model_dump(mode="json") for r in self.records(agent)] for agent in self.agents},
             "public": [r.model_dump(mode="json") for r in self.public_records()],

@@ -1,4 +1,4 @@
-"""How a agent's records sit in its Chroma collection: one row (one vector) per distinct text, per role.
+"""How an agent's records sit in its Chroma collection: one row (one vector) per distinct text, per role.
 
 Many records share a text: a routine event filed round after round, a public record copied to every agent,
 reflections that repeat themselves. Chroma's HNSW index degrades on many identical vectors: a search that
@@ -11,7 +11,7 @@ holds, so replaying a round after a crash writes the same rows again.
 
 The role ("h" the agent's private records, "p" its copy of public records) is part of the row id, so a public
 record and a private one never share a row, and which records are public is known from where they sit, never
-from an owner string a agent's name could equal.
+from an owner string an agent's name could equal.
 """
 
 from __future__ import annotations
