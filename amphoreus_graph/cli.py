@@ -36,20 +36,27 @@ app = typer.Typer(
 
 @app.command()
 @one_line_errors
-def paths() -> None:
-    """Print the catalog of Paths: Aeon, favoured and shunned actions, opposed Paths."""
-    from amphoreus_graph.paths import load_paths
+def paths(
+    catalog: Annotated[
+        Path | None, typer.Option(help="a Path catalog YAML file to check and list (default: the packaged one)")
+    ] = None,
+) -> None:
+    """Print a catalog of Paths: Aeon, the kinds of act (tags) each favours and shuns, opposed Paths."""
+    from amphoreus_graph.catalogs.paths import load_paths
 
-    table = Table(title="The Paths")
+    loaded = load_paths(str(catalog) if catalog is not None else None)
+    table = Table(title=f"The Paths ({loaded.source})")
     for column in ("Path", "Aeon", "Favours", "Shuns", "Opposes", "Lexicon"):
         table.add_column(column)
-    for path in load_paths().paths.values():
+    for path in loaded.paths.values():
+        favours = [f"{t} {path.rating(t):+.1f}" for t in path.favoured() if path.rating(t) > 0]
+        shuns = [f"{t} {path.rating(t):+.1f}" for t in path.shunned() if path.rating(t) < 0]
         table.add_row(
             path.name,
-            path.aeon,
-            ", ".join(a.value for a in path.favoured()),
-            ", ".join(a.value for a in path.shunned()),
-            ", ".join(path.opposed),
+            path.aeon or "–",
+            ", ".join(favours) or "–",
+            ", ".join(shuns) or "–",
+            ", ".join(path.opposed) or "–",
             ", ".join(path.lexicon[:4]) + "…",
         )
     console.print(table)
@@ -58,20 +65,21 @@ def paths() -> None:
 @app.command()
 @one_line_errors
 def scenarios() -> None:
-    """List the packaged scenarios (any YAML file works too: --scenario PATH.yaml)."""
-    from amphoreus_graph.scenario import load_scenario, packaged_scenarios
+    """List the packaged scenarios and their worlds (any YAML file works too: --scenario PATH.yaml)."""
+    from amphoreus_graph.catalogs.scenario import load_scenario, packaged_scenarios
 
     table = Table(title="Scenarios")
-    for column in ("Name", "Title", "Heirs", "Paths", "Titans", "Rounds/cycle"):
+    for column in ("Name", "World", "Title", "Agents", "Paths", "Actions", "Rounds/cycle"):
         table.add_column(column)
-    for name in sorted(packaged_scenarios()):
+    for name in packaged_scenarios():
         s = load_scenario(name)
         table.add_row(
             name,
+            s.settings.world,
             s.title,
-            str(len(s.heirs)),
-            str(len({h.path for h in s.heirs})),
-            str(len(s.titans)),
+            f"{len(s.agents)} {s.world.labels.agents}",
+            str(len({a.path for a in s.agents})),
+            str(len(s.world.actions)),
             str(s.rounds_per_cycle),
         )
     console.print(table)
@@ -95,7 +103,9 @@ def simulate(
     memory_dir: Annotated[Path | None, typer.Option(help="Chroma directory (default: RUN/memory)")] = None,
     chroma_url: Annotated[str | None, typer.Option(help="use a Chroma server, e.g. http://127.0.0.1:8000")] = None,
     recall_k: Annotated[int, typer.Option(min=0, help="memories recalled per turn")] = 5,
-    seeds_dir: Annotated[Path, typer.Option(help="seed memories: SEEDS_DIR/<scenario>/*.yaml")] = Path("memory/seeds"),
+    seeds_dir: Annotated[
+        Path | None, typer.Option(help="seed memories: SEEDS_DIR/<scenario>/*.yaml (default: the scenario's own)")
+    ] = None,
     embedder: Annotated[str, typer.Option(help="sentence-transformers model name or local path")] = DEFAULT_MODEL,
     societies: Annotated[int, typer.Option(help="independent societies at once; society i gets seed SEED+i")] = 1,
     engine: Annotated[str | None, typer.Option(help="local (asyncio, one process) or ray (default: local)")] = None,
@@ -103,7 +113,9 @@ def simulate(
     ray_cpus: Annotated[int | None, typer.Option(help="CPUs of a Ray started here (--engine ray)")] = None,
     parallel: Annotated[int | None, typer.Option(help="societies alive at once per process (default 16)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
-    live: Annotated[bool, typer.Option(help="a live dashboard: round, heirs' last actions, Coreflames, Tide")] = False,
+    live: Annotated[
+        bool, typer.Option(help="a live dashboard: round, agents' last actions, the world's gauges")
+    ] = False,
     fresh_memory: Annotated[
         bool, typer.Option(help="wipe this society's memories in the store first (with --resume: restart the run)")
     ] = False,
@@ -112,7 +124,7 @@ def simulate(
     from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
-    scenarios = scenario or ["amphoreus"]
+    scenarios = scenario or [RunConfig.model_fields["scenario"].default]
     if societies < 1:
         raise AmphoreusError(f"--societies {societies}: expected at least 1")
     if engine is not None:
@@ -140,7 +152,7 @@ def simulate(
         memory_dir=memory_dir,
         chroma_url=chroma_url,
         recall_k=recall_k,
-        seeds_dir=str(seeds_dir),
+        seeds_dir=str(seeds_dir) if seeds_dir is not None else None,
         embedder=embedder,
     )
     if resume is None and (societies > 1 or engine == "ray"):
@@ -200,7 +212,7 @@ def _simulate_many(
 
 async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
     """The run behind three progress bars: cycles, rounds of this cycle, turns of this round."""
-    from amphoreus_graph.society.graph import scenario_of
+    from amphoreus_graph.catalogs.scenario import scenario_of
 
     cfg = sim.config
     scenario = scenario_of(cfg.scenario)
@@ -209,7 +221,7 @@ async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
     with Progress(*columns, console=err_console, disable=quiet, transient=False) as progress:
         cycles = progress.add_task("cycles", total=cfg.cycles)
         rounds = progress.add_task("rounds", total=rounds_total)
-        turns = progress.add_task("turns", total=len(scenario.heirs))
+        turns = progress.add_task("turns", total=len(scenario.agents))
 
         def show(event: dict[str, Any]) -> None:
             kind = event.get("type")
@@ -217,7 +229,7 @@ async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
                 progress.update(cycles, description=f"cycle {event['cycle']}")
                 progress.reset(rounds, total=rounds_total)
             elif kind == "round_started":
-                progress.reset(turns, total=event["heirs"])
+                progress.reset(turns, total=event["agents"])
                 progress.update(rounds, description=f"round {event['round']}")
             elif kind == "turn_done":
                 progress.advance(turns)
@@ -233,8 +245,8 @@ async def _drive_live(sim: Any, *, resume: bool) -> dict[str, Any]:
     """The run behind a rich Live dashboard that every progress event redraws."""
     from rich.live import Live
 
+    from amphoreus_graph.catalogs.scenario import scenario_of
     from amphoreus_graph.live import LiveDashboard
-    from amphoreus_graph.society.graph import scenario_of
 
     cfg = sim.config
     scenario = scenario_of(cfg.scenario)
@@ -249,25 +261,26 @@ async def _drive_live(sim: Any, *, resume: bool) -> dict[str, Any]:
 
 
 def _print_summary(summary: dict[str, Any], out: Path) -> None:
+    """The run's closing table in its world's words: how each cycle ended, its score, who fell."""
     table = Table(title=f"Run {summary['run']} — {summary['scenario']} with {summary['model']}")
-    for column in ("Cycle", "Outcome", "Rounds", "Coreflames delivered", "Black Tide", "Fallen"):
+    for column in ("Cycle", "Outcome", "Rounds", "Score", "How it ended", "Fallen"):
         table.add_column(column)
     for c in summary["cycles"]:
         table.add_row(
             str(c["cycle"]),
-            c["outcome"],
+            c["outcome"].replace("_", " "),
             str(c["rounds"]),
-            str(c["coreflames_delivered"]),
-            f"{c['black_tide']:.0f}",
-            ", ".join(c["fallen"]) or "-",
+            "–" if c["score"] is None else f"{c['score']:g}",
+            c["text"],
+            ", ".join(c["fallen"]) or "–",
         )
     console.print(table)
-    top = sorted(summary["coreflames_per_heir"].items(), key=lambda kv: -kv[1])[:3]
+    top = sorted(summary["tally_per_agent"].items(), key=lambda kv: -kv[1])[:3]
     console.print(
         f"samples {summary['samples_written']} · model calls {summary['model_calls']} · "
         f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
         f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
-        f"most Coreflames: {', '.join(f'{h} {n}' for h, n in top)}\n"
+        f"most {summary['score_label']}: {', '.join(f'{name} {n:g}' for name, n in top)}\n"
         f"written to {out}/ (summary.json, samples/, chronicle/, checkpoint.sqlite)\n"
         f"see it: amphoreus report {out} --open",
         highlight=False,
@@ -303,16 +316,16 @@ app.add_typer(memory_app, name="memory")
 @one_line_errors
 def memory_inspect(
     run: Annotated[Path, typer.Argument(help="a run directory")],
-    heir: Annotated[str, typer.Option(help="whose memory")],
-    query: Annotated[str, typer.Option(help="what the heir is trying to remember")],
+    agent: Annotated[str, typer.Option(help="whose memory")],
+    query: Annotated[str, typer.Option(help="what the agent is trying to remember")],
     k: Annotated[int, typer.Option("-k", "--k", min=1, help="how many memories")] = 5,
 ) -> None:
-    """Show what a heir would recall for a query, with the parts of each score."""
+    """Show what an agent would recall for a query, with the parts of each score."""
+    from amphoreus_graph.contracts.memory import gist
     from amphoreus_graph.memory.inspect import inspect_recall
-    from amphoreus_graph.memory.records import gist
 
-    now, found = inspect_recall(run, heir, query, k)
-    table = Table(title=f"{heir} recalls “{query}” (cycle {now.cycle}, tick {now.tick})")
+    now, found = inspect_recall(run, agent, query, k)
+    table = Table(title=f"{agent} recalls “{query}” (cycle {now.cycle}, tick {now.tick})")
     for column in ("#", "score", "rel", "imp", "rec", "c.r", "kind"):
         table.add_column(column, no_wrap=True)
     table.add_column("memory", ratio=1, overflow="fold")
@@ -321,7 +334,7 @@ def memory_inspect(
         row = (f"{m.score:.2f}", f"{m.relevance:.2f}", f"{m.importance:.0f}", f"{m.recency:.2f}")
         table.add_row(str(i), *row, f"{m.cycle}.{m.round}", kind, gist(m.text, 120))
     console.print("score = w_rec·rec + w_imp·imp/10 + w_rel·rel, × cycle weight per cycle gone by", style="dim")
-    console.print(table if found else f"{heir} remembers nothing that matches.")
+    console.print(table if found else f"{agent} remembers nothing that matches.")
 
 
 app.add_typer(export_app, name="export")

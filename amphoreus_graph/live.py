@@ -1,12 +1,14 @@
 """`amphoreus simulate --live`: a terminal dashboard fed by the run's own progress events.
 
 It keeps no state of its own beyond what the events carry (`cycle_started`, `round_started`, `turn_done`,
-`round_done`, `cycle_done`, `reflected`), so it shows exactly what the graph streamed, in Studio or here.
+`round_done`, `cycle_done`, `reflected`), so it shows exactly what the graph streamed, in Studio or here. What
+it shows of the world is the world's own `WorldView` (its gauges, objectives and agent columns) and labels, so
+the same dashboard serves every world.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -16,19 +18,29 @@ from rich.table import Table
 from rich.text import Text
 
 from amphoreus_graph.catalogs.scenario import Scenario
-from amphoreus_graph.society.world import World
+from amphoreus_graph.contracts.world import Gauge, WorldView
 
 RECENT = 6
+WIDEST = 18  # the widest a name, place or world column grows: the last action keeps room on narrow terminals
+
+
+def number(value: float) -> str:
+    """A gauge reading as people write it: whole numbers without a point, others to one decimal."""
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def gauge_label(gauge: Gauge) -> str:
+    """'Fog 3/12': the reading against the top of its range."""
+    return f"{gauge.name} {number(gauge.value)}/{number(gauge.high)}"
 
 
 class LiveDashboard:
-    """The current round, each heir's last action, Coreflames held, the Black Tide and what just happened."""
+    """The current round, the world's gauges and objectives, and each agent's Path, place, own columns and
+    last action, with what just happened."""
 
-    heirs: dict[str, dict[str, Any]]
+    view: WorldView
     last: dict[str, str]
     flags: dict[str, list[str]]
-    black_tide: float
-    delivered: int
 
     def __init__(self, scenario: Scenario, *, cycles: int, rounds: int, run: str) -> None:
         self.scenario = scenario
@@ -38,11 +50,10 @@ class LiveDashboard:
         self._reset_world()
 
     def _reset_world(self) -> None:
-        """The world as a cycle starts (the scenario's genesis), heirs as `round_done` sends them."""
-        world = World.genesis(self.scenario, self.cycle)
-        self.heirs = {name: heir.model_dump(mode="json") for name, heir in world.heirs.items()}
+        """The world as a cycle starts (its genesis, as the world shows it), until `round_done` says more."""
+        world = self.scenario.world
+        self.view = world.view(world.genesis(max(self.cycle, 1)))
         self.last, self.flags = {}, {}
-        self.black_tide, self.delivered = world.black_tide, len(world.delivered)
 
     def update(self, event: dict[str, Any]) -> None:
         """Fold one progress event into the view."""
@@ -56,52 +67,64 @@ class LiveDashboard:
         elif kind == "turn_done":
             self.turns_done += 1
             target = event.get("target")
-            self.last[event["heir"]] = event["action"].replace("_", " ") + (f" → {target}" if target else "")
-            self.flags[event["heir"]] = list(event.get("flags") or [])
+            self.last[event["agent"]] = event["action"].replace("_", " ") + (f" → {target}" if target else "")
+            self.flags[event["agent"]] = list(event.get("flags") or [])
         elif kind == "round_done":
-            self.black_tide, self.delivered = event["black_tide"], event["delivered"]
-            self.heirs.update(event.get("heirs") or {})
+            self.view = WorldView.model_validate(event["view"])
         elif kind == "cycle_done":
             outcome = str(event["outcome"]).replace("_", " ")
-            self.recent.append(f"cycle {event['cycle']} ended: {outcome}, {event['coreflames_delivered']} delivered")
+            self.recent.append(f"cycle {event['cycle']} ended ({outcome}): {event['text']}")
         elif kind == "reflected":
-            self.recent.append(str(event["text"]))  # reflections already begin "<heir> reflects:"
+            self.recent.append(str(event["text"]))  # reflections already begin "<agent> reflects:"
 
-    def render(self) -> RenderableType:
-        tide = self.scenario.black_tide.limit
+    def _head(self) -> RenderableType:
+        """Where the run is, how the world's objectives stand, and each gauge as a bar in its own range."""
+        labels = self.scenario.world.labels
         status = Text.assemble(
             (self.scenario.title, "bold"),
             f"  ·  cycle {self.cycle}/{self.cycles}  ·  round {self.round}/{self.rounds}",
-            f"  ·  turns {self.turns_done}/{len(self.scenario.heirs)}",
-            f"  ·  Coreflames delivered {self.delivered}/{len(self.scenario.titans)}",
+            f"  ·  turns {self.turns_done}/{len(self.scenario.agents)}",
         )
-        bar = Table.grid(padding=(0, 1))
-        bar.add_row(
-            Text(f"Black Tide {self.black_tide:.0f}/{tide:.0f}", style="bold blue"),
-            ProgressBar(total=tide, completed=min(self.black_tide, tide), width=40, complete_style="blue"),
-        )
-        head = Group(status, bar)
-        heirs = Table(expand=True, show_edge=False, pad_edge=False)
-        for column in ("Heir", "Path", "Where", "HP", "Coreflames"):
-            heirs.add_column(column, no_wrap=True, overflow="ellipsis")
-        heirs.add_column("Last action", ratio=1, no_wrap=True, overflow="ellipsis")
-        for heir in self.scenario.heirs:
-            state = self.heirs[heir.name]
-            flags = self.flags.get(heir.name, [])
-            action = Text(self.last.get(heir.name, "…"), style="red" if "fallback" in flags else "")
+        if self.view.objectives:
+            counts = Counter(self.view.objectives.values())
+            status.append(f"  ·  {labels.objectives}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        bars = Table.grid(padding=(0, 1))
+        for gauge in self.view.gauges:
+            span = max(gauge.high - gauge.low, 0.0)
+            filled = min(max(gauge.value - gauge.low, 0.0), span)
+            bars.add_row(
+                Text(gauge_label(gauge), style="bold blue"),
+                ProgressBar(total=span or 1.0, completed=filled, width=40, complete_style="blue"),
+            )
+        return Group(status, bars)
+
+    def _agents(self) -> Table:
+        """One row per agent: Path, place, the world's own columns (whatever its view puts there), last action."""
+        views = self.view.agents
+        columns = list(dict.fromkeys(field for agent in views.values() for field in agent.fields))
+        table = Table(expand=True, show_edge=False, pad_edge=False)
+        for column in (self.scenario.world.labels.agent.capitalize(), "Path", "Where", *columns):
+            table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=WIDEST)
+        table.add_column("Last action", no_wrap=True, overflow="ellipsis")
+        for agent in self.scenario.agents:
+            seen = views.get(agent.name)
+            active = seen is None or seen.active
+            flags = self.flags.get(agent.name, [])
+            action = Text(self.last.get(agent.name, "…"), style="red" if "fallback" in flags else "")
             if flags:
                 action.append(f"  [{', '.join(flags)}]", style="dim")
-            coreflames = Text(", ".join(state["holding"]), style="yellow")
-            if state["delivered"]:
-                coreflames.append(("  " if state["holding"] else "") + "✓ " + ", ".join(state["delivered"]), "green")
-            heirs.add_row(
-                Text(heir.name, style="dim strike" if state["health"] <= 0 else "bold"),
-                heir.path,
-                state["location"],
-                f"{state['health']:.0f}",
-                coreflames if coreflames.plain else Text("–", style="dim"),
+            fields = seen.fields if seen is not None else {}
+            name = Text(agent.name, style="bold") if active else Text.assemble((agent.name, "dim strike"), " fallen")
+            table.add_row(
+                name,
+                agent.path,
+                (seen.location if seen is not None else None) or "–",
+                *[fields.get(column) or Text("–", style="dim") for column in columns],
                 action,
             )
+        return table
+
+    def render(self) -> RenderableType:
         recent = [Text(line, style="dim", no_wrap=True, overflow="ellipsis") for line in self.recent] or [Text("…")]
         lately = Panel(Group(*recent), title="lately", title_align="left")
-        return Panel(Group(head, heirs, lately), title=f"run {self.run}")
+        return Panel(Group(self._head(), self._agents(), lately), title=f"run {self.run}")

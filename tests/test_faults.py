@@ -180,7 +180,7 @@ def _memories(store: Path, society: str = "run") -> dict:
     """Every record of the society in an embedded store, by owner (Chroma rewrites its file on every open, so
     "untouched" is said of what the store holds, not of its bytes)."""
     client, lock = open_chroma(store)
-    memory = ChromaMemory(client, society, load_scenario("trio").heir_names, default_embedder(), lock)
+    memory = ChromaMemory(client, society, load_scenario("trio").agent_names, default_embedder(), lock)
     try:
         return memory.dump() | {"owner": read_owner(client, society)}
     finally:

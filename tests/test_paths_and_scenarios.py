@@ -1,69 +1,119 @@
+"""Path catalogs and scenarios: what is packaged, what a user may bring (a world plug-in, a Path catalog, seeds),
+and every mistake in them as one clear line that writes nothing."""
+
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from amphoreus_graph.actions import Action
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.catalogs.scenario import RetentionMode, load_scenario, packaged_scenarios
-from amphoreus_graph.errors import ScenarioError
+from amphoreus_graph.errors import AmphoreusError, ScenarioError
+from tests.test_toy_world import TOY
+
+VALUES = """\
+# Three Schwartz-style values as Paths: a user's own catalog, rating a few of the shared tags.
+paths:
+  - name: Benevolence
+    summary: Care for the people close to you comes before your own gain.
+    tenets: [Help those near you., Forgive what can be forgiven.]
+    tags: {care: 0.9, alliance: 0.6, acquisition: -0.5}
+    lexicon: [kindness, neighbour, share, help]
+    opposed: [Power]
+  - name: Power
+    summary: Standing and control over resources are what keep a household safe.
+    tenets: [Hold what you have., Let others owe you.]
+    tags: {acquisition: 0.9, authority: 0.7, care: -0.4}
+    lexicon: [control, standing, command, owe]
+    opposed: [Benevolence]
+  - name: Self-Direction
+    summary: Think for yourself and find things out with your own eyes.
+    tenets: [Question what you are told.]
+    tags: {inquiry: 0.9, creation: 0.5, withdrawal: 0.2}
+    lexicon: [curious, discover, my own way, wonder]
+"""
 
 
-def test_catalog_has_all_18_paths_with_an_affinity_for_every_action():
+def _one_line(code: int, out: str, err: str, *needles: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert "Traceback" not in out + err and all(needle in lines[0] for needle in needles), lines[0]
+    return lines[0]
+
+
+def _simulate(cli, scenario: Path | str, out: Path) -> tuple[int, str, str]:
+    return cli("simulate", "--scenario", str(scenario), "--cycles", "1", "--rounds", "1", "--out", str(out), "--quiet")
+
+
+def test_catalog_has_all_18_paths_rating_known_tags():
     catalog = load_paths()
     assert len(catalog.paths) == 18
     for name in ("Destruction", "Remembrance", "Erudition", "Nihility", "Harmony", "Trailblaze"):
         assert name in catalog
     for path in catalog.paths.values():
-        assert set(path.affinity) == set(Action)
+        assert path.tags and set(path.tags) <= set(catalog.tags)
         assert path.aeon and path.tenets and len(path.lexicon) >= 4
         assert all(opposed in catalog for opposed in path.opposed)
 
 
-def test_paths_favour_different_actions():
+def test_paths_favour_different_tags_and_so_different_actions():
     catalog = load_paths()
-    top_two = {tuple(p.favoured(2)) for p in catalog.paths.values()}
-    assert len(top_two) == 18
+    assert len({tuple(p.favoured(2)) for p in catalog.paths.values()}) == 18
+    actions = load_scenario("amphoreus").world.actions
+    top_two = {tuple(sorted(actions, key=lambda a: (-p.affinity(actions[a]), a))[:2]) for p in catalog.paths.values()}
+    assert len(top_two) == 18, "the default world's actions carry tags that tell every Path apart"
 
 
-def test_default_scenario_is_the_chrysos_heirs():
+def test_the_default_scenario():
     s = load_scenario("amphoreus")
-    assert len(s.heirs) == 12
-    assert len({h.path for h in s.heirs}) >= 8
-    assert len(s.titans) == 12 and len({t.coreflame for t in s.titans}) == 12
-    assert len(s.locations) >= 6
-    assert s.director == "Lycurgus"
-    assert len({h.seeks for h in s.heirs}) == 12
-    assert {"Phainon", "Cyrene", "Aglaea", "Anaxagoras", "Castorice"} <= set(s.heir_names)
+    assert s.settings.world == "amphoreus" and len(s.agents) == 12 and len(s.world.actions) == 14
+    assert len({a.path for a in s.agents}) >= 8
+    genesis = s.world.view(s.world.genesis(1))
+    assert len(genesis.objectives) == 12 and genesis.gauges and set(genesis.agents) == set(s.agent_names)
+    assert {"Phainon", "Cyrene", "Aglaea", "Anaxagoras", "Castorice"} <= set(s.agent_names)
     assert s.retention_for("Remembrance").mode is RetentionMode.ALL
-    assert all(h.path in s.retention for h in s.heirs)
+    assert all(a.path in s.settings.retention for a in s.agents)
+    assert s.seeds_dir is not None and s.seeds_dir.is_dir(), "its seeds ship beside it"
 
 
 def test_packaged_scenarios_include_a_small_one():
     assert {"amphoreus", "trio"} <= set(packaged_scenarios())
-    assert len(load_scenario("trio").heirs) == 3
+    assert len(load_scenario("trio").agents) == 3
 
 
-def _broken(tmp_path: Path, mutate) -> Path:
-    raw = yaml.safe_load(packaged_scenarios()["trio"].read_text())
-    mutate(raw)
-    path = tmp_path / "broken.yaml"
-    path.write_text(yaml.safe_dump(raw))
+def _trio() -> dict[str, Any]:
+    """The packaged trio scenario's data, its seeds folder made absolute so a copy elsewhere still finds them."""
+    source = packaged_scenarios()["trio"]
+    raw = yaml.safe_load(source.read_text())
+    return raw | {"seeds": str(source.parent / raw["seeds"])}
+
+
+def _write(raw: dict[str, Any], path: Path) -> Path:
+    path.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
     return path
 
 
+def _agents(raw: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The key and list of a world file's agents (the default world names them in its own words)."""
+    return next(
+        (k, v) for k, v in raw.items() if isinstance(v, list) and v and isinstance(v[0], dict) and "path" in v[0]
+    )
+
+
 def _set_path(raw):
-    raw["heirs"][1]["path"] = "Gluttony"
+    _agents(raw)[1][1]["path"] = "Gluttony"
 
 
 def _drop_persona(raw):
-    del raw["heirs"][0]["persona"]
+    del _agents(raw)[1][0]["persona"]
 
 
-def _bad_titan(raw):
-    raw["heirs"][2]["seeks"] = "Chronos"
+def _bad_start(raw):
+    _agents(raw)[1][2]["start_location"] = "Nowhere"
 
 
 def _bad_rounds(raw):
@@ -73,20 +123,21 @@ def _bad_rounds(raw):
 @pytest.mark.parametrize(
     ("mutate", "field", "expected"),
     [
-        (_set_path, "heirs[1].path", "unknown Path 'Gluttony'"),
-        (_drop_persona, "heirs[0].persona", "Field required"),
-        (_bad_titan, "heirs[2].seeks", "unknown Titan 'Chronos'"),
+        (_set_path, "agents[1].path", "unknown Path 'Gluttony'"),
+        (_drop_persona, "[0].persona", "Field required"),
+        (_bad_start, "[2].start_location", "unknown location 'Nowhere'"),
         (_bad_rounds, "rounds_per_cycle", "valid integer"),
     ],
 )
 def test_broken_scenario_is_one_clear_line(tmp_path, cli, mutate, field, expected):
-    path = _broken(tmp_path, mutate)
+    raw = _trio()
+    mutate(raw)
+    path = _write(raw, tmp_path / "broken.yaml")
     with pytest.raises(ScenarioError, match=field.replace("[", r"\[").replace("]", r"\]")):
         load_scenario(path)
-    code, out, err = cli("simulate", "--scenario", str(path), "--out", str(tmp_path / "run"), "--quiet")
-    assert code == 2
+    code, out, err = _simulate(cli, path, tmp_path / "run")
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
+    assert code == 2 and len(lines) == 1, err
     assert str(path) in err.replace("\n", "") and field in lines[0] and expected in lines[0]
     assert "Traceback" not in out + err
     assert not (tmp_path / "run").exists(), "nothing is written for a broken scenario"
@@ -94,17 +145,51 @@ def test_broken_scenario_is_one_clear_line(tmp_path, cli, mutate, field, expecte
 
 def test_bad_yaml_names_line_and_column(tmp_path, cli):
     path = tmp_path / "bad.yaml"
-    path.write_text("name: x\nheirs: [unclosed\n")
+    path.write_text("name: x\nagents: [unclosed\n")
     code, _, err = cli("simulate", "--scenario", str(path), "--quiet")
     assert code == 2
     assert "line" in err and "expected valid YAML" in err and "Traceback" not in err
 
 
-def test_cli_lists_paths_and_scenarios(cli):
+@pytest.fixture
+def wide(monkeypatch):
+    """Tables drawn on a wide terminal, so a row is one line to read."""
+    from amphoreus_graph.console import console
+
+    monkeypatch.setattr(console, "width", 240)
+
+
+def test_cli_lists_paths_with_the_tags_they_rate_and_scenarios_with_their_worlds(cli, wide):
     code, out, _ = cli("paths")
     assert code == 0 and "Remembrance" in out and "Nihility" in out
+    destruction = next(line for line in out.splitlines() if "Destruction" in line)
+    assert "violence +0.9" in destruction and "withdrawal -0.8" in destruction
     code, out, _ = cli("scenarios")
-    assert code == 0 and "amphoreus" in out and "trio" in out
+    assert code == 0
+    for name in ("amphoreus", "trio"):
+        s = load_scenario(name)
+        row = next(line for line in out.splitlines() if line.startswith(f"│ {name} "))
+        cells = [cell.strip() for cell in row.strip("│").split("│")]
+        assert cells[1] == s.settings.world and cells[2] in s.title
+        assert cells[3:] == [
+            f"{len(s.agents)} {s.world.labels.agents}",
+            str(len({a.path for a in s.agents})),
+            str(len(s.world.actions)),
+            str(s.rounds_per_cycle),
+        ]
+
+
+def test_cli_lists_and_checks_a_users_path_catalog(tmp_path, cli, wide):
+    good = tmp_path / "values.yaml"
+    good.write_text(VALUES)
+    code, out, err = cli("paths", "--catalog", str(good))
+    assert code == 0, err
+    assert all(name in out for name in ("Benevolence", "Power", "Self-Direction")) and "Destruction" not in out
+    assert "acquisition +0.9" in next(line for line in out.splitlines() if line.startswith("│ Power "))
+    bad = tmp_path / "bad-values.yaml"
+    bad.write_text(VALUES.replace("inquiry: 0.9", "gold: 0.9"))
+    _one_line(*cli("paths", "--catalog", str(bad)), str(bad), "unknown tags ['gold']")
+    _one_line(*cli("paths", "--catalog", str(tmp_path / "none.yaml")), "no such Path catalog")
 
 
 def test_unknown_model_is_one_line(cli, tmp_path):
@@ -125,41 +210,108 @@ def test_base_url_without_the_openai_extra_is_one_line(cli, tmp_path):
 
 
 def _renamed(tmp_path: Path, names: dict[str, str]) -> Path:
-    """The trio scenario with heirs renamed (in their relationships too), written to tmp_path."""
-    raw = yaml.safe_load(packaged_scenarios()["trio"].read_text())
-    for heir in raw["heirs"]:
-        heir["name"] = names.get(heir["name"], heir["name"])
-        heir["relationships"] = {names.get(k, k): v for k, v in (heir.get("relationships") or {}).items()}
-    path = tmp_path / "renamed.yaml"
-    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
-    return path
+    """The trio scenario with agents renamed (in their relationships too), written to tmp_path."""
+    raw = _trio()
+    for agent in _agents(raw)[1]:
+        agent["name"] = names.get(agent["name"], agent["name"])
+        agent["relationships"] = {names.get(k, k): v for k, v in (agent.get("relationships") or {}).items()}
+    return _write(raw, tmp_path / "renamed.yaml")
 
 
-def test_heirs_whose_names_are_equal_after_nfc_are_one_clear_line(tmp_path, cli):
-    """ "Zoé" typed composed and typed decomposed look alike everywhere but would be two heirs to memory."""
+def test_agents_whose_names_are_equal_after_nfc_are_one_clear_line(tmp_path, cli):
+    """ "Zoé" typed composed and typed decomposed look alike everywhere but would be two agents to memory."""
     composed, decomposed = "Zo\u00e9", "Zoe\u0301"
     path = _renamed(tmp_path, {"Cyrene": composed, "Phainon": decomposed})
     with pytest.raises(ScenarioError) as error:
         load_scenario(path)
     message = str(error.value)
-    assert message.startswith(f"{path}: heirs: duplicate heir names ")
-    assert message.endswith("after Unicode normalisation (NFC); expected unique names")
+    assert message.startswith(f"{path}: agents: duplicate agent names ")
+    assert message.endswith("(after Unicode normalisation, NFC); expected unique names")
     assert ascii(composed) in message and ascii(decomposed) in message
-    code, out, err = cli("simulate", "--scenario", str(path), "--out", str(tmp_path / "run"), "--quiet")
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2 and len(lines) == 1 and "after Unicode normalisation (NFC)" in lines[0], err
-    assert "Traceback" not in out + err and not (tmp_path / "run").exists()
-    assert load_scenario(_renamed(tmp_path, {"Cyrene": composed, "Phainon": "Zo\u00eb"})).heir_names[:2] == [
+    code, out, err = _simulate(cli, path, tmp_path / "run")
+    _one_line(code, out, err, "after Unicode normalisation, NFC")
+    assert not (tmp_path / "run").exists()
+    assert load_scenario(_renamed(tmp_path, {"Cyrene": composed, "Phainon": "Zo\u00eb"})).agent_names[:2] == [
         composed,
         "Zo\u00eb",
-    ], "names that differ after NFC (é and ë) are two heirs"
+    ], "names that differ after NFC (é and ë) are two agents"
 
 
 def test_a_directory_given_as_a_scenario_says_it_is_a_directory(tmp_path, cli):
     with pytest.raises(ScenarioError, match="is a directory; expected a YAML file"):
         load_scenario(tmp_path)
-    code, out, err = cli("simulate", "--scenario", str(tmp_path), "--out", str(tmp_path / "run"), "--quiet")
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2 and len(lines) == 1 and "is a directory; expected a YAML file" in lines[0], err
-    assert "no such scenario file" not in err and "Traceback" not in out + err
+    code, out, err = _simulate(cli, tmp_path, tmp_path / "run")
+    _one_line(code, out, err, "is a directory; expected a YAML file")
+    assert "no such scenario file" not in err and not (tmp_path / "run").exists()
+
+
+def test_an_unknown_world_is_one_line(tmp_path, cli):
+    path = _write(_trio() | {"world": "atlantis"}, tmp_path / "atlantis.yaml")
+    with pytest.raises(ScenarioError, match=r"world: unknown world 'atlantis'; expected one of \[.*'amphoreus'"):
+        load_scenario(path)
+    _one_line(*_simulate(cli, path, tmp_path / "run"), str(path), "world: unknown world 'atlantis'", "module:attr")
+    missing = _write(_trio() | {"world": "no_such_module:make"}, tmp_path / "missing.yaml")
+    _one_line(*_simulate(cli, missing, tmp_path / "run"), "world: cannot load 'no_such_module:make'")
+    assert not (tmp_path / "run").exists()
+
+
+def _garden(folder: Path, **changes: Any) -> Path:
+    """The toy garden world copied into `folder`: its plug-in file beside its scenario, as a user would have it."""
+    source = Path(TOY).parent
+    shutil.copytree(source, folder)
+    raw = yaml.safe_load((folder / "toy.yaml").read_text()) | changes
+    return _write(raw, folder / "toy.yaml")
+
+
+def test_a_plug_in_file_beside_the_scenario_or_a_module_is_the_world(tmp_path):
+    beside = load_scenario(_garden(tmp_path / "garden"))
+    assert beside.settings.world == "garden.py:load" and beside.name == "toy-garden"
+    assert beside.world.labels.agent == "neighbour" and set(beside.world.actions) == {"pick", "tend", "gift", "rest"}
+    assert beside.seeds_dir == (tmp_path / "garden" / "seeds").resolve()
+    by_module = load_scenario(
+        _write(_trio() | {"world": "amphoreus_graph.worlds.amphoreus:load_world"}, tmp_path / "m.yaml")
+    )
+    assert type(by_module.world) is type(load_scenario("trio").world) and by_module.agent_names == [
+        "Cyrene",
+        "Phainon",
+        "Anaxagoras",
+    ]
+
+
+def test_a_users_path_catalog_named_by_the_scenario_is_the_one_its_agents_walk(tmp_path, cli):
+    folder = tmp_path / "garden"
+    path = _garden(folder, paths="values.yaml")
+    raw = yaml.safe_load(path.read_text())
+    for agent, value in zip(raw["agents"], ("Benevolence", "Power", "Self-Direction"), strict=True):
+        agent["path"] = value
+    _write(raw, path)
+    (folder / "values.yaml").write_text(VALUES)
+    scenario = load_scenario(path)
+    assert scenario.catalog.names() == ["Benevolence", "Power", "Self-Direction"]
+    pick = scenario.world.actions["pick"]
+    assert scenario.catalog["Power"].affinity(pick) > 0 > scenario.catalog["Benevolence"].affinity(pick)
+    code, out, err = _simulate(cli, path, tmp_path / "run")
+    assert code == 0, err
+    assert "most fruits:" in out
+
+    (folder / "bad-values.yaml").write_text(VALUES.replace("inquiry: 0.9", "gold: 0.9"))
+    bad = _write(raw | {"paths": "bad-values.yaml"}, folder / "bad.yaml")  # scenarios are read once per process
+    with pytest.raises(AmphoreusError, match=r"unknown tags \['gold'\]"):
+        load_scenario(bad)
+    _one_line(*_simulate(cli, bad, tmp_path / "bad-tag"), "bad-values.yaml", "unknown tags ['gold']")
+    assert not (tmp_path / "bad-tag").exists()
+
+
+def test_an_agent_on_a_path_its_catalog_lacks_is_one_line(tmp_path, cli):
+    folder = tmp_path / "garden"
+    path = _garden(folder, paths="values.yaml")
+    (folder / "values.yaml").write_text(VALUES)
+    line = _one_line(*_simulate(cli, path, tmp_path / "run"), str(path), "agents[0].path: unknown Path 'Abundance'")
+    assert "expected one of ['Benevolence', 'Power', 'Self-Direction']" in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_missing_seeds_folder_is_one_line(tmp_path, cli):
+    path = _garden(tmp_path / "garden", seeds="no-such-seeds")
+    _one_line(*_simulate(cli, path, tmp_path / "run"), str(path), "seeds: no such folder", "no-such-seeds")
     assert not (tmp_path / "run").exists()

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.data.samples import read_samples
+from amphoreus_graph.society.chronicle import iter_chronicle
+from tests.test_toy_world import DEFAULT_WORLD, TOY
 
 SECTIONS = ("overview", "timeline", "trust", "alignment", "memory", "samples", "leaderboard", "transcript")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -71,15 +74,62 @@ def test_report_has_every_section_and_every_turn(run: Path, page: tuple[str, Pag
     assert set(SECTIONS) <= parsed.ids
     samples = read_samples(run / "samples")
     assert len(parsed.turns) == len(samples)
-    assert {(t["data-heir"], t["data-cycle"]) for t in parsed.turns} == {(s.heir, str(s.cycle)) for s in samples}
+    assert {(t["data-agent"], t["data-cycle"]) for t in parsed.turns} == {(s.agent, str(s.cycle)) for s in samples}
     recalled = [m.text for s in samples if s.context for m in s.context.memories]
     assert recalled and all(escape(text) in html for text in recalled[:20]), "recalled memories are shown per turn"
     summary = json.loads((run / "summary.json").read_text())
-    won = sum(summary["coreflames_per_heir"].values())
-    assert html.count('class="won"') == won, "one ★ per Coreflame won"
+    assert sum(summary["tally_per_agent"].values()) > 0, "the run should score, or the marks below prove nothing"
+    assert html.count('class="scored"') == _score_rises(run), "one ★ per round in which an agent's score rose"
     assert html.count("<svg") >= 2 + len(summary["cycles"]), "a trust network per cycle plus the bar charts"
     board = json.loads((run / "bench" / "leaderboard.json").read_text())
     assert all(row["model"] in html for row in board["models"])
+
+
+def _score_rises(run: Path) -> int:
+    """(round, agent) pairs whose score the chronicle shows above the round before (or the cycle's start)."""
+    world = scenario_of("trio").world
+    rises, before = 0, {}
+    for record in iter_chronicle(run):
+        if record.round == 1:
+            before = world.view(world.genesis(record.cycle)).score
+        rises += sum(score > before.get(agent, 0.0) for agent, score in record.world.score.items())
+        before = record.world.score
+    return rises
+
+
+def test_report_speaks_in_its_worlds_words(run: Path, page: tuple[str, Page]) -> None:
+    """Each cycle's outcome, closing words, score and facts; the world's gauges per round; the actions taken,
+    each with a colour of its own; labels from the world."""
+    html, _ = page
+    summary = json.loads((run / "summary.json").read_text())
+    labels = scenario_of("trio").world.labels
+    for cycle in summary["cycles"]:
+        assert escape(cycle["text"]) in html and cycle["outcome"].replace("_", " ") in html
+    assert f"Most {labels.score}" in html and f"<th>{labels.agent.capitalize()}</th>" in html
+    names = [name for name in summary["cycles"][0]["facts"] if name != "fallen"]
+    assert names and all(f'<th class="num">{name.replace("_", " ").capitalize()}</th>' in html for name in names)
+    for record in iter_chronicle(run):
+        for gauge in record.world.gauges:
+            assert f"<tr><th>{gauge.name}</th>" in html
+    legend = re.findall(r'<span><i style="background:(hsl\([^)]*\))"></i>([^<]+)</span>', html)
+    taken = {s.decision.action.replace("_", " ") for s in read_samples(run / "samples")}
+    assert {name for _, name in legend} == taken and len({colour for colour, _ in legend}) == len(legend)
+
+
+def test_a_report_of_another_world_names_nothing_of_the_default_one(tmp_path: Path, cli, embedder) -> None:
+    import asyncio
+
+    from amphoreus_graph.society.runner import RunConfig, Simulation
+
+    out = tmp_path / "garden"
+    asyncio.run(Simulation(RunConfig(scenario=TOY, cycles=1, rounds=3, seed=2, out=out)).run())
+    code, _, err = cli("report", str(out), "--no-alignment")
+    assert code == 0, err
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<tr><th>fruit on the tree</th>" in html and "Most fruits" in html and "Fruit left" in html
+    assert "<th>Neighbour</th>" in html and "every neighbour" in html
+    ours = html.replace("amphoreus-graph", "")  # the package's name (the page's generator) is not the world's
+    assert not DEFAULT_WORLD.search(ours), DEFAULT_WORLD.findall(ours)
 
 
 def test_report_references_nothing_outside_itself(page: tuple[str, Page]) -> None:
@@ -139,12 +189,12 @@ def test_report_opens_in_headless_chromium_without_console_errors(run: Path, pag
         tab.goto((run / "report.html").as_uri(), wait_until="load")
         total = len(parsed.turns)
         assert tab.inner_text("#shown") == f"{total} of {total} turns"
-        heir = parsed.turns[0]["data-heir"]
-        tab.select_option("#heir", heir)
-        mine = sum(t["data-heir"] == heir for t in parsed.turns)
+        agent = parsed.turns[0]["data-agent"]
+        tab.select_option("#agent", agent)
+        mine = sum(t["data-agent"] == agent for t in parsed.turns)
         assert tab.inner_text("#shown") == f"{mine} of {total} turns"
         assert tab.locator(".turn:not(.hidden)").count() == mine
-        tab.fill("#q", "no heir ever said this zqxj")
+        tab.fill("#q", "nobody ever said this zqxj")
         assert tab.inner_text("#shown") == f"0 of {total} turns"
         browser.close()
     assert problems == []
@@ -173,6 +223,6 @@ def test_a_run_still_going_or_made_in_studio_is_shown_as_far_as_its_chronicle_go
     assert report.scenario == "trio" and report.seed == 3
     first, second = report.cycles
     assert (first.outcome, first.rounds) == (summary["cycles"][0]["outcome"], summary["cycles"][0]["rounds"])
-    assert first.coreflames == summary["cycles"][0]["coreflames"]
+    assert first.tally == summary["cycles"][0]["tally"]
     assert (second.outcome, second.rounds) == ("in progress", 1)
     assert report.memory is None and "no config.json" in report.memory_note

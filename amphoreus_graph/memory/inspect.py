@@ -35,18 +35,25 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, ChromaMemory]]:
         memory.close()
 
 
-def inspect_recall(run: Path, heir: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
-    """Recall for one heir as of the run's last moment (recall is read-only: nothing is marked accessed)."""
+def inspect_recall(run: Path, agent: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
+    """Recall for one agent as of the run's last moment (recall is read-only: nothing is marked accessed)."""
     with run_memory(run) as (scenario, memory):
-        if heir not in scenario.heir_names:
+        if agent not in scenario.agent_names:
+            word = scenario.world.labels.agent
             raise AmphoreusError(
-                f"--heir {heir!r}: not a heir of {scenario.name}; expected one of {scenario.heir_names}"
+                f"--agent {agent!r}: not {_article(word)} {word} of {scenario.name}; "
+                f"expected one of {scenario.agent_names}"
             )
-        records = memory.records(heir)
+        records = memory.records(agent)
         latest = max(records, key=lambda r: (r.cycle, r.last_accessed), default=None)
         now = (
             Moment(cycle=latest.cycle, round=latest.round, tick=latest.last_accessed)
             if latest
             else Moment(cycle=1, round=0, tick=0)
         )
-        return now, memory.recall({heir: query}, k, now)[heir]
+        return now, memory.recall({agent: query}, k, now)[agent]
+
+
+def _article(word: str) -> str:
+    """'a' or 'an' before a world's word for its agents (by its first letter: good enough for labels)."""
+    return "an" if word[:1].lower() in "aeiou" else "a"

@@ -5,39 +5,31 @@ Every function returns markup-safe text (labels are escaped here), sized by a vi
 
 from __future__ import annotations
 
-import hashlib
 import math
+from collections.abc import Iterable
 from html import escape
 
 from markupsafe import Markup
 
-from amphoreus_graph.actions import Action
-from amphoreus_graph.catalogs.paths import load_paths
-
-ACTION_COLOURS: dict[str, str] = {
-    Action.SEEK_COREFLAME: "#e3a008",
-    Action.DELIVER_COREFLAME: "#f05252",
-    Action.ATTACK: "#9b1c1c",
-    Action.DEFEND: "#3f83f8",
-    Action.AID: "#31c48d",
-    Action.ALLY: "#0e9f6e",
-    Action.STUDY: "#7e3af2",
-    Action.REMEMBER: "#9061f9",
-    Action.DECEIVE: "#6b7280",
-    Action.EXPLORE: "#16bdca",
-    Action.DECREE: "#c27803",
-    Action.JEST: "#e74694",
-    Action.FIGHT_TIDE: "#1e429f",
-    Action.WITHDRAW: "#9ca3af",
-}
+GOLDEN_ANGLE = 137.508
 
 
-def path_colour(path: str) -> str:
-    """A stable colour per Path: the catalogue's order spread round the wheel by the golden angle, so Paths
-    listed together still look apart (a Path outside the catalogue gets a hue from its name)."""
-    names = load_paths().names()
-    index = names.index(path) if path in names else int(hashlib.sha1(path.encode()).hexdigest()[:4], 16)
-    return f"hsl({index * 137.508 % 360:.0f} 62% 46%)"
+def spread_colours(names: Iterable[str], *, saturation: int, lightness: int, start: float = 0.0) -> dict[str, str]:
+    """A colour per name: hues spread round the wheel by the golden angle in the given order, so names listed
+    together still look apart however many there are."""
+    hues = {name: (start + i * GOLDEN_ANGLE) % 360 for i, name in enumerate(names)}
+    return {name: f"hsl({hue:.0f} {saturation}% {lightness}%)" for name, hue in hues.items()}
+
+
+def path_colours(paths: Iterable[str]) -> dict[str, str]:
+    """A stable colour per Path, spread over its catalogue's order."""
+    return spread_colours(paths, saturation=62, lightness=46)
+
+
+def action_colours(actions: Iterable[str]) -> dict[str, str]:
+    """A colour per action a run took, in its world's order: darker than the Paths' so white labels stay
+    readable on it, and started half a turn round so an action and the first Paths do not share a hue."""
+    return spread_colours(actions, saturation=58, lightness=38, start=180.0)
 
 
 def heat(value: float, low: float, high: float) -> str:
@@ -46,9 +38,11 @@ def heat(value: float, low: float, high: float) -> str:
     return f"hsl(174 {30 + 50 * share:.0f}% {92 - 52 * share:.0f}%)"
 
 
-def trust_network(trust: dict[str, dict[str, float]], paths: dict[str, str], *, threshold: float = 0.15) -> Markup:
-    """Heirs on a circle; an edge where the two heirs' mean trust passes ±threshold (green trust, red
-    distrust, width by strength). Hovering an edge shows both directions."""
+def trust_network(
+    trust: dict[str, dict[str, float]], paths: dict[str, str], colours: dict[str, str], *, threshold: float = 0.15
+) -> Markup:
+    """Agents on a circle (coloured by Path); an edge where the two agents' mean trust passes ±threshold (green
+    trust, red distrust, width by strength). Hovering an edge shows both directions."""
     names = list(paths)
     size, radius = 520, 190
     centre = size / 2
@@ -77,7 +71,7 @@ def trust_network(trust: dict[str, dict[str, float]], paths: dict[str, str], *, 
         dx = 14 if anchor == "start" else -14 if anchor == "end" else 0
         dy = -14 if y < centre and anchor == "middle" else 18 if anchor == "middle" else 4
         nodes.append(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="{path_colour(paths[name])}">'
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="{colours[paths[name]]}">'
             f"<title>{escape(name)} ({escape(paths[name])})</title></circle>"
             f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}">{escape(name)}</text>'
         )

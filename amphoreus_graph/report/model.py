@@ -1,8 +1,9 @@
 """A run read back for the report: cycles, rounds, turns, trust, Path alignment, memory and benchmark results.
 
 Everything comes from what the run wrote (config, summary, samples, chronicle, Chroma memory, a leaderboard
-beside it); nothing is re-simulated. Path alignment is the offline Nameless panel's `path_fidelity` (1-10) for
-the decisions the heirs actually took, the same judge the data engine uses.
+beside it) and from its world's own words (labels, the `WorldView` of each round); nothing is re-simulated and
+nothing names a world's concepts. Path alignment is the offline judges' `path_fidelity` (1-10) for the
+decisions the agents actually took, the same judge the data engine uses.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.turn import RecalledMemory
+from amphoreus_graph.contracts.world import CycleEnd, Gauge, WorldLabels, WorldView
 from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
@@ -29,11 +31,11 @@ LEADERBOARD_PLACES = ("leaderboard.json", "bench/leaderboard.json")
 
 
 class Turn(BaseModel):
-    """One heir's turn as the transcript shows it."""
+    """One agent's turn as the transcript shows it."""
 
     cycle: int
     round: int
-    heir: str
+    agent: str
     path: str
     action: str
     target: str | None
@@ -44,25 +46,28 @@ class Turn(BaseModel):
 
 
 class RoundView(BaseModel):
-    """What a round did: the game master's events, Coreflames won, the Black Tide after it."""
+    """What a round did: the game master's events, the world's gauges after it, whose score rose."""
 
     round: int
-    black_tide: float
+    gauges: list[Gauge]
     events: list[str]
-    won: dict[str, list[str]] = Field(description="heir → Titans whose Coreflames it gained this round")
-    holding: dict[str, int] = Field(description="heir → Coreflames held or delivered after the round")
+    gained: dict[str, float] = Field(description="agent → how much its score (the world's tally) rose this round")
+
+    def gauge(self, name: str) -> Gauge | None:
+        return next((g for g in self.gauges if g.name == name), None)
 
 
 class CycleSummary(BaseModel):
-    """One cycle as summary.json records it (or as the chronicle shows it so far)."""
+    """One cycle as summary.json records it (or as the chronicle shows it so far), in its world's words."""
 
     cycle: int
     outcome: str
+    text: str = Field(default="", description="how the cycle ended, as the world tells it")
     rounds: int
-    black_tide: float
-    coreflames_delivered: int
-    fallen: list[str]
-    coreflames: dict[str, int]
+    score: float | None = None
+    tally: dict[str, float] = Field(default_factory=dict, description="agent → its score this cycle")
+    facts: dict[str, Any] = Field(default_factory=dict, description="the world's own numbers for the cycle")
+    fallen: list[str] = Field(default_factory=list)
     memories_kept: dict[str, int] = Field(default_factory=dict)
 
 
@@ -72,7 +77,7 @@ class CycleView(CycleSummary):
     trust: dict[str, dict[str, float]] = Field(description="truster → trusted → trust in [-1, 1] at the end")
     turns: list[Turn]
     round_log: list[RoundView] = Field(description="empty for runs written before the chronicle existed")
-    written: dict[str, int] = Field(description="heir → memories filed for it during the cycle (chronicle)")
+    written: dict[str, int] = Field(description="agent → memories filed for it during the cycle (chronicle)")
 
     @property
     def samples(self) -> int:
@@ -86,12 +91,17 @@ class CycleView(CycleSummary):
     def repaired(self) -> int:
         return sum("repaired" in t.flags for t in self.turns)
 
-    def action_at(self, round_: int, heir: str) -> Turn | None:
-        return next((t for t in self.turns if t.round == round_ and t.heir == heir), None)
+    @property
+    def gauge_names(self) -> list[str]:
+        """The world's gauges over the cycle's rounds, in the order the world shows them."""
+        return list(dict.fromkeys(g.name for r in self.round_log for g in r.gauges))
+
+    def action_at(self, round_: int, agent: str) -> Turn | None:
+        return next((t for t in self.turns if t.round == round_ and t.agent == agent), None)
 
 
 class CarriedMemory(BaseModel):
-    heir: str
+    agent: str
     text: str
     cycle: int
     round: int
@@ -100,7 +110,7 @@ class CarriedMemory(BaseModel):
 
 
 class MemoryView(BaseModel):
-    """The store at the end of the run: records per heir and kind, and those Remembrance carried across resets."""
+    """The store at the end of the run: records per agent and kind, and those retention carried across resets."""
 
     held: dict[str, dict[str, int]]
     carried: list[CarriedMemory]
@@ -110,15 +120,24 @@ class RunReport(BaseModel):
     run: str
     scenario: str
     title: str
+    labels: WorldLabels = Field(description="how the run's world names its agents, objectives and score")
     model: str
     seed: int
     wall_time_s: float
-    heirs: dict[str, str] = Field(description="heir → Path, in the scenario's order")
+    agents: dict[str, str] = Field(description="agent → Path, in the scenario's order")
+    paths: list[str] = Field(description="the catalog's Paths in order, then any other a turn names (for colours)")
+    actions: list[str] = Field(description="the actions taken in the run, in the order the world declares them")
     cycles: list[CycleView]
-    alignment: dict[str, dict[int, float]] = Field(description="heir → cycle → mean Nameless path_fidelity")
+    alignment: dict[str, dict[int, float]] = Field(description="agent → cycle → mean judged path_fidelity")
     memory: MemoryView | None
     memory_note: str = ""
     leaderboard: Leaderboard | None
+
+    @property
+    def fact_names(self) -> list[str]:
+        """The world's own numbers over the cycles (a fact the summary already has a column for is not repeated)."""
+        facts = dict.fromkeys(name for c in self.cycles for name in c.facts)
+        return [name for name in facts if name not in CycleSummary.model_fields]
 
 
 class TaskScore(BaseModel):
@@ -183,9 +202,9 @@ def _turn(sample: Sample) -> Turn:
     return Turn(
         cycle=sample.cycle,
         round=sample.round,
-        heir=sample.heir,
+        agent=sample.agent,
         path=sample.path,
-        action=sample.decision.action.value,
+        action=sample.decision.action,
         target=sample.decision.target,
         speech=sample.decision.speech,
         rationale=sample.decision.rationale,
@@ -194,40 +213,37 @@ def _turn(sample: Sample) -> Turn:
     )
 
 
-def round_views(records: list[RoundRecord]) -> list[RoundView]:
-    """Rounds of one cycle with the Coreflames each heir gained since the round before."""
+def round_views(records: list[RoundRecord], start: WorldView) -> list[RoundView]:
+    """Rounds of one cycle, with how much each agent's score rose since the round before (the first round
+    against the world as the cycle started)."""
     views: list[RoundView] = []
-    before: dict[str, set[str]] = defaultdict(set)
+    before = start.score
     for record in records:
-        now = {n: set(h.holding) | set(h.delivered) for n, h in record.world.heirs.items()}
-        won = {n: sorted(titans - before[n]) for n, titans in now.items() if titans - before[n]}
+        now = record.world.score
+        gained = {a: now[a] - before.get(a, 0.0) for a in now if now[a] > before.get(a, 0.0)}
         views.append(
             RoundView(
-                round=record.round,
-                black_tide=record.world.black_tide,
-                events=[e.text for e in record.events],
-                won=won,
-                holding={n: len(t) for n, t in now.items()},
+                round=record.round, gauges=record.world.gauges, events=[e.text for e in record.events], gained=gained
             )
         )
-        before = defaultdict(set, now)
+        before = now
     return views
 
 
-def memories_written(records: list[RoundRecord], heirs: list[str]) -> dict[str, int]:
-    """Memories filed per heir in a cycle: each event once per witness, public events for everyone."""
+def memories_written(records: list[RoundRecord], agents: list[str]) -> dict[str, int]:
+    """Memories filed per agent in a cycle: each event once per witness, public events for everyone."""
     counts: Counter[str] = Counter()
     for record in records:
         for event in record.events:
-            counts.update(heirs if event.public else event.witnesses)
-    return {h: counts[h] for h in heirs}
+            counts.update(agents if event.public else event.witnesses)
+    return {a: counts[a] for a in agents}
 
 
 def _trust(records: list[RoundRecord], samples: list[Sample]) -> dict[str, dict[str, float]]:
-    """The trust the cycle ended with (chronicle), or for older runs what each heir felt at its last turn."""
+    """The trust the cycle ended with (chronicle), or for older runs what each agent felt at its last turn."""
     if records:
         return records[-1].world.trust
-    return {s.heir: s.context.trust for s in samples if s.context is not None}
+    return {s.agent: s.context.trust for s in samples if s.context is not None}
 
 
 class RunSummary(BaseModel):
@@ -239,13 +255,13 @@ class RunSummary(BaseModel):
 
 
 def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: list[Sample]) -> RunSummary:
-    """For a run still going, or one made in Studio (no summary.json): each cycle as its last round left it."""
+    """For a run still going, or one made in Studio (no summary.json): each cycle as its last round left it
+    (the world's closing words and score are only known once the run has summed the cycle up)."""
     cycles = []
     for _, records in sorted(chronicle.items()):
-        world = records[-1].world
-        cycles.append(
-            CycleSummary.model_validate(cycle_summary(world) | ({} if world.outcome else {"outcome": "in progress"}))
-        )
+        view = records[-1].world
+        so_far = CycleEnd(outcome=view.outcome or "in progress", text="", tally=view.score)
+        cycles.append(CycleSummary.model_validate(cycle_summary(so_far, view)))
     last = samples[-1]
     return RunSummary(run=run.name, model=last.model, seed=last.context.seed if last.context else 0, cycles=cycles)
 
@@ -274,7 +290,7 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
         chronicle[record.cycle].append(record)
     name, configured = _scenario_name(run, chronicle)
     scenario = scenario_of(name)
-    heirs = {h.name: h.path for h in scenario.heirs}
+    agents = {a.name: a.path for a in scenario.agents}
     finished = (run / "summary.json").is_file() or not chronicle
     written = _validated(RunSummary, run / "summary.json") if finished else None
     samples = list(iter_samples(run / "samples"))
@@ -290,19 +306,22 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
                 **cycle.model_dump(),
                 trust=_trust(records, in_cycle),
                 turns=[_turn(s) for s in in_cycle],
-                round_log=round_views(records),
-                written=memories_written(records, list(heirs)),
+                round_log=round_views(records, scenario.world.view(scenario.world.genesis(cycle.cycle))),
+                written=memories_written(records, list(agents)),
             )
         )
-    memory, note = _memory_view(run, list(heirs)) if configured else (None, "no config.json says where it lives")
+    memory, note = _memory_view(run, list(agents)) if configured else (None, "no config.json says where it lives")
     return RunReport(
         run=summary.run,
         scenario=scenario.name,
         title=scenario.title,
+        labels=scenario.world.labels,
         model=summary.model,
         seed=summary.seed,
         wall_time_s=summary.wall_time_s,
-        heirs=heirs,
+        agents=agents,
+        paths=list(dict.fromkeys([*scenario.catalog.names(), *(s.path for s in samples)])),
+        actions=actions_taken(scenario, samples),
         cycles=cycles,
         alignment=path_alignment(samples) if judge_alignment else {},
         memory=memory,
@@ -311,8 +330,16 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
     )
 
 
+def actions_taken(scenario: Scenario, samples: list[Sample]) -> list[str]:
+    """The actions the run's agents took, in the order their world declares them (any it no longer declares
+    after them, by name): the report gives each a colour."""
+    taken = {s.decision.action for s in samples}
+    declared = [a for a in scenario.world.actions if a in taken]
+    return declared + sorted(taken - set(declared))
+
+
 def path_alignment(samples: list[Sample]) -> dict[str, dict[int, float]]:
-    """Mean Nameless `path_fidelity` per heir per cycle, scored by the offline panels in one batch."""
+    """Mean judged `path_fidelity` per agent per cycle, scored by the offline panels in one batch."""
     from amphoreus_graph.data.judges.base import JudgeItem
     from amphoreus_graph.data.judges.offline import OfflineJudge
 
@@ -320,11 +347,13 @@ def path_alignment(samples: list[Sample]) -> dict[str, dict[int, float]]:
     verdicts = OfflineJudge().score([JudgeItem(turn=context, decision=s.decision) for s, context in judged])
     scores: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for (sample, _), verdict in zip(judged, verdicts, strict=True):
-        scores[sample.heir][sample.cycle].append(verdict["nameless"].scores["path_fidelity"])
-    return {heir: {c: round(statistics.fmean(v), 2) for c, v in by_cycle.items()} for heir, by_cycle in scores.items()}
+        scores[sample.agent][sample.cycle].append(verdict["nameless"].scores["path_fidelity"])
+    return {
+        agent: {c: round(statistics.fmean(v), 2) for c, v in by_cycle.items()} for agent, by_cycle in scores.items()
+    }
 
 
-def _memory_view(run: Path, heirs: list[str]) -> tuple[MemoryView | None, str]:
+def _memory_view(run: Path, agents: list[str]) -> tuple[MemoryView | None, str]:
     """What the store holds now; a store in use by a live run (or an unreachable server) is skipped, said so."""
     from amphoreus_graph.memory.inspect import run_memory
     from amphoreus_graph.memory.records import PUBLIC
@@ -333,12 +362,12 @@ def _memory_view(run: Path, heirs: list[str]) -> tuple[MemoryView | None, str]:
         with run_memory(run) as (_, memory):
             held: dict[str, dict[str, int]] = {}
             carried: list[CarriedMemory] = []
-            for owner in [*heirs, PUBLIC]:
+            for owner in [*agents, PUBLIC]:
                 records = memory.records(owner)
                 held[owner] = dict(Counter(r.kind.value for r in records))
                 carried += [
                     CarriedMemory(
-                        heir=owner,
+                        agent=owner,
                         text=r.text,
                         cycle=r.cycle,
                         round=r.round,

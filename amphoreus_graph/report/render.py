@@ -7,18 +7,36 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from amphoreus_graph.atomic import write_atomic
-from amphoreus_graph.report.charts import ACTION_COLOURS, grouped_bars, heat, path_colour, trust_network
+from amphoreus_graph.live import number
+from amphoreus_graph.report.charts import action_colours, grouped_bars, heat, path_colours, trust_network
 from amphoreus_graph.report.model import RunReport, Turn
 
 REPORT_FILE = "report.html"
 
 
 def turn_id(turn: Turn) -> str:
-    return f"t-c{turn.cycle}-r{turn.round}-{turn.heir}".replace(" ", "_")
+    return f"t-c{turn.cycle}-r{turn.round}-{turn.agent}".replace(" ", "_")
 
 
-def short_action(action: str) -> str:
-    return action.replace("_coreflame", "").replace("fight_tide", "tide").replace("_", " ")
+def words(name: str) -> str:
+    """An id as words: `round_limit` → `round limit`."""
+    return name.replace("_", " ")
+
+
+def upper_first(text: str) -> str:
+    """A label at the start of a heading (Jinja's `capitalize` would lower the rest of it)."""
+    return text[:1].upper() + text[1:]
+
+
+def fact(value: object) -> str:
+    """One of a world's own numbers for a cycle, as a table cell."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return number(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value)) or "–"
+    return str(value)
 
 
 def _environment() -> Environment:
@@ -29,9 +47,8 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["path_colour"] = path_colour
-    env.filters["short_action"] = short_action
-    env.globals.update(heat=heat, turn_id=turn_id, action_colours={str(a): c for a, c in ACTION_COLOURS.items()})
+    env.filters.update(words=words, upper_first=upper_first, fact=fact, number=number)
+    env.globals.update(heat=heat, turn_id=turn_id)
     return env
 
 
@@ -56,13 +73,16 @@ def render_report(report: RunReport) -> str:
         ["#3f83f8", "#e02424", "#e3a008"],
         label="samples and fallbacks per cycle",
     )
+    colours = path_colours(report.paths)
     return (
         _environment()
         .get_template("report.html.j2")
         .render(
             r=report,
+            path_colours=colours,
+            action_colours=action_colours(report.actions),
             turns_total=sum(c.samples for c in report.cycles),
-            trust_svgs=[trust_network(c.trust, report.heirs) for c in report.cycles],
+            trust_svgs=[trust_network(c.trust, report.agents, colours) for c in report.cycles],
             memory_chart=memory_chart,
             samples_chart=samples_chart,
         )

@@ -4,9 +4,9 @@ The checkpoint holds, per shard, the byte offset its last recorded round ended a
 read against that offset:
 
 - bytes past it were never committed (a crash between writing and checkpointing): they are cut off;
-- a shard shorter than its offset, or whose committed lines do not parse, is damaged: it is rebuilt from the
-  checkpoint's history (each round's `record` step starts from a checkpointed state, and the rows it writes are a
-  pure function of that state), and the rebuilt bytes must end exactly at the committed offset;
+- a shard shorter than its offset, or whose committed lines do not parse as its rows, is damaged: it is rebuilt
+  from the checkpoint's history (each round's `record` step starts from a checkpointed state, and the rows it
+  writes are a pure function of that state), and the rebuilt bytes must end exactly at the committed offset;
 - a damage that cannot be rebuilt that way is one `AmphoreusError` naming the file and the offset.
 
 A shard is never padded or extended with anything but the rows it committed.
@@ -14,7 +14,6 @@ A shard is never padded or extended with anything but the rows it committed.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -23,11 +22,12 @@ from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
+from pydantic import BaseModel
 
 from amphoreus_graph.atomic import write_atomic_bytes
-from amphoreus_graph.data.samples import SAMPLES_DIR, ShardWriter
+from amphoreus_graph.data.samples import SAMPLES_DIR, Sample, ShardWriter
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.society.chronicle import CHRONICLE_DIR, ChronicleWriter
+from amphoreus_graph.society.chronicle import CHRONICLE_DIR, ChronicleWriter, RoundRecord
 from amphoreus_graph.society.graph import round_chronicle, round_samples
 from amphoreus_graph.society.state import SocietyState
 
@@ -64,15 +64,16 @@ def find_damage(run_dir: Path, offsets: Mapping[str, int]) -> list[Damage]:
     found = []
     for key, committed in sorted(offsets.items()):
         path = shard_file(run_dir, key)
-        problem = _check(path, committed)
+        problem = _check(path, committed, RoundRecord if key.startswith(f"{CHRONICLE_DIR}/") else Sample)
         if problem is not None:
             at, what = problem
             found.append(Damage(key, path, committed, at, what))
     return found
 
 
-def _check(path: Path, committed: int) -> tuple[int, str] | None:
-    """(byte offset, what is wrong) for the first problem in the committed part of a shard, else None."""
+def _check(path: Path, committed: int, row: type[BaseModel]) -> tuple[int, str] | None:
+    """(byte offset, what is wrong) for the first problem in the committed part of a shard, else None. A row
+    must be one of the shard's rows, not just JSON: damage can leave valid JSON that has lost a field."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(committed)
@@ -85,8 +86,7 @@ def _check(path: Path, committed: int) -> tuple[int, str] | None:
         if not line.endswith(b"\n"):
             return start, "the last committed line is cut short"
         try:
-            if not isinstance(json.loads(line), dict):
-                raise ValueError("not an object")
+            row.model_validate_json(line)
         except ValueError:
             return start, "a committed line does not parse"
         start += len(line)
