@@ -322,7 +322,7 @@ def memory_inspect(
 ) -> None:
     """Show what an agent would recall for a query, with the parts of each score."""
     from amphoreus_graph.contracts.memory import gist
-    from amphoreus_graph.memory.inspect import inspect_recall
+    from amphoreus_graph.society.inspect import inspect_recall
 
     now, found = inspect_recall(run, agent, query, k)
     table = Table(title=f"{agent} recalls “{query}” (cycle {now.cycle}, tick {now.tick})")

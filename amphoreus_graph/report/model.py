@@ -355,7 +355,7 @@ def path_alignment(samples: list[Sample]) -> dict[str, dict[int, float]]:
 
 def _memory_view(run: Path, agents: list[str]) -> tuple[MemoryView | None, str]:
     """What the store holds now; a store in use by a live run (or an unreachable server) is skipped, said so."""
-    from amphoreus_graph.memory.inspect import run_memory
+    from amphoreus_graph.society.inspect import run_memory
     from amphoreus_graph.memory.records import PUBLIC
 
     try:
