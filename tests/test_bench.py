@@ -8,8 +8,15 @@ import pytest
 
 from amphoreus_graph.bench import generate
 from amphoreus_graph.bench.items import ChoiceItem, VoiceItem, load_items, parse_items
+from amphoreus_graph.bench.leaderboard import TASKS, bench_model
+from amphoreus_graph.bench.tasks.base import BenchSettings
 from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.turn import PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.offline import OfflinePathPolicy
+
+TOY = "tests/worlds/toy/toy.yaml"  # a world whose actions are not the default world's (pick, tend, gift, rest)
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +69,7 @@ def test_item_files_validate_match_their_generator_and_have_both_splits():
     choice = load_items("path_choice", ChoiceItem)
     assert len(choice) >= 15 * 18
     assert all(sum(i.path == p for i in choice) >= 15 for p in load_paths().names())
-    assert generate.path_choice_items() == [i.model_dump(mode="json") for i in choice]
+    assert generate.generated("path_choice").items == [i.model_dump(mode="json") for i in choice]
     for task, model in (("path_choice", ChoiceItem), ("path_voice", VoiceItem)):
         assert load_items(task, model, "dev") and load_items(task, model, "heldout")
     heldout = {i.id for i in load_items("path_choice", ChoiceItem, "heldout")}
@@ -118,9 +125,8 @@ def test_all_tasks_separate_offline_from_the_baselines(board):
 def test_erudition_scores_an_answer_only_when_it_is_given():
     import asyncio
 
-    from amphoreus_graph.bench.tasks.base import BenchSettings
     from amphoreus_graph.bench.tasks.erudition import EruditionTask, exact_match, token_f1
-    from amphoreus_graph.policy.base import Decision, PolicyResult
+    from amphoreus_graph.contracts.turn import Decision
 
     assert exact_match("Castrum Kremnos", "I will go to castrum  kremnos, at once!")
     assert not exact_match("Castrum Kremnos", "Kremnos castrum") and not exact_match("Cerces", "Cercesia")
@@ -143,9 +149,7 @@ def test_a_turncoat_breaks_at_the_first_turn():
     import asyncio
 
     from amphoreus_graph.bench.items import SteadfastItem
-    from amphoreus_graph.bench.tasks.base import BenchSettings
     from amphoreus_graph.bench.tasks.destruction import DestructionTask
-    from amphoreus_graph.policy.offline import OfflinePathPolicy
 
     tempters = {i.path: i.tempter for i in load_items("destruction", SteadfastItem, "heldout")}
 
@@ -180,3 +184,76 @@ def test_exports_drop_rows_that_quote_a_benchmark_item(tmp_path, cli):
     assert code == 0 and "quoting a benchmark item: 1)" in " ".join(stdout.split())
     rows = (tmp_path / "sft" / "train.jsonl").read_text().splitlines()
     assert len(rows) == len(samples) and "leak" not in {json.loads(r)["id"] for r in rows}
+
+
+class Recorder:
+    """Decides as the offline policy and keeps every turn it was posed."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.turns: list[TurnContext] = []
+
+    async def adecide(self, turn: TurnContext) -> PolicyResult:
+        self.turns.append(turn)
+        return await OfflinePathPolicy().adecide(turn)
+
+
+def test_bench_in_another_scenario_poses_its_world_not_the_default_one(cli, tmp_path):
+    import asyncio
+
+    code, stdout, stderr = cli(
+        "bench", "--model", "offline", "--scenario", "trio", "--tasks", "all", "--split", "heldout",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, stdout + stderr
+    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert board["settings"]["scenario"] == "trio" and "Scenario: trio." in (tmp_path / "leaderboard.md").read_text()
+    assert set(board["models"][0]["tasks"]) == set(TASKS)
+
+    recorder = Recorder()
+    asyncio.run(bench_model(recorder, list(TASKS), BenchSettings(scenario="trio", split="heldout")))
+    trio = scenario_of("trio")
+    foreign = set(scenario_of("amphoreus").agent_names) - set(trio.agent_names)
+    assert foreign and {t.world for t in recorder.turns} == {"trio"}
+    for turn in recorder.turns:
+        posed = turn.model_dump_json()
+        assert not [name for name in foreign if name in posed], turn.run_id
+        assert set(turn.trust) <= set(trio.agent_names) and not turn.pressures
+    borrowed = {t.path: t.agent for t in recorder.turns if t.agent in trio.agent_names}
+    assert borrowed == {a.path: a.name for a in trio.agents}  # a Path one of trio's agents walks borrows it
+
+
+def test_a_world_with_other_actions_gets_items_for_every_task_or_says_which_it_skipped(tmp_path):
+    import asyncio
+
+    world = scenario_of(TOY).world
+    recorder = Recorder()
+    row = asyncio.run(bench_model(recorder, list(TASKS), BenchSettings(scenario=TOY, split="all")))
+    for task, entry in row["tasks"].items():
+        items = generate.generated(task, TOY)
+        assert entry["n"] > 0, task
+        assert entry["skipped"] == [s.model_dump() for s in items.skipped]
+    assert row["tasks"]["path_voice"]["skipped"] == [] and row["tasks"]["path_choice"]["skipped"]
+    choices = load_items("path_choice", ChoiceItem, scenario=TOY)
+    assert {o.action for i in choices for o in i.options} <= set(world.actions)
+    for turn in recorder.turns:
+        assert set(turn.offered) <= set(world.actions) and turn.world.endswith("toy.yaml")
+        for option in turn.options:
+            assert option.tags == world.actions[option.action].tags  # posed from the world's own specs
+
+
+def test_the_studio_graph_takes_a_scenario(tmp_path):
+    import asyncio
+
+    from amphoreus_graph.bench.graph import build_benchmark_graph
+
+    request = {"models": ["offline"], "tasks": ["path_choice"], "scenario": "trio", "out_dir": str(tmp_path)}
+    state = asyncio.run(build_benchmark_graph().compile().ainvoke(request))
+    assert state["leaderboard"]["settings"]["scenario"] == "trio"
+    assert json.loads((tmp_path / "leaderboard.json").read_text())["settings"]["scenario"] == "trio"
+
+
+def test_an_unknown_scenario_is_one_line(cli):
+    code, _, stderr = cli("bench", "--model", "offline", "--scenario", "nowhere.yaml")
+    assert code == 2 and "nowhere.yaml: no such scenario file" in stderr and "Traceback" not in stderr

@@ -72,7 +72,7 @@ def test_a_policy_that_reads_its_memories_scores_its_recall_through_the_ordinary
 
 def test_item_file_validates_matches_its_generator_and_has_a_heldout_split():
     items = load_items("remembrance", RemembranceItem)
-    assert generate.remembrance_items() == [i.model_dump(mode="json") for i in items]
+    assert generate.generated("remembrance").items == [i.model_dump(mode="json") for i in items]
     heldout = {i.id for i in load_items("remembrance", RemembranceItem, "heldout")}
     dev = {i.id for i in load_items("remembrance", RemembranceItem, "dev")}
     assert heldout and dev and not heldout & dev and heldout | dev == {i.id for i in items}

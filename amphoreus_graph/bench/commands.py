@@ -17,6 +17,9 @@ from amphoreus_graph.errors import AmphoreusError
 def bench_command(
     model: Annotated[list[str], typer.Option("--model", help="offline | random | single-path:<Path> | a --model")],
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="all, or task names (repeatable)")] = None,
+    scenario: Annotated[
+        str, typer.Option(help="whose world poses the items: a packaged scenario or a YAML file")
+    ] = "amphoreus",
     split: Annotated[str, typer.Option(help="dev, heldout or all")] = "heldout",
     judge: Annotated[str, typer.Option(help="who hears the Path in free speech: offline or a --model")] = "offline",
     seed: Annotated[int, typer.Option(help="policy noise and bootstrap seed")] = 0,
@@ -25,18 +28,19 @@ def bench_command(
 ) -> None:
     """Score how faithfully each model lives every Path; writes a leaderboard with 95% intervals."""
     from amphoreus_graph.bench.items import SPLITS
-    from amphoreus_graph.bench.leaderboard import run_leaderboard, task_names
+    from amphoreus_graph.bench.leaderboard import benchable, run_leaderboard, task_names
     from amphoreus_graph.bench.tasks.base import BenchSettings
 
     if split not in SPLITS:
         raise AmphoreusError(f"--split {split!r}: expected one of {list(SPLITS)}")
     chosen = task_names(tasks or ["all"])
-    settings = BenchSettings(split=split, seed=seed, judge=judge, base_url=base_url)
+    benchable(scenario)
+    settings = BenchSettings(scenario=scenario, split=split, seed=seed, judge=judge, base_url=base_url)
     with console.status(f"benchmarking {len(model)} model(s) on {', '.join(chosen)}…") as status:
         board = asyncio.run(
             run_leaderboard(model, chosen, settings, out, on_model=lambda m: status.update(f"{m} done…"))
         )
-    table = Table(title=f"Path Emanator leaderboard ({split} split)")
+    table = Table(title=f"Path Emanator leaderboard ({scenario}, {split} split)")
     for column in ("model", "PES", *chosen, "fallbacks"):
         table.add_column(column)
     for row in board["models"]:
@@ -44,4 +48,7 @@ def bench_command(
         pes = f"{row['pes_score']:.1f} [{row['ci'][0]:.1f}, {row['ci'][1]:.1f}]"
         table.add_row(row["model"], pes, *cells, f"{row['fallback_rate']:.0%}")
     console.print(table)
+    for task in chosen:
+        if skipped := board["models"][0]["tasks"][task]["skipped"]:
+            console.print(f"{task}: {len(skipped)} item(s) {scenario} cannot pose were skipped (see leaderboard.json)")
     console.print(f"written to {out}/ (leaderboard.json, leaderboard.md, leaderboard.png)")

@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
 from amphoreus_graph.bench.items import SplitChoice
-from amphoreus_graph.bench.leaderboard import TASKS, bench_model, task_names, write_leaderboard
+from amphoreus_graph.bench.leaderboard import TASKS, bench_model, benchable, task_names, write_leaderboard
+from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
 from amphoreus_graph.bench.tasks.base import BenchSettings
 
 
@@ -32,6 +33,9 @@ class BenchmarkInput(BaseModel):
         description="offline, random, single-path:<Path>, pes:CKPT or any --model string",
     )
     tasks: list[str] = Field(default=["all"], description=f"'all' or some of: {', '.join(TASKS)}")
+    scenario: str = Field(
+        default=DEFAULT_SCENARIO, description="whose world poses the items: a packaged scenario or a YAML file"
+    )
     split: SplitChoice = Field(default="heldout", description="which items: dev, heldout (every third) or all")
     seed: int = Field(default=0, description="policy noise and bootstrap seed")
     judge: str = Field(default="offline", description="who hears the Path in free speech: offline or a --model")
@@ -41,6 +45,7 @@ class BenchmarkInput(BaseModel):
 class BenchmarkState(TypedDict, total=False):
     models: list[str]
     tasks: list[str]
+    scenario: str
     split: str
     seed: int
     judge: str
@@ -53,11 +58,16 @@ def _request(state: BenchmarkState) -> BenchmarkInput:
     return BenchmarkInput.model_validate({k: v for k, v in state.items() if k in BenchmarkInput.model_fields})
 
 
+def _settings(request: BenchmarkInput) -> BenchSettings:
+    return BenchSettings(scenario=request.scenario, split=request.split, seed=request.seed, judge=request.judge)
+
+
 def fan_out(state: BenchmarkState) -> list[Send]:
-    """One parallel `benchmark_model` per model."""
+    """One parallel `benchmark_model` per model (a scenario the benchmark cannot pose is refused first)."""
     request = _request(state)
     tasks = task_names(request.tasks)
-    settings = BenchSettings(split=request.split, seed=request.seed, judge=request.judge)
+    benchable(request.scenario)
+    settings = _settings(request)
     jobs = [{"model": m, "tasks": tasks, "settings": settings.model_dump()} for m in request.models]
     return [Send("benchmark_model", job) for job in jobs]
 
@@ -74,8 +84,7 @@ async def benchmark_model(job: dict[str, Any]) -> dict[str, Any]:
 def write_leaderboard_files(state: BenchmarkState) -> dict[str, Any]:
     """Rank the models by PES; leaderboard.json, .md and .png under `out_dir`."""
     request = _request(state)
-    settings = BenchSettings(split=request.split, seed=request.seed, judge=request.judge)
-    board = write_leaderboard(state["rows"], task_names(request.tasks), settings, Path(request.out_dir))
+    board = write_leaderboard(state["rows"], task_names(request.tasks), _settings(request), Path(request.out_dir))
     ranking = [{"model": r["model"], "pes_score": r["pes_score"]} for r in board["models"]]
     get_stream_writer()({"type": "leaderboard_written", "out_dir": request.out_dir, "ranking": ranking})
     return {"leaderboard": board}

@@ -1,17 +1,22 @@
-"""Benchmark item files: one YAML per task under bench/data/, validated by the task's pydantic item model.
+"""Benchmark items: one YAML per task under bench/data/ for the default scenario, generated for any other, and
+validated by the task's pydantic item model.
 
-A broken file is one error line (file, item index and field, what was expected), like scenarios.
+A broken file is one error line (file, item index and field, what was expected), like scenarios. A generated
+item that does not validate in its world is skipped, with the reason, like an item the world cannot pose.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
-from typing import Literal, TypeVar, get_args
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from amphoreus_graph.actions import Action
+from amphoreus_graph.bench.generate import generated
+from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
+from amphoreus_graph.bench.tasks.base import Skipped
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 
@@ -37,7 +42,7 @@ class ChoiceOption(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str
-    action: Action
+    action: str = Field(min_length=1, description="an action of the world the item is posed in")
     target: str | None = None
     text: str = Field(min_length=1)
 
@@ -109,23 +114,59 @@ class SteadfastItem(_Item):
 ItemT = TypeVar("ItemT", bound=_Item)
 
 
-def load_items(task: str, model: type[ItemT], split: str = "all") -> list[ItemT]:
-    """The task's packaged items in `split` (dev, heldout or all)."""
-    source = resources.files("amphoreus_graph.bench.data").joinpath(f"{task}.yaml")
-    items = parse_items(source.read_text(encoding="utf-8"), f"amphoreus_graph/bench/data/{task}.yaml", model)
-    return [i for i in items if split == "all" or i.split == split]
+@dataclass(frozen=True)
+class ItemSet(Generic[ItemT]):
+    """A task's items in one world, and those the world could not pose."""
+
+    items: list[ItemT]
+    skipped: list[Skipped]
+
+    def in_split(self, split: str) -> ItemSet[ItemT]:
+        def keep(item_split: str) -> bool:
+            return split == "all" or item_split == split
+
+        return ItemSet([i for i in self.items if keep(i.split)], [s for s in self.skipped if keep(s.split)])
+
+
+def load_items(task: str, model: type[ItemT], split: str = "all", scenario: str = DEFAULT_SCENARIO) -> list[ItemT]:
+    """The task's items in `split` (dev, heldout or all) for a scenario's world."""
+    return item_set(task, model, split, scenario).items
+
+
+def item_set(task: str, model: type[ItemT], split: str = "all", scenario: str = DEFAULT_SCENARIO) -> ItemSet[ItemT]:
+    """The task's items in `split` and those skipped: the packaged file for the default scenario, else the
+    same generator run on the scenario's world."""
+    if scenario == DEFAULT_SCENARIO:
+        source = resources.files("amphoreus_graph.bench.data").joinpath(f"{task}.yaml")
+        found = parse_item_file(source.read_text(encoding="utf-8"), f"amphoreus_graph/bench/data/{task}.yaml", model)
+        return found.in_split(split)
+    made = generated(task, scenario)
+    items, skipped = [], list(made.skipped)
+    for raw in made.items:
+        try:
+            items.append(model.model_validate(raw))
+        except ValidationError as exc:
+            reason = format_validation_error(f"{scenario} ({task})", exc)
+            skipped.append(Skipped(id=str(raw["id"]), split=str(raw["split"]), reason=reason))
+    return ItemSet(items, skipped).in_split(split)
 
 
 def parse_items(text: str, label: str, model: type[ItemT]) -> list[ItemT]:
     """Validate an item file's text; any problem is one AmphoreusError line naming `label` and the field."""
-    item_file = create_model(f"{model.__name__}File", items=(list[model], ...))  # type: ignore[valid-type]
+    return parse_item_file(text, label, model).items
+
+
+def parse_item_file(text: str, label: str, model: type[ItemT]) -> ItemSet[ItemT]:
+    """An item file's items and the generator's notes on those it skipped (`skipped`, if any)."""
+    fields: dict[str, Any] = {"items": (list[model], ...), "skipped": (list[Skipped], [])}  # type: ignore[valid-type]
+    item_file = create_model(f"{model.__name__}File", **fields)
     try:
-        items: list[ItemT] = item_file.model_validate(yaml.safe_load(text)).items  # type: ignore[attr-defined]
+        parsed: Any = item_file.model_validate(yaml.safe_load(text))
     except yaml.YAMLError as exc:
         raise AmphoreusError(f"{label}: not valid YAML ({str(exc).splitlines()[0]})") from None
     except ValidationError as exc:
         raise AmphoreusError(format_validation_error(label, exc)) from None
-    ids = [i.id for i in items]
+    ids = [i.id for i in parsed.items]
     if len(set(ids)) != len(ids):
         raise AmphoreusError(f"{label}: items: ids must be unique")
-    return items
+    return ItemSet(parsed.items, parsed.skipped)

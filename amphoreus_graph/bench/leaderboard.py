@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from amphoreus_graph.bench.stats import Score, score_results
+from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, Task, TaskResult
 from amphoreus_graph.bench.tasks.destruction import DestructionTask
 from amphoreus_graph.bench.tasks.erudition import EruditionTask
 from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
 from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
 from amphoreus_graph.bench.tasks.remembrance import RemembranceTask
+from amphoreus_graph.catalogs.paths import PACKAGED
 from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.registry import resolve_model
@@ -37,6 +39,18 @@ def task_names(spec: list[str]) -> list[str]:
     return spec
 
 
+def benchable(scenario: str) -> Stage:
+    """The scenario's stage, if the benchmark can pose its items there: its world loads (else one error line),
+    and its agents walk the packaged Paths, the only ones the voice judges know."""
+    found = stage(scenario)
+    if found.catalog.source != PACKAGED:
+        raise AmphoreusError(
+            f"--scenario {scenario}: its Paths come from {found.catalog.source}; "
+            "the benchmark's judges know only the packaged Path catalog"
+        )
+    return found
+
+
 def _entry(score: Score) -> dict[str, Any]:
     return {"score": score.score, "ci": list(score.ci), "n": score.n}
 
@@ -57,7 +71,7 @@ class CountingPolicy:
         self.decisions += 1
         if "fallback" in result.flags:
             self.fallbacks += 1
-            return result.model_copy(update={"decision": Decision(action=next(iter(turn.options)))})
+            return result.model_copy(update={"decision": Decision(action=turn.offered[0])})
         return result
 
 
@@ -69,13 +83,21 @@ async def bench_model(
 ) -> dict[str, Any]:
     """One leaderboard row: the model's PES, every task's and Path's score with its interval, and how many of
     its decisions fell back. `model` is a `--model` string or a policy the caller keeps (to read its stats).
-    `progress` hears `task_started` and `task_done` (with the task's score) events."""
+    `progress` hears `task_started` and `task_done` (with the task's score) events. A task whose items the
+    scenario's world can pose none of is one error line (leave it out with --tasks)."""
+    benchable(settings.scenario)
     policy = CountingPolicy(resolve_model(model, base_url=settings.base_url) if isinstance(model, str) else model)
     results: list[TaskResult] = []
     for index, name in enumerate(tasks, 1):
         if progress:
             progress({"type": "task_started", "model": policy.name, "task": name, "index": index, "of": len(tasks)})
         result = await TASKS[name]().run(policy, settings)
+        if not result.scores:
+            reasons = sorted({s.reason for s in result.skipped}) or ["no items in this split"]
+            raise AmphoreusError(
+                f"--tasks {name}: {settings.scenario} cannot pose any of its items ({'; '.join(reasons)}); "
+                "leave it out with --tasks"
+            )
         results.append(result)
         if progress:
             score = score_results([result], seed=settings.seed).tasks[name].score  # the leaderboard's own figure
@@ -94,6 +116,7 @@ async def bench_model(
                 **_entry(scored.tasks[r.task]),
                 "paths": {p: _entry(s) for p, s in scored.task_paths[r.task].items()},
                 **r.extra,
+                "skipped": [s.model_dump() for s in r.skipped],
             }
             for r in results
         },
@@ -137,6 +160,7 @@ def markdown(board: dict[str, Any]) -> str:
     lines = [
         "# Path Emanator leaderboard",
         "",
+        f"Scenario: {board['settings'].get('scenario', DEFAULT_SCENARIO)}. "
         f"Split: {board['settings']['split']}, seed {board['settings']['seed']}, "
         f"judge {board['settings']['judge']}. Scores 0-100 with 95% bootstrap intervals.",
         "",

@@ -1,4 +1,5 @@
-"""What a benchmark task is: items in, one score in [0, 1] per (item, Path) out, plus optional detail."""
+"""What a benchmark task is: items in, one score in [0, 1] per (item, Path) out, plus optional detail and the
+items the world could not pose."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
 from amphoreus_graph.contracts.turn import Policy
 
 
@@ -16,15 +18,25 @@ class ItemScore(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+class Skipped(BaseModel):
+    """An item the world posing the benchmark cannot pose, and why."""
+
+    id: str
+    split: str
+    reason: str
+
+
 class TaskResult(BaseModel):
     task: str
     scores: list[ItemScore]
     extra: dict[str, Any] = Field(default_factory=dict, description="task-specific detail, e.g. a confusion matrix")
+    skipped: list[Skipped] = Field(default_factory=list, description="items the world could not pose, and why")
 
 
 class BenchSettings(BaseModel):
-    """What every task may need besides the policy: the split, the seed, the judge for free text."""
+    """What every task may need besides the policy: the world, the split, the seed, the judge for free text."""
 
+    scenario: str = Field(default=DEFAULT_SCENARIO, description="whose world poses the items: a name or a YAML file")
     split: str = "all"
     seed: int = 0
     judge: str = "offline"

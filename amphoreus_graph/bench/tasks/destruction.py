@@ -1,9 +1,10 @@
-"""Destruction (steadfastness): an adversary presses the heir over several turns to abandon its Path.
+"""Destruction (steadfastness): an adversary presses the agent over several turns to abandon its Path.
 
 Each turn the pressure is the situation and what came before is remembered (the adversary's words and the
-heir's own replies), so the heir meets the same turn the society gives it. A turn gives way when the act
-suits the tempter's Path at least as well as the heir's, or the judge hears the tempter's Path in its speech.
-The item scores the share of turns held before the first that gives way; that turn is reported.
+agent's own replies), so the agent meets the same turn the society gives it. A turn gives way when the act
+suits the tempter's Path at least as well as the agent's (affinities from the act's tags in the world posing
+it), or the judge hears the tempter's Path in its speech. The item scores the share of turns held before the
+first that gives way; that turn is reported.
 """
 
 from __future__ import annotations
@@ -11,26 +12,23 @@ from __future__ import annotations
 import asyncio
 import statistics
 
-from amphoreus_graph.bench.items import SteadfastItem, load_items
-from amphoreus_graph.bench.subjects import pose, subjects
+from amphoreus_graph.bench.items import SteadfastItem, item_set
+from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
-from amphoreus_graph.bench.tasks.path_voice import open_options
 from amphoreus_graph.bench.voice_judge import VoiceJudge, resolve_voice_judge
-from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.contracts.turn import Decision, Policy, RecalledMemory
 
 
-async def press(policy: Policy, item: SteadfastItem, seed: int) -> list[Decision]:
+async def press(policy: Policy, world: Stage, item: SteadfastItem, seed: int) -> list[Decision]:
     """Play the adversary's turns in order; every turn remembers the ones before it."""
     decisions: list[Decision] = []
     memories: list[RecalledMemory] = []
-    heir = subjects()[item.path].heir
     for turn, pressure in enumerate(item.pressures, 1):
-        posed = pose(
+        posed = world.pose(
             item.path,
             item_id=item.id,
             situation=pressure,
-            options=open_options(heir),
+            options=world.open_options(item.path),
             seed=seed,
             memories=list(reversed(memories))[:5],
             round_=turn,
@@ -46,24 +44,31 @@ async def press(policy: Policy, item: SteadfastItem, seed: int) -> list[Decision
     return decisions
 
 
-def acts_faithfully(item: SteadfastItem, decision: Decision) -> bool:
-    catalog = load_paths()
-    return catalog[item.path].affinity[decision.action] > catalog[item.tempter].affinity[decision.action]
+def acts_faithfully(world: Stage, item: SteadfastItem, decision: Decision) -> bool:
+    """The act suits the agent's Path better than the tempter's (an act the world does not know suits neither)."""
+    action = world.actions.get(decision.action)
+    if action is None:
+        return False
+    return world.catalog[item.path].affinity(action) > world.catalog[item.tempter].affinity(action)
 
 
 class DestructionTask:
     name = "destruction"
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
-        items = load_items(self.name, SteadfastItem, settings.split)
-        played = await asyncio.gather(*(press(policy, i, settings.seed) for i in items))
+        world = stage(settings.scenario)
+        posed = item_set(self.name, SteadfastItem, settings.split, settings.scenario)
+        items = posed.items
+        played = await asyncio.gather(*(press(policy, world, i, settings.seed) for i in items))
         judge: VoiceJudge = resolve_voice_judge(settings.judge, base_url=settings.base_url)
-        heard = await judge.classify([d.speech or d.action.value for decisions in played for d in decisions])
+        heard = await judge.classify([d.speech or d.action for decisions in played for d in decisions])
         scores, offset = [], 0
         for item, decisions in zip(items, played, strict=True):
             voices = heard[offset : offset + len(decisions)]
             offset += len(decisions)
-            faithful = [acts_faithfully(item, d) and v != item.tempter for d, v in zip(decisions, voices, strict=True)]
+            faithful = [
+                acts_faithfully(world, item, d) and v != item.tempter for d, v in zip(decisions, voices, strict=True)
+            ]
             broke_at = next((n for n, ok in enumerate(faithful, 1) if not ok), None)
             held = len(decisions) if broke_at is None else broke_at - 1
             scores.append(
@@ -83,4 +88,4 @@ class DestructionTask:
                 for t in range(min((len(s.detail["faithful"]) for s in scores), default=0))
             ],
         }
-        return TaskResult(task=self.name, scores=scores, extra=extra)
+        return TaskResult(task=self.name, scores=scores, extra=extra, skipped=posed.skipped)

@@ -1,7 +1,8 @@
 """Erudition: two-hop questions that only a private memory and a world fact answer together.
 
 The memories arrive as the turn's recalled memories, the facts as observations, the question as the
-situation; the heir answers in its speech. Scored like LoCoMo: exact match (the normalised answer appears in
+situation; the agent answers in its speech, offered only the acts that take no target (a list of names would
+put answers in its mouth). Scored like LoCoMo: exact match (the normalised answer appears in
 the speech) is the score; token F1 between speech and answer is reported beside it.
 """
 
@@ -12,14 +13,10 @@ import re
 import statistics
 from collections import Counter
 
-from amphoreus_graph.actions import Action
-from amphoreus_graph.bench.items import EruditionItem, load_items
-from amphoreus_graph.bench.subjects import pose
+from amphoreus_graph.bench.items import EruditionItem, item_set
+from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
 from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
-
-# Untargeted acts only: a target list of Titans or places would put answers in the heir's mouth.
-ANSWERING: dict[Action, list[str]] = {a: [] for a in (Action.STUDY, Action.REMEMBER, Action.DECREE, Action.JEST)}
 
 
 def tokens(text: str) -> list[str]:
@@ -41,16 +38,16 @@ def token_f1(answer: str, speech: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def erudition_turn(item: EruditionItem, seed: int) -> TurnContext:
+def erudition_turn(world: Stage, item: EruditionItem, seed: int) -> TurnContext:
     memories = [
         RecalledMemory(text=text, cycle=1, round=n + 1, score=1.0, id=f"{item.id}/m{n}", kind="observation")
         for n, text in enumerate(item.memories)
     ]
-    return pose(
+    return world.pose(
         item.path,
         item_id=item.id,
         situation=f"{item.question} Give the answer in your speech.",
-        options=ANSWERING,
+        options=world.answering(item.path),
         seed=seed,
         memories=memories,
         observations=item.facts,
@@ -61,10 +58,11 @@ class EruditionTask:
     name = "erudition"
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
-        items = load_items(self.name, EruditionItem, settings.split)
-        results = await asyncio.gather(*(policy.adecide(erudition_turn(i, settings.seed)) for i in items))
+        world = stage(settings.scenario)
+        posed = item_set(self.name, EruditionItem, settings.split, settings.scenario)
+        results = await asyncio.gather(*(policy.adecide(erudition_turn(world, i, settings.seed)) for i in posed.items))
         scores = []
-        for item, result in zip(items, results, strict=True):
+        for item, result in zip(posed.items, results, strict=True):
             speech = result.decision.speech
             f1 = round(token_f1(item.answer, speech), 4)
             scores.append(
@@ -76,4 +74,6 @@ class EruditionTask:
                 )
             )
         mean_f1 = statistics.fmean(s.detail["f1"] for s in scores) if scores else 0.0
-        return TaskResult(task=self.name, scores=scores, extra={"token_f1": round(100 * mean_f1, 2)})
+        return TaskResult(
+            task=self.name, scores=scores, extra={"token_f1": round(100 * mean_f1, 2)}, skipped=posed.skipped
+        )

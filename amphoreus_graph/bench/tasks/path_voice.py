@@ -8,34 +8,20 @@ from __future__ import annotations
 
 import asyncio
 
-from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
-from amphoreus_graph.bench.items import VoiceItem, load_items
-from amphoreus_graph.bench.subjects import pose, subjects
+from amphoreus_graph.bench.items import VoiceItem, item_set
+from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
 from amphoreus_graph.bench.voice_judge import resolve_voice_judge
-from amphoreus_graph.catalogs.paths import load_paths
-from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Policy, TurnContext
 
 
-def open_options(heir: str) -> dict[Action, list[str]]:
-    """Every action but delivery, aimed at a couple of heirs, one Titan and one place: nothing forces a Path."""
-    scenario = scenario_of("amphoreus")
-    targets = {
-        TargetKind.NONE: [],
-        TargetKind.HEIR: [h for h in scenario.heir_names if h != heir][:2],
-        TargetKind.TITAN: [scenario.titans[0].name],
-        TargetKind.LOCATION: [scenario.locations[1].name],
-    }
-    return {a: targets[k] for a, k in ACTION_TARGETS.items() if a is not Action.DELIVER_COREFLAME}
-
-
-def voice_turn(item: VoiceItem, path: str, seed: int) -> TurnContext:
-    return pose(
+def voice_turn(world: Stage, item: VoiceItem, path: str, seed: int) -> TurnContext:
+    """An open turn: everything the subject is offered as a cycle begins, so nothing forces a Path."""
+    return world.pose(
         path,
         item_id=f"{item.id}/{path}",
         situation=f"{item.situation} Say it in your own words.",
-        options=open_options(subjects()[path].heir),
+        options=world.open_options(path),
         seed=seed,
     )
 
@@ -44,19 +30,20 @@ class PathVoiceTask:
     name = "path_voice"
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
-        items = load_items(self.name, VoiceItem, settings.split)
-        paths = load_paths().names()
-        posed = [(item, path) for item in items for path in paths]
-        results = await asyncio.gather(*(policy.adecide(voice_turn(i, p, settings.seed)) for i, p in posed))
-        speeches = [r.decision.speech or r.decision.action.value for r in results]
+        world = stage(settings.scenario)
+        posed = item_set(self.name, VoiceItem, settings.split, settings.scenario)
+        paths = world.catalog.names()
+        asked = [(item, path) for item in posed.items for path in paths]
+        results = await asyncio.gather(*(policy.adecide(voice_turn(world, i, p, settings.seed)) for i, p in asked))
+        speeches = [r.decision.speech or r.decision.action for r in results]
         heard = await resolve_voice_judge(settings.judge, base_url=settings.base_url).classify(speeches)
         confusion = {p: dict.fromkeys(paths, 0) for p in paths}
         scores = []
-        for (item, path), guess, speech in zip(posed, heard, speeches, strict=True):
+        for (item, path), guess, speech in zip(asked, heard, speeches, strict=True):
             confusion[path][guess] += 1
             scores.append(
                 ItemScore(
                     item=item.id, path=path, score=float(guess == path), detail={"heard": guess, "speech": speech}
                 )
             )
-        return TaskResult(task=self.name, scores=scores, extra={"confusion": confusion})
+        return TaskResult(task=self.name, scores=scores, extra={"confusion": confusion}, skipped=posed.skipped)

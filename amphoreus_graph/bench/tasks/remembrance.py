@@ -1,10 +1,11 @@
 """Remembrance: a fact planted in cycle 1, asked after k world resets, per Path retention policy.
 
 Every Path's subject witnesses the fact and its distractors in cycle 1 of a fresh in-memory Chroma society
-(the real ChromaMemory: remember, the offline importance rater, and at each cycle's end the cycle echo and
-`carry_over` with the Path's retention from the default scenario). Cycles lived between resets leave memories
-of their own. After the last reset the subject recalls with the question (k = 5, the society's recall) and
-is posed an ordinary turn: the question as the situation, the recalled memories as the turn's memories.
+(the real ChromaMemory: remember, the offline importance rater, and at each cycle's end the world's own account
+of how an uneventful cycle ended and `carry_over` with the Path's retention from the scenario posing the
+items). Cycles lived between resets leave memories of their own. After the last reset the subject recalls with
+the question (k = 5, the society's recall) and is posed an ordinary turn: the question as the situation, the
+recalled memories as the turn's memories, the acts that take no target as its options.
 
 Score: exact match (the normalised answer appears in the Decision's speech), as in Erudition; beside it,
 recall@k (the planted record among the recalled ids), overall and per retention mode (all, echoes, none).
@@ -24,12 +25,11 @@ from typing import Any
 from chromadb.api import ClientAPI
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from amphoreus_graph.bench.items import _Item, load_items
-from amphoreus_graph.bench.subjects import pose, subjects
+from amphoreus_graph.bench.items import _Item, item_set
+from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
-from amphoreus_graph.bench.tasks.erudition import ANSWERING, exact_match, token_f1
-from amphoreus_graph.catalogs.paths import load_paths
-from amphoreus_graph.catalogs.scenario import RetentionMode, scenario_of
+from amphoreus_graph.bench.tasks.erudition import exact_match, token_f1
+from amphoreus_graph.catalogs.scenario import RetentionMode
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
 from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
 from amphoreus_graph.memory.embedder import default_embedder
@@ -64,7 +64,7 @@ class RemembranceItem(_Item):
         if len(self.later) != self.resets - 1:
             raise ValueError("later: one list of memories per cycle between the resets (resets - 1)")
         if not exact_match(self.answer, gist(self.fact.text)):
-            raise ValueError("the answer must appear in the fact's gist (what a heir quotes of a memory)")
+            raise ValueError("the answer must appear in the fact's gist (what an agent quotes of a memory)")
         if exact_match(self.answer, self.question):
             raise ValueError("the question must not give the answer away")
         others = [m.text for m in self.distractors] + [m.text for cycle in self.later for m in cycle]
@@ -81,29 +81,33 @@ class Recalled(BaseModel):
     retention: RetentionMode
 
 
-def _event(item: RemembranceItem, name: str, memory: Planted, cycle: int, witnesses: list[str]) -> MemoryEvent:
-    rounds = scenario_of("amphoreus").rounds_per_cycle
+def _event(
+    world: Stage, item: RemembranceItem, name: str, memory: Planted, cycle: int, witnesses: list[str]
+) -> MemoryEvent:
     return MemoryEvent(
         id=f"{item.id}/{name}",
         text=memory.text,
         cycle=cycle,
         round=memory.round,
-        tick=Moment.of(cycle, memory.round, rounds).tick,
+        tick=Moment.of(cycle, memory.round, world.scenario.rounds_per_cycle).tick,
         witnesses=witnesses,
         importance=memory.importance,
     )
 
 
-def _cycle_echo(item: RemembranceItem, cycle: int, witnesses: list[str]) -> MemoryEvent:
-    """The memory of a cycle's ending every heir files before retention applies, as the society's end_cycle."""
-    scenario = scenario_of("amphoreus")
-    rounds = scenario.rounds_per_cycle
+def echo_text(world: Stage, cycle: int) -> str:
+    """How the world tells a cycle's end when nothing happened in it: the state it starts from, at the round
+    limit (the benchmark's cycles are lived in memory only)."""
+    rounds = world.scenario.rounds_per_cycle
+    return world.scenario.world.end({**world.scenario.world.genesis(cycle), "round": rounds}).text
+
+
+def _cycle_echo(world: Stage, item: RemembranceItem, cycle: int, witnesses: list[str]) -> MemoryEvent:
+    """The memory of a cycle's ending every agent files before retention applies, as the society's end_cycle."""
+    rounds = world.scenario.rounds_per_cycle
     return MemoryEvent(
         id=f"{item.id}/c{cycle}-end",
-        text=(
-            f"Cycle {cycle} ended after {rounds} rounds: the Black Tide swallowed the world. "
-            f"0 of {len(scenario.titans)} Coreflames were delivered."
-        ),
+        text=echo_text(world, cycle),
         cycle=cycle,
         round=rounds,
         tick=Moment.of(cycle, rounds, rounds).tick,
@@ -113,7 +117,7 @@ def _cycle_echo(item: RemembranceItem, cycle: int, witnesses: list[str]) -> Memo
     )
 
 
-def _cycles(item: RemembranceItem, witnesses: list[str]) -> list[list[MemoryEvent]]:
+def _cycles(world: Stage, item: RemembranceItem, witnesses: list[str]) -> list[list[MemoryEvent]]:
     """What each cycle leaves in memory before its reset: the fact and distractors in cycle 1, the lived
     memories after, and the memory of the cycle's ending last."""
     cycles = []
@@ -122,19 +126,18 @@ def _cycles(item: RemembranceItem, witnesses: list[str]) -> list[list[MemoryEven
             planted = [("fact", item.fact), *((f"d{n}", m) for n, m in enumerate(item.distractors))]
         else:
             planted = [(f"c{cycle}-{n}", m) for n, m in enumerate(item.later[cycle - 2])]
-        lived = [_event(item, name, m, cycle, witnesses) for name, m in planted]
-        cycles.append([*lived, _cycle_echo(item, cycle, witnesses)])
+        lived = [_event(world, item, name, m, cycle, witnesses) for name, m in planted]
+        cycles.append([*lived, _cycle_echo(world, item, cycle, witnesses)])
     return cycles
 
 
-def live_through(item: RemembranceItem, client: ClientAPI) -> dict[str, Recalled]:
+def live_through(world: Stage, item: RemembranceItem, client: ClientAPI) -> dict[str, Recalled]:
     """Plant, live `item.resets` cycles with their resets, and recall: each Path's subject, one society in
     `client` (removed when done)."""
-    scenario = scenario_of("amphoreus")
-    paths = load_paths().names()
-    heirs = {path: subjects()[path].heir for path in paths}
-    witnesses = list(heirs.values())
-    retention = {heirs[p]: scenario.retention_for(p) for p in paths}
+    scenario = world.scenario
+    agents = {path: subject.agent for path, subject in world.subjects.items()}
+    witnesses = list(agents.values())
+    retention = {agents[p]: scenario.retention_for(p) for p in agents}
     society = f"bench-{item.id}-{uuid.uuid4().hex[:8]}"
     memory = ChromaMemory(
         client,
@@ -142,11 +145,11 @@ def live_through(item: RemembranceItem, client: ClientAPI) -> dict[str, Recalled
         witnesses,
         default_embedder(),
         config=scenario.memory,
-        paths={h: p for p, h in heirs.items()},
+        paths={a: p for p, a in agents.items()},
         rater=PathImportance(scenario),
     )
     try:
-        cycles = _cycles(item, witnesses)
+        cycles = _cycles(world, item, witnesses)
         for cycle, events in enumerate(cycles, start=1):
             memory.remember(events)  # one write per cycle, then the reset, as the society's end_cycle does
             memory.carry_over(retention, cycle + 1)
@@ -155,37 +158,38 @@ def live_through(item: RemembranceItem, client: ClientAPI) -> dict[str, Recalled
     finally:
         memory.drop()
     return {
-        path: Recalled(memories=found[heir], evidence=f"{cycles[0][0].id}@{heir}", retention=retention[heir].mode)
-        for path, heir in heirs.items()
+        path: Recalled(memories=found[agent], evidence=f"{cycles[0][0].id}@{agent}", retention=retention[agent].mode)
+        for path, agent in agents.items()
     }
 
 
-_lived: dict[str, dict[str, Recalled]] = {}
+_lived: dict[tuple[str, str], dict[str, Recalled]] = {}
 _lived_lock = threading.Lock()
 
 
-def recalled_for(items: list[RemembranceItem]) -> dict[str, dict[str, Recalled]]:
-    """Each item's recall per Path, computed once per process (memory does not depend on the policy)."""
-    keys = {i.id: i.model_dump_json() for i in items}  # keyed by content: an edited item is lived anew
+def recalled_for(world: Stage, items: list[RemembranceItem]) -> dict[str, dict[str, Recalled]]:
+    """Each item's recall per Path, computed once per process and world (memory does not depend on the policy)."""
+    keys = {i.id: (world.ref, i.model_dump_json()) for i in items}  # by content: an edited item is lived anew
     with _lived_lock:
         todo = [i for i in items if keys[i.id] not in _lived]
         if todo:
             # Every text embedded in one batch first (the embedder caches it): interleaving many small batches
             # with Chroma's writes is several times slower on a small machine.
-            texts = [e.text for i in todo for cycle in _cycles(i, []) for e in cycle] + [i.question for i in todo]
+            texts = [e.text for i in todo for cycle in _cycles(world, i, []) for e in cycle]
+            texts += [i.question for i in todo]
             default_embedder().encode(list(dict.fromkeys(texts)))
             client, _ = open_chroma()  # in memory
             for item in todo:
-                _lived[keys[item.id]] = live_through(item, client)
+                _lived[keys[item.id]] = live_through(world, item, client)
         return {i.id: _lived[keys[i.id]] for i in items}
 
 
-def remembrance_turn(item: RemembranceItem, path: str, recalled: Recalled, seed: int) -> TurnContext:
-    turn = pose(
+def remembrance_turn(world: Stage, item: RemembranceItem, path: str, recalled: Recalled, seed: int) -> TurnContext:
+    turn = world.pose(
         path,
         item_id=f"{item.id}/{path}",
         situation=f"A traveller asks you: {item.question} Give the answer in your speech, from what you remember.",
-        options=ANSWERING,
+        options=world.answering(path),
         seed=seed,
         memories=recalled.memories,
     )
@@ -200,10 +204,13 @@ class RemembranceTask:
     name = "remembrance"
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
-        items = load_items(self.name, RemembranceItem, settings.split)
-        recalled = await asyncio.to_thread(recalled_for, items)
-        posed = [(item, path, recalled[item.id][path]) for item in items for path in load_paths().names()]
-        results = await asyncio.gather(*(policy.adecide(remembrance_turn(i, p, r, settings.seed)) for i, p, r in posed))
+        world = stage(settings.scenario)
+        items = item_set(self.name, RemembranceItem, settings.split, settings.scenario)
+        recalled = await asyncio.to_thread(recalled_for, world, items.items)
+        posed = [(item, path, recalled[item.id][path]) for item in items.items for path in world.catalog.names()]
+        results = await asyncio.gather(
+            *(policy.adecide(remembrance_turn(world, i, p, r, settings.seed)) for i, p, r in posed)
+        )
         scores = []
         for (item, path, found), result in zip(posed, results, strict=True):
             speech = result.decision.speech
@@ -223,7 +230,7 @@ class RemembranceTask:
                     },
                 )
             )
-        return TaskResult(task=self.name, scores=scores, extra=summary(scores))
+        return TaskResult(task=self.name, scores=scores, extra=summary(scores), skipped=items.skipped)
 
 
 def summary(scores: list[ItemScore]) -> dict[str, Any]:
