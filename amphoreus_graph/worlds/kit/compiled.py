@@ -1,0 +1,436 @@
+"""A kit world's spec with its lookups built once, and the pure questions asked of it with a state: which
+edges are open, what an action costs now, which targets an agent may choose, what a template says."""
+
+from __future__ import annotations
+
+import heapq
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from amphoreus_graph.contracts.actions import Reach, TargetKind
+from amphoreus_graph.contracts.turn import Option
+from amphoreus_graph.worlds.kit.schema import (
+    ActionDecl,
+    AgentDecl,
+    Claim,
+    Condition,
+    Deliver,
+    Douse,
+    Effect,
+    Ending,
+    Harvest,
+    KitSpec,
+    Lose,
+    Move,
+    Objective,
+    ObjectiveKind,
+    Status,
+    Take,
+    Threshold,
+)
+from amphoreus_graph.worlds.kit.state import KitState
+
+if TYPE_CHECKING:
+    from amphoreus_graph.worlds.kit.act import Act
+
+Resolver = Callable[["Act"], None]
+
+DEFAULT_KIND = "objective"
+CLOCK = "clock"  # the gauge name of the world's clock in threshold ids; pools use their own names
+# Placeholders every composed text may use (see docs/worlds-kit.md), besides one per status and per pool.
+STAKES_VARS = frozenset({"round", "rounds", "clock", "clock_min", "clock_max", "total", "standing", "fallen", "tally"})
+ACTION_VARS = frozenset(
+    {"actor", "target", "location", "objective", "noun", "destination", "harm", "heal", "amount", "caught"}
+)
+TRANSITION_VARS = frozenset({"actor", "target", "objective", "noun", "location", "winner", "rivals", "destination"})
+AIM_VARS = frozenset({"objective", "noun", "location", "destination"})
+
+
+def num(value: float) -> str:
+    """A number as the world shows it: 12, 2.5, 0.33 (never 12.0)."""
+    rounded = round(float(value), 2)
+    return str(int(rounded)) if rounded == int(rounded) else f"{rounded:.2f}".rstrip("0").rstrip(".")
+
+
+def placeholders(template: str) -> list[str]:
+    """The field names a template uses (raises ValueError on a malformed one)."""
+    names = []
+    for _, field, _, _ in string.Formatter().parse(template):
+        if field is not None:
+            names.append(field.split(".", 1)[0].split("[", 1)[0])
+    return names
+
+
+class _Formatter(string.Formatter):
+    """Numbers without a format spec are shown as the world shows them (`num`); `{fish:.0f}` works too;
+    a name the template uses but the moment does not have is shown as nothing."""
+
+    def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
+        return kwargs.get(key, "") if isinstance(key, str) else ""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if not format_spec and isinstance(value, int | float) and not isinstance(value, bool):
+            return num(value)
+        if format_spec and not (isinstance(value, int | float) and not isinstance(value, bool)):
+            return str(value)
+        return format(value, format_spec)
+
+
+_FORMATTER = _Formatter()
+
+
+def fmt(template: str, values: dict[str, Any]) -> str:
+    """Fill a template with the moment's values, spaces collapsed."""
+    return " ".join(_FORMATTER.vformat(template, (), values).split())
+
+
+def check_template(template: str, allowed: Iterable[str]) -> str | None:
+    """Why a template cannot be filled (None: it can): a malformed brace, an unknown name, a bad spec."""
+    allowed = set(allowed)
+    try:
+        names = placeholders(template)
+    except ValueError as exc:
+        return f"malformed template ({exc}); expected text with {{placeholders}}"
+    for name in names:
+        if name not in allowed:
+            return f"unknown placeholder {{{name}}}; expected one of {sorted(allowed)}"
+    try:
+        _FORMATTER.vformat(template, (), dict.fromkeys(allowed, 1.5))
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+        return f"bad format spec ({exc}); expected e.g. {{name}} or {{name:.0f}}"
+    return None
+
+
+@dataclass(frozen=True)
+class ThresholdRef:
+    id: str
+    gauge: str  # CLOCK or a pool's name
+    spec: Threshold
+
+
+def walk(effects: Iterable[Effect]) -> Iterable[Effect]:
+    """Every effect, nested chance branches included."""
+    for effect in effects:
+        yield effect
+        branches = getattr(effect, "chance", None)
+        if branches is not None:
+            yield from walk(branches.then)
+            yield from walk(branches.otherwise)
+
+
+class Compiled:
+    """The spec plus everything derived from it once: names in order, the directed edges, the thresholds."""
+
+    def __init__(self, spec: KitSpec) -> None:
+        self.spec = spec
+        self.locations = [loc.name for loc in spec.locations]
+        self.location = {loc.name: loc for loc in spec.locations}
+        self.agents: dict[str, AgentDecl] = {a.name: a for a in spec.agents}
+        self.actions: dict[str, ActionDecl] = {a.name: a for a in spec.actions}
+        self.kinds: dict[str, ObjectiveKind] = dict(spec.objective_kinds) or {DEFAULT_KIND: ObjectiveKind()}
+        self.objectives: dict[str, Objective] = {o.name: o for o in spec.objectives}
+        only = next(iter(self.kinds)) if len(self.kinds) == 1 else None
+        self.kind_of: dict[str, str] = {o.name: o.kind or only or "" for o in spec.objectives}
+        self.carried = any(self.kinds[k].mode == "carried" for k in self.kind_of.values() if k)
+        self.endings: dict[str, Ending] = {e.id: e for e in spec.endings}
+        self.vital = next((name for name, stat in spec.stats.items() if stat.vital), None)
+        self.complete = not spec.edges  # no edges declared: every place is one round from every other
+        self.edges: dict[tuple[str, str], tuple[int, bool]] = {}  # (from, to) -> (time, open at genesis)
+        for edge in spec.edges:
+            a, b = edge.between
+            self.edges[(a, b)] = (edge.time, edge.open)
+            if not edge.one_way:
+                self.edges[(b, a)] = (edge.time, edge.open)
+        self.thresholds: list[ThresholdRef] = []
+        if spec.clock is not None:
+            self.thresholds += [_ref(CLOCK, t) for t in spec.clock.thresholds]
+        for name, pool in spec.pools.items():
+            self.thresholds += [_ref(name, t) for t in pool.thresholds]
+        self.resolvers: dict[str, Resolver] = {}
+
+    # ------------------------------------------------------------------------------------------ objectives
+
+    def kind(self, objective: str) -> ObjectiveKind:
+        return self.kinds[self.kind_of[objective]]
+
+    def noun(self, objective: str) -> str:
+        return self.kind(objective).noun or self.kind_of[objective].replace("_", " ")
+
+    def word(self, objective: str, status: Status) -> str:
+        """A state as the objective's kind says it (its `words`, else the state's own name)."""
+        return self.kind(objective).words.get(status, status.value)
+
+    def claimable(self, state: KitState, objective: str) -> bool:
+        status = state.objectives[objective].status
+        return status is Status.FREE or (status is Status.DOUSED and self.kind(objective).mode == "in_place")
+
+    def deliverable(self, state: KitState, agent: str, objective: str) -> bool:
+        """Held by the agent and where it belongs (anywhere, if its kind names no place)."""
+        places = self.kind(objective).deliver_to
+        return objective in state.held_by(agent) and (not places or state.agents[agent].at in places)
+
+    # ----------------------------------------------------------------------------------------------- gauges
+
+    def gauge(self, state: KitState, name: str) -> float:
+        return float(state.clock or 0.0) if name == CLOCK else state.pools[name]
+
+    def gauge_range(self, name: str) -> tuple[float, float]:
+        if name == CLOCK:
+            assert self.spec.clock is not None
+            return self.spec.clock.min, self.spec.clock.max
+        pool = self.spec.pools[name]
+        return pool.min, pool.max
+
+    def in_force(self, state: KitState) -> list[ThresholdRef]:
+        active = set(state.active)
+        return [t for t in self.thresholds if t.id in active]
+
+    def holding_now(self, state: KitState) -> list[str]:
+        """Thresholds whose condition holds on the gauges' current values (sticky ones stay in force anyway)."""
+        return [t.id for t in self.thresholds if t.spec.holds(self.gauge(state, t.gauge))]
+
+    # -------------------------------------------------------------------------------------------------- map
+
+    def open_edges(self, state: KitState) -> dict[tuple[str, str], int]:
+        """Directed open edges with their travel time: declared open, opened by a threshold in force, and not
+        closed by one (closing wins). With no edges declared, every pair of places is one round apart."""
+        if self.complete:
+            edges = {(a, b): (1, True) for a in self.locations for b in self.locations if a != b}
+        else:
+            edges = dict(self.edges)
+        opened: set[tuple[str, str]] = set()
+        closed: set[tuple[str, str]] = set()
+        for ref in self.in_force(state):
+            opened |= {pair for a, b in ref.spec.open for pair in ((a, b), (b, a))}
+            closed |= {pair for a, b in ref.spec.close for pair in ((a, b), (b, a))}
+        return {
+            pair: time for pair, (time, is_open) in edges.items() if (is_open or pair in opened) and pair not in closed
+        }
+
+    def neighbours(self, state: KitState, location: str | None) -> dict[str, int]:
+        if location is None:
+            return {}
+        edges = self.open_edges(state)
+        return {b: edges[(location, b)] for b in self.locations if (location, b) in edges}
+
+    def route(self, state: KitState, start: str, goal: str) -> tuple[str, int] | None:
+        """The first step and total time of the quickest open route (None: no route, or already there)."""
+        if start == goal:
+            return None
+        edges = self.open_edges(state)
+        order = {name: i for i, name in enumerate(self.locations)}
+        queue: list[tuple[int, int, str, str]] = [
+            (time, order[b], b, b) for (a, b), time in edges.items() if a == start
+        ]
+        heapq.heapify(queue)
+        seen = {start}
+        while queue:
+            time, _, place, first = heapq.heappop(queue)
+            if place in seen:
+                continue
+            if place == goal:
+                return first, time
+            seen.add(place)
+            for (a, b), step in edges.items():
+                if a == place and b not in seen:
+                    heapq.heappush(queue, (time + step, order[b], b, first))
+        return None
+
+    def travel_time(self, state: KitState, start: str, goal: str, reach: Reach) -> int:
+        """Rounds a move takes: the open edge's time (edge reach), else the quickest open route (1 if none)."""
+        direct = self.open_edges(state).get((start, goal))
+        if direct is not None and reach is Reach.EDGE:
+            return direct
+        found = self.route(state, start, goal)
+        return found[1] if found else 1
+
+    # ------------------------------------------------------------------------------------------ conditions
+
+    def costs(self, state: KitState, action: str) -> dict[str, float]:
+        """What an action costs now: its own cost plus what thresholds in force add."""
+        total = dict(self.actions[action].cost)
+        for ref in self.in_force(state):
+            for key in (action, "*"):
+                for stat, extra in ref.spec.costs.get(key, {}).items():
+                    total[stat] = total.get(stat, 0.0) + extra
+        return {stat: amount for stat, amount in total.items() if amount}
+
+    def forbidden(self, state: KitState) -> set[str]:
+        return {name for ref in self.in_force(state) for name in ref.spec.forbid}
+
+    def short_of(self, state: KitState, agent: str, action: str) -> dict[str, tuple[float, float]]:
+        """Stats the agent cannot pay an action's cost from: stat -> (cost, what it can spend)."""
+        short = {}
+        for stat, amount in self.costs(state, action).items():
+            spare = state.agents[agent].stats[stat] - self.spec.stats[stat].min
+            if amount > spare + 1e-9:
+                short[stat] = (amount, spare)
+        return short
+
+    def holds(self, state: KitState, agent: str, cond: Condition | None) -> bool:
+        if cond is None:
+            return True
+        me = state.agents[agent]
+        checks = [
+            cond.holding is None or bool(state.held_by(agent)) == cond.holding,
+            cond.at is None or me.at in cond.at,
+            all(r.holds(me.stats[s]) for s, r in cond.stat.items()),
+            cond.clock is None or cond.clock.holds(float(state.clock or 0.0)),
+            all(r.holds(state.pools[p]) for p, r in cond.pool.items()),
+            cond.round is None or cond.round.holds(state.round),
+            cond.objective_here is None
+            or any(o.at == me.at and o.status in cond.objective_here for o in state.objectives.values()),
+        ]
+        return all(checks)
+
+    # ---------------------------------------------------------------------------------------------- options
+
+    def targets(self, state: KitState, agent: str, decl: ActionDecl) -> list[str]:
+        """The valid targets of an action for an agent now, in the world's order."""
+        me = state.agents[agent]
+        here = me.at
+        effects = list(walk(decl.effects))
+        flt = decl.targets
+        if decl.target is TargetKind.AGENT:
+            if decl.reach is Reach.HERE:
+                pool = state.present(here)
+            elif decl.reach is Reach.EDGE:
+                near = set(self.neighbours(state, here))
+                pool = [n for n in state.standing() if state.agents[n].at in near]
+            else:
+                pool = [n for n in state.standing() if not state.agents[n].en_route]
+            holding = flt.holding if flt.holding is not None else (True if _has(effects, Take) else None)
+            return [
+                n for n in pool if (n != agent or flt.self_) and (holding is None or bool(state.held_by(n)) == holding)
+            ] + ([agent] if flt.self_ and agent not in pool else [])
+        if decl.target is TargetKind.LOCATION:
+            if decl.reach is Reach.EDGE:
+                return list(self.neighbours(state, here))
+            if decl.reach is Reach.HERE:
+                return [here] if here else []
+            return [loc for loc in self.locations if loc != here]
+        if decl.target is TargetKind.OBJECTIVE:
+            near = set(self.neighbours(state, here)) if decl.reach is Reach.EDGE else set()
+            found = []
+            for name, obj in state.objectives.items():
+                mine = obj.status is Status.HELD and obj.by == agent
+                if decl.reach is Reach.HERE and not (obj.at == here or mine):
+                    continue
+                if decl.reach is Reach.EDGE and obj.at not in near:
+                    continue
+                if flt.kinds is not None and self.kind_of[name] not in flt.kinds:
+                    continue
+                if flt.status is not None:
+                    fits = obj.status in flt.status
+                elif _has(effects, Claim):
+                    fits = self.claimable(state, name)
+                elif _has(effects, Douse):
+                    fits = obj.status is Status.LIT
+                elif _has(effects, Deliver):
+                    fits = self.deliverable(state, agent, name)
+                else:
+                    fits = obj.status is not Status.LOST
+                if fits:
+                    found.append(name)
+            return found
+        return []
+
+    def offered(self, state: KitState, agent: str, decl: ActionDecl) -> tuple[bool, list[str]]:
+        """Whether an action is offered to the agent now, and its targets."""
+        me = state.agents[agent]
+        if me.fallen or me.en_route or decl.name in self.forbidden(state):
+            return False, []
+        if not self.holds(state, agent, decl.when) or self.short_of(state, agent, decl.name):
+            return False, []
+        for effect in decl.effects:
+            if isinstance(effect, Deliver) and not self._can_deliver(state, agent, decl, effect):
+                return False, []
+            if isinstance(effect, Claim) and effect.claim.objective is not None:
+                objective = effect.claim.objective
+                if not self.claimable(state, objective) or state.objectives[objective].at != me.at:
+                    return False, []
+            if isinstance(effect, Douse | Lose) and _fixed(effect) is not None:
+                fixed = _fixed(effect) or ""
+                if state.objectives[fixed].status in (Status.LOST, Status.DELIVERED):
+                    return False, []
+            if (
+                isinstance(effect, Harvest)
+                and state.pools[effect.harvest.pool] <= self.spec.pools[effect.harvest.pool].min
+            ):
+                return False, []
+            if isinstance(effect, Move) and effect.move.to is not None and effect.move.to == me.at:
+                return False, []
+        if decl.target in (TargetKind.NONE, TargetKind.TEXT):
+            return True, []
+        targets = self.targets(state, agent, decl)
+        return bool(targets), targets
+
+    def _can_deliver(self, state: KitState, agent: str, decl: ActionDecl, effect: Deliver) -> bool:
+        fixed = effect.deliver.objective
+        if fixed is not None:
+            return self.deliverable(state, agent, fixed)
+        if decl.target is TargetKind.NONE:
+            return any(self.deliverable(state, agent, o) for o in state.held_by(agent))
+        return True
+
+    def options(self, state: KitState, agent: str) -> list[Option]:
+        found = []
+        for decl in self.spec.actions:
+            ok, targets = self.offered(state, agent, decl)
+            if ok:
+                brief = self.brief(decl)
+                found.append(Option(action=decl.name, targets=targets, **brief))
+        return found
+
+    @staticmethod
+    def brief(decl: ActionDecl) -> dict[str, Any]:
+        return {
+            "help": decl.help,
+            "target": decl.target,
+            "tags": list(decl.tags),
+            "verb": decl.verb,
+            "affinity": dict(decl.affinity),
+        }
+
+    # -------------------------------------------------------------------------------------------- templates
+
+    def stakes_vars(self, state: KitState, round_limit: int | None = None) -> dict[str, Any]:
+        clock = self.spec.clock
+        values: dict[str, Any] = {
+            "round": state.round,
+            "rounds": round_limit or self.spec.rounds_per_cycle,
+            "clock": state.clock if state.clock is not None else 0,
+            "clock_min": clock.min if clock else 0,
+            "clock_max": clock.max if clock else 0,
+            "total": len(self.objectives),
+            "standing": len(state.standing()),
+            "fallen": len(state.agents) - len(state.standing()),
+            "tally": sum(a.tally for a in state.agents.values()),
+        }
+        for status in Status:
+            values[status.value] = sum(1 for o in state.objectives.values() if o.status is status)
+        for name, pool in self.spec.pools.items():
+            values[name] = state.pools[name]
+            values[f"{name}_max"] = pool.max
+        return values
+
+    def stakes_names(self) -> set[str]:
+        return (
+            set(STAKES_VARS) | {s.value for s in Status} | set(self.spec.pools) | {f"{p}_max" for p in self.spec.pools}
+        )
+
+
+def _ref(gauge: str, threshold: Threshold) -> ThresholdRef:
+    return ThresholdRef(
+        id=f"{gauge}{'>=' if threshold.direction == 'up' else '<='}{num(threshold.at)}", gauge=gauge, spec=threshold
+    )
+
+
+def _has(effects: list[Effect], kind: type) -> bool:
+    return any(isinstance(e, kind) for e in effects)
+
+
+def _fixed(effect: Douse | Lose) -> str | None:
+    return effect.douse.objective if isinstance(effect, Douse) else effect.lose.objective

@@ -1,0 +1,697 @@
+"""A kit world's round: every decision resolved at once into events and a new state.
+
+Order (docs/worlds-kit.md, "A round"): decisions are checked against what was offered at the round's start
+(one that was not is rejected with an event, nothing else); shields and contested claims are settled first;
+then each agent's action in the world's agent order (costs, then effects, then its resolver); then journeys
+(arrivals, departures); then pools regrow, the clock rises, thresholds fire, and endings are checked.
+
+Pure given the rng: the input state is validated into a fresh model and never changed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from amphoreus_graph.contracts.actions import TargetKind
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.contracts.turn import Decision
+from amphoreus_graph.worlds.kit.compiled import Compiled, fmt, num
+from amphoreus_graph.worlds.kit.schema import (
+    ActionDecl,
+    Announce,
+    Bump,
+    Chance,
+    Claim,
+    ClockChange,
+    Deliver,
+    Douse,
+    Effect,
+    End,
+    Harm,
+    Harvest,
+    Heal,
+    Lose,
+    Move,
+    PoolChange,
+    Shield,
+    StatChange,
+    Status,
+    Take,
+    TallyChange,
+    Transition,
+    TrustChange,
+    Who,
+)
+from amphoreus_graph.worlds.kit.state import KitState
+
+DEFAULT_TEXT: dict[Transition, str] = {
+    Transition.SOUGHT: "{actor} sought the {objective} but did not win it.",
+    Transition.CLAIMED: "{actor} claimed the {objective}.",
+    Transition.LIT: "{actor} claimed the {objective} where it stands.",
+    Transition.RELIT: "{actor} claimed the {objective} again.",
+    Transition.CONTESTED: "{actor} contested the {objective} with {rivals}; {winner} prevailed.",
+    Transition.DELIVERED: "{actor} delivered the {objective} to {location}.",
+    Transition.DOUSED: "{actor} undid the {objective}.",
+    Transition.LOST: "The {objective} was lost.",
+    Transition.TAKEN: "{actor} took the {objective} from {target}.",
+    Transition.DROPPED: "{target} dropped the {objective} at {location}.",
+}
+PUBLIC_BY_DEFAULT = {Transition.DELIVERED}
+
+
+@dataclass
+class _Ctx:
+    """One action being carried out: who, at whom, and the event it is composing."""
+
+    actor: str
+    decision: Decision
+    decl: ActionDecl
+    target: str | None  # the target agent, if any
+    objective: str | None  # the target objective, if any
+    location: str  # where the actor stood when the round began
+    values: dict[str, Any] = field(default_factory=dict)
+    lead: str | None = None  # the action's text, or a chance branch's
+    sentences: list[str] = field(default_factory=list)
+    involved: list[str] = field(default_factory=list)
+    bump: float = 0.0
+    public: bool = False
+
+
+class Round:
+    """The mutable working copy of one round (resolvers see it through `Act`)."""
+
+    def __init__(
+        self, world: Compiled, state: KitState, decisions: dict[str, Decision], rng: random.Random, now: Moment
+    ) -> None:
+        self.w = world
+        self.start = state
+        self.s = state.model_copy(deep=True)
+        self.decisions = decisions
+        self.rng = rng
+        self.now = now
+        self.events: list[MemoryEvent] = []
+        self.counts: dict[str, int] = {}
+        self.shields: dict[str, float] = {}
+        self.contests: dict[str, tuple[str | None, list[str]]] = {}
+        self.moves: dict[str, tuple[str, int]] = {}
+        self.where = {name: a.at for name, a in state.agents.items()}  # positions while the round resolves
+        self.valid: dict[str, Decision] = {}
+
+    # --------------------------------------------------------------------------------------------- events
+
+    def event_id(self, owner: str) -> str:
+        n = self.counts.get(owner, 0) + 1
+        self.counts[owner] = n
+        base = f"c{self.s.cycle}-r{self.s.round}-{owner}" if owner != "" else f"c{self.s.cycle}-r{self.s.round}#world"
+        return base if n == 1 and owner != "" else f"{base}#{n}"
+
+    def here(self, location: str | None) -> list[str]:
+        """Standing agents at a place as the round began (those en route see nothing)."""
+        return [n for n, at in self.where.items() if at == location and location and not self.start.agents[n].fallen]
+
+    def file(
+        self,
+        owner: str,
+        text: str,
+        *,
+        location: str | None,
+        involved: list[str],
+        public: bool = False,
+        importance: float = 3.0,
+        decision: Decision | None = None,
+        tags: list[str] | None = None,
+        event_id: str | None = None,
+    ) -> MemoryEvent:
+        body = f"At {location}, {text}" if location else text
+        if decision is not None and decision.speech:
+            body += f' {owner} said: "{decision.speech}"'
+        witnesses = list(dict.fromkeys([*involved, *self.here(location)]))
+        if public and not witnesses:
+            witnesses = self.s.standing()
+        event = MemoryEvent(
+            id=event_id or self.event_id(owner),
+            text=body,
+            cycle=self.s.cycle,
+            round=self.s.round,
+            tick=self.now.tick,
+            witnesses=witnesses,
+            public=public,
+            importance=max(1.0, min(10.0, importance)),
+            kind=MemoryKind.SPEECH if decision is not None and decision.speech else MemoryKind.OBSERVATION,
+            action=decision.action if decision is not None else None,
+            tags=list(tags or []),
+            involved=list(dict.fromkeys(involved)),
+        )
+        self.events.append(event)
+        return event
+
+    # ------------------------------------------------------------------------------------------- numbers
+
+    def set_stat(self, agent: str, stat: str, value: float) -> float:
+        """Set a stat within its range; returns the change made. An agent whose vital stat reaches its min
+        falls (see `fall`)."""
+        spec = self.w.spec.stats[stat]
+        me = self.s.agents[agent]
+        old = me.stats[stat]
+        me.stats[stat] = round(max(spec.min, min(spec.max, value)), 4)
+        return me.stats[stat] - old
+
+    def add_pool(self, pool: str, delta: float) -> float:
+        spec = self.w.spec.pools[pool]
+        old = self.s.pools[pool]
+        self.s.pools[pool] = round(max(spec.min, min(spec.max, old + delta)), 4)
+        return self.s.pools[pool] - old
+
+    def add_clock(self, delta: float) -> float:
+        clock = self.w.spec.clock
+        if clock is None or self.s.clock is None or not delta:
+            return 0.0
+        old = self.s.clock
+        self.s.clock = round(max(clock.min, min(clock.max, old + delta)), 4)
+        return self.s.clock - old
+
+    def end(self, outcome: str) -> None:
+        if self.s.outcome is None:
+            self.s.outcome = outcome
+
+    # ------------------------------------------------------------------------------------------ the round
+
+    def run(self, round_limit: int) -> None:
+        order = [n for n in self.w.agents if n in self.decisions]
+        for name in order:
+            me = self.start.agents[name]
+            if me.fallen or me.en_route:
+                continue
+            problem = why_not(self.w, self.start, name, self.decisions[name])
+            if problem is None:
+                self.valid[name] = self.decisions[name]
+            else:
+                decision = self.decisions[name]
+                self.file(
+                    name,
+                    f"{name} could not {decision.action.replace('_', ' ')}: {problem}.",
+                    location=me.at,
+                    involved=[name],
+                    importance=1.0,
+                    decision=decision,
+                )
+        self._shields()
+        self._contests()
+        for name, decision in self.valid.items():
+            self._act(name, decision)
+        self._journeys()
+        self._regrow()
+        if self.w.spec.clock is not None:
+            self.add_clock(self.w.spec.clock.rise_per_round)
+        self._thresholds()
+        if self.s.outcome is None:
+            self.s.outcome = self._ending(round_limit)
+
+    def _shields(self) -> None:
+        for name, decision in self.valid.items():
+            for effect in self.w.actions[decision.action].effects:
+                if isinstance(effect, Shield):
+                    who = name if effect.shield.who == "actor" else decision.target
+                    if who is not None:
+                        self.shields[who] = min(self.shields.get(who, 1.0), effect.shield.factor)
+
+    def _contests(self) -> None:
+        claimants: dict[str, list[str]] = {}
+        for name, decision in self.valid.items():
+            for effect in self.w.actions[decision.action].effects:
+                if isinstance(effect, Claim):
+                    objective = effect.claim.objective or decision.target
+                    if objective is not None and name not in claimants.get(objective, []):
+                        claimants.setdefault(objective, []).append(name)
+        for objective in self.w.objectives:
+            rivals = claimants.get(objective, [])
+            if len(rivals) < 2:
+                continue
+            kind = self.w.kind(objective)
+            winner: str | None
+            if kind.contest == "nobody":
+                winner = None
+            elif kind.contest == "first":
+                winner = rivals[0]
+            elif kind.contest == "highest_stat":
+                stat = kind.contest_stat or ""
+                best = max(self.s.agents[r].stats[stat] for r in rivals)
+                top = [r for r in rivals if self.s.agents[r].stats[stat] == best]
+                winner = top[0] if len(top) == 1 else top[self.rng.randrange(len(top))]
+            else:
+                winner = rivals[self.rng.randrange(len(rivals))]
+            self.contests[objective] = (winner, rivals)
+
+    def _act(self, name: str, decision: Decision) -> None:
+        decl = self.w.actions[decision.action]
+        target = decision.target
+        ctx = _Ctx(
+            actor=name,
+            decision=decision,
+            decl=decl,
+            target=target if decl.target is TargetKind.AGENT else None,
+            objective=target if decl.target is TargetKind.OBJECTIVE else None,
+            location=self.where[name] or "",
+            lead=decl.text,
+            involved=[name],
+            public=decl.public,
+        )
+        if ctx.target:
+            ctx.involved.append(ctx.target)
+        event_id = self.event_id(name)  # the action's own event comes first, whatever its resolver files
+        ctx.values = {
+            "actor": name,
+            "target": "themself" if target == name else target or "",
+            "location": ctx.location,
+            "objective": ctx.objective or "",
+            "noun": self.w.noun(ctx.objective) if ctx.objective else "",
+        }
+        for stat, amount in self.w.costs(self.start, decl.name).items():
+            self.set_stat(name, stat, self.s.agents[name].stats[stat] - amount)
+            self._maybe_fall(ctx, name, None)
+        if decl.name in (self.w.spec.clock.on_action if self.w.spec.clock else {}):
+            assert self.w.spec.clock is not None
+            self.add_clock(self.w.spec.clock.on_action[decl.name])
+        self.run_effects(ctx, decl.effects)
+        resolver = self.w.resolvers.get(decl.name)
+        if resolver is not None:
+            from amphoreus_graph.worlds.kit.act import Act
+
+            resolver(Act(self, ctx))
+        lead = fmt(ctx.lead, ctx.values | self.w.stakes_vars(self.s)) if ctx.lead else None
+        if lead is None and not ctx.sentences:
+            lead = f"{name} chose to {decl.name.replace('_', ' ')}."
+        text = " ".join([*([lead] if lead else []), *ctx.sentences])
+        self.file(
+            name,
+            text,
+            location=ctx.location,
+            involved=ctx.involved,
+            public=ctx.public,
+            importance=decl.importance + ctx.bump,
+            decision=decision,
+            tags=list(decl.tags),
+            event_id=event_id,
+        )
+
+    # ------------------------------------------------------------------------------------------- effects
+
+    def run_effects(self, ctx: _Ctx, effects: list[Effect]) -> None:
+        for effect in effects:
+            self._effect(ctx, effect)
+
+    def _who(self, ctx: _Ctx, who: Who | str) -> list[str]:
+        standing = set(self.s.standing())
+        if who == Who.ACTOR:
+            found = [ctx.actor]
+        elif who == Who.TARGET:
+            found = [ctx.target] if ctx.target else []
+        elif who == Who.OTHERS_HERE:
+            found = [n for n in self.here(ctx.location) if n != ctx.actor]
+        elif who == Who.EVERYONE_HERE:
+            found = self.here(ctx.location)
+        else:
+            found = list(self.s.agents)
+        return [n for n in found if n in standing or n == ctx.actor]
+
+    def _effect(self, ctx: _Ctx, effect: Effect) -> None:
+        s = self.s
+        if isinstance(effect, Move):
+            destination = effect.move.to or ctx.decision.target
+            here = self.where[ctx.actor]
+            if destination and here and destination != here:
+                time = self.w.travel_time(self.start, here, destination, ctx.decl.reach)
+                self.moves[ctx.actor] = (destination, time)
+                ctx.values["destination"] = destination
+        elif isinstance(effect, Claim):
+            self._claim(ctx, effect.claim.objective or ctx.objective)
+        elif isinstance(effect, Deliver):
+            self._deliver(ctx, effect.deliver.objective)
+        elif isinstance(effect, Douse):
+            self._douse(ctx, effect.douse.objective or ctx.objective, effect.douse.chance)
+        elif isinstance(effect, Lose):
+            name = effect.lose.objective or ctx.objective
+            if name and s.objectives[name].status not in (Status.LOST, Status.DELIVERED):
+                previous = s.objectives[name].by
+                s.objectives[name].status, s.objectives[name].at, s.objectives[name].by = Status.LOST, None, None
+                self.transition(ctx, name, Transition.LOST, previous)
+        elif isinstance(effect, Take):
+            self._take(ctx, effect.take.chance)
+        elif isinstance(effect, Harm | Heal):
+            args = effect.harm if isinstance(effect, Harm) else effect.heal
+            stat = args.stat or self.w.vital or ""
+            for agent in self._who(ctx, args.who):
+                if s.agents[agent].fallen:
+                    continue
+                if isinstance(effect, Harm):
+                    amount = args.amount * self.shields.get(agent, 1.0)
+                    done = -self.set_stat(agent, stat, s.agents[agent].stats[stat] - amount)
+                    ctx.values["harm"] = done
+                    self._maybe_fall(ctx, agent, ctx.actor)
+                else:
+                    ctx.values["heal"] = self.set_stat(agent, stat, s.agents[agent].stats[stat] + args.amount)
+                if agent != ctx.actor and agent not in ctx.involved:
+                    ctx.involved.append(agent)
+        elif isinstance(effect, StatChange):
+            for agent in self._who(ctx, effect.stat.who):
+                if not s.agents[agent].fallen:
+                    changed = self.set_stat(
+                        agent, effect.stat.name, s.agents[agent].stats[effect.stat.name] + effect.stat.delta
+                    )
+                    ctx.values["amount"] = abs(changed)
+                    self._maybe_fall(ctx, agent, ctx.actor)
+        elif isinstance(effect, TrustChange):
+            self._trust(ctx, effect)
+        elif isinstance(effect, ClockChange):
+            self.add_clock(effect.clock.delta)
+        elif isinstance(effect, PoolChange):
+            ctx.values["amount"] = abs(self.add_pool(effect.pool.name, effect.pool.delta))
+        elif isinstance(effect, Harvest):
+            caught = -self.add_pool(effect.harvest.pool, -effect.harvest.amount)
+            if effect.harvest.into:
+                stat = effect.harvest.into
+                self.set_stat(ctx.actor, stat, s.agents[ctx.actor].stats[stat] + caught)
+            if effect.harvest.tally:
+                s.agents[ctx.actor].tally = round(s.agents[ctx.actor].tally + caught, 4)
+            ctx.values["caught"] = caught
+        elif isinstance(effect, TallyChange):
+            s.agents[ctx.actor].tally = round(s.agents[ctx.actor].tally + effect.tally.delta, 4)
+        elif isinstance(effect, Bump):
+            ctx.bump += effect.bump.amount
+        elif isinstance(effect, Announce):
+            ctx.public = True
+        elif isinstance(effect, End):
+            self.end(effect.end.outcome)
+        elif isinstance(effect, Chance):
+            branch = effect.chance
+            p = branch.p + (branch.per_point * s.agents[ctx.actor].stats[branch.stat] if branch.stat else 0.0)
+            if self.rng.random() < max(0.0, min(1.0, p)):
+                ctx.lead = branch.text or ctx.lead
+                self.run_effects(ctx, branch.then)
+            else:
+                ctx.lead = branch.else_text or ctx.lead
+                self.run_effects(ctx, branch.otherwise)
+
+    def transition(self, ctx: _Ctx, objective: str, what: Transition, other: str | None, **values: Any) -> None:
+        """An objective changed: its kind's declared text, importance, publicity and effects (their `target` is
+        the other agent involved: the winner of a contest, the one who lit what was put out, the old holder)."""
+        kind = self.w.kind(objective)
+        rule = kind.transitions.get(what)
+        clock = self.w.spec.clock
+        if clock is not None and what in clock.on_transition:
+            self.add_clock(clock.on_transition[what])
+        text = (rule.text if rule and rule.text else None) or DEFAULT_TEXT[what]
+        where = self.s.objectives[objective].at or ctx.location
+        fill = {
+            **self.w.stakes_vars(self.s),
+            "actor": ctx.actor,
+            "target": other or "",
+            "objective": objective,
+            "noun": self.w.noun(objective),
+            "location": where,
+            "destination": ctx.values.get("destination", ""),
+            **values,
+        }
+        ctx.sentences.append(fmt(text, fill))
+        public = rule.public if rule and rule.public is not None else what in PUBLIC_BY_DEFAULT
+        ctx.public = ctx.public or public
+        if other and other not in ctx.involved:
+            ctx.involved.append(other)
+        if rule is not None:
+            ctx.bump += rule.bump
+            if rule.effects:
+                sub = _Ctx(
+                    actor=ctx.actor,
+                    decision=ctx.decision,
+                    decl=ctx.decl,
+                    target=other,
+                    objective=objective,
+                    location=ctx.location,
+                    values=ctx.values,
+                    involved=ctx.involved,
+                )
+                self.run_effects(sub, rule.effects)
+                ctx.sentences.extend(sub.sentences)
+                ctx.bump += sub.bump
+                ctx.public = ctx.public or sub.public
+
+    def _claim(self, ctx: _Ctx, objective: str | None) -> None:
+        if objective is None:
+            return
+        obj = self.s.objectives[objective]
+        if objective in self.contests:
+            winner, rivals = self.contests[objective]
+            if winner != ctx.actor:
+                others = ", ".join(r for r in rivals if r != ctx.actor)
+                self.transition(ctx, objective, Transition.CONTESTED, winner, winner=winner or "nobody", rivals=others)
+                return
+        if not self.w.claimable(self.s, objective):
+            word = self.w.word(objective, obj.status)
+            ctx.sentences.append(f"{ctx.actor} reached for the {objective}, but it was already {word}.")
+            return
+        kind = self.w.kind(objective)
+        chance = kind.chance + (
+            kind.per_point * self.s.agents[ctx.actor].stats[kind.chance_stat] if kind.chance_stat else 0
+        )
+        if chance < 1 and self.rng.random() >= max(0.0, chance):
+            self.transition(ctx, objective, Transition.SOUGHT, None)
+            return
+        was = obj.status
+        if kind.mode == "in_place":
+            obj.status, obj.by = Status.LIT, ctx.actor
+            self.transition(ctx, objective, Transition.RELIT if was is Status.DOUSED else Transition.LIT, None)
+        else:
+            obj.status, obj.by, obj.at = Status.HELD, ctx.actor, None
+            self.transition(ctx, objective, Transition.CLAIMED, None)
+
+    def _deliver(self, ctx: _Ctx, fixed: str | None) -> None:
+        names = [fixed] if fixed else [o for o in self.s.held_by(ctx.actor) if self.w.deliverable(self.s, ctx.actor, o)]
+        if ctx.objective and not fixed:
+            names = [ctx.objective] if self.w.deliverable(self.s, ctx.actor, ctx.objective) else []
+        names = [n for n in names if self.w.deliverable(self.s, ctx.actor, n)]
+        if not names:
+            ctx.sentences.append(f"{ctx.actor} had nothing to deliver at {ctx.location}.")
+            return
+        for name in names:
+            obj = self.s.objectives[name]
+            obj.status, obj.at, obj.by = Status.DELIVERED, self.where[ctx.actor], ctx.actor
+            self.transition(ctx, name, Transition.DELIVERED, None)
+
+    def _douse(self, ctx: _Ctx, objective: str | None, chance: float) -> None:
+        if objective is None:
+            return
+        obj = self.s.objectives[objective]
+        if obj.status is not Status.LIT:
+            ctx.sentences.append(
+                f"{ctx.actor} went for the {objective}, but it was {self.w.word(objective, obj.status)}."
+            )
+            return
+        if chance < 1 and self.rng.random() >= chance:
+            ctx.sentences.append(f"{ctx.actor} tried to undo the {objective} and failed.")
+            return
+        previous = obj.by
+        obj.status, obj.by = Status.DOUSED, None
+        self.transition(ctx, objective, Transition.DOUSED, previous)
+
+    def _take(self, ctx: _Ctx, chance: float) -> None:
+        victim = ctx.target
+        if victim is None:
+            return
+        held = self.s.held_by(victim)
+        if not held:
+            ctx.sentences.append(f"{victim} had nothing to take.")
+            return
+        if chance < 1 and self.rng.random() >= chance:
+            ctx.sentences.append(f"{ctx.actor} tried to take the {held[0]} from {victim} and failed.")
+            return
+        self.s.objectives[held[0]].by = ctx.actor
+        self.transition(ctx, held[0], Transition.TAKEN, victim)
+
+    def _trust(self, ctx: _Ctx, effect: TrustChange) -> None:
+        args, s, actor, target = effect.trust, self.s, ctx.actor, ctx.target
+        if target is not None:
+            theirs = self.valid.get(target)
+            mutual = (
+                args.mutual is not None
+                and theirs is not None
+                and theirs.action == ctx.decision.action
+                and theirs.target == actor
+            )
+            if mutual:
+                assert args.mutual is not None
+                s.adjust_trust(target, actor, args.mutual)
+                s.adjust_trust(actor, target, args.mutual)
+            else:
+                s.adjust_trust(target, actor, args.target)
+                s.adjust_trust(actor, target, args.actor)
+        for bystander in self.here(ctx.location):
+            if bystander not in (actor, target):
+                s.adjust_trust(bystander, actor, args.bystanders)
+        for other in s.agents:
+            s.adjust_trust(other, actor, args.everyone)
+
+    def _maybe_fall(self, ctx: _Ctx, agent: str, by: str | None) -> None:
+        """An agent whose vital stat is at its min falls: what it holds is dropped, lost, or taken."""
+        vital = self.w.vital
+        me = self.s.agents[agent]
+        if vital is None or me.fallen or me.stats[vital] > self.w.spec.stats[vital].min:
+            return
+        me.fallen = True
+        self.moves.pop(agent, None)
+        ctx.sentences.append(f"{agent} fell.")
+        if agent not in ctx.involved:
+            ctx.involved.append(agent)
+        for name in self.s.held_by(agent):
+            rule = self.w.kind(name).on_fall
+            obj = self.s.objectives[name]
+            if rule == "taken" and by is not None and by != agent and not self.s.agents[by].fallen:
+                obj.by = by
+                self.transition(ctx, name, Transition.TAKEN, agent)
+            elif rule == "lost":
+                obj.status, obj.at, obj.by = Status.LOST, None, None
+                self.transition(ctx, name, Transition.LOST, agent)
+            else:
+                obj.status, obj.at, obj.by = Status.FREE, self.where[agent] or ctx.location, None
+                self.transition(ctx, name, Transition.DROPPED, agent)
+
+    # ------------------------------------------------------------------------------ after every action
+
+    def _journeys(self) -> None:
+        """Arrivals of those already on the road, then this round's departures (a one-round move arrives now)."""
+        s = self.s
+        for name, agent in s.agents.items():
+            if agent.en_route and not agent.fallen and (agent.arrives or 0) <= s.round and agent.to:
+                agent.at, agent.to, agent.arrives = agent.to, None, None
+                self.file(name, f"{name} arrived.", location=agent.at, involved=[name], importance=1.0)
+        for name, (destination, time) in self.moves.items():
+            agent = s.agents[name]
+            if agent.fallen:
+                continue
+            if time <= 1:
+                agent.at = destination
+            else:
+                agent.at, agent.to, agent.arrives = None, destination, s.round + time - 1
+
+    def _regrow(self) -> None:
+        for name, pool in self.w.spec.pools.items():
+            growth = pool.regrowth
+            if growth is None:
+                continue
+            value = self.s.pools[name]
+            if growth.kind == "linear":
+                delta = growth.rate
+            else:
+                capacity = growth.capacity or pool.max
+                delta = growth.rate * (value - pool.min) * (1 - (value - pool.min) / (capacity - pool.min))
+            self.add_pool(name, delta)
+
+    def _thresholds(self) -> None:
+        """Thresholds crossed this round fire (text filed for everyone, one-off effects, ending); the set in
+        force is what holds now plus sticky ones already in force."""
+        fired = []
+        before = set(self.start.active)
+        for ref in self.w.thresholds:
+            was = ref.spec.holds(self.w.gauge(self.start, ref.gauge))
+            now = ref.spec.holds(self.w.gauge(self.s, ref.gauge))
+            if now and not was:
+                fired.append(ref)
+        for ref in fired:
+            ctx = _Ctx(
+                actor="",
+                decision=Decision(action=""),
+                decl=self.w.spec.actions[0],
+                target=None,
+                objective=None,
+                location="",
+            )
+            self.run_effects(ctx, ref.spec.effects)
+            if ref.spec.text or ctx.sentences:
+                text = " ".join([fmt(ref.spec.text, self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
+                self.file("", text, location=None, involved=[], public=True, importance=6.0 + ctx.bump)
+            if ref.spec.end:
+                self.end(ref.spec.end)
+        holding = set(self.w.holding_now(self.s))
+        self.s.active = [
+            t.id
+            for t in self.w.thresholds
+            if t.id in holding or (t.spec.sticky and t.id in before | {f.id for f in fired})
+        ]
+
+    def _ending(self, round_limit: int) -> str | None:
+        s, w = self.s, self.w
+        for ending in w.spec.endings:
+            cond = ending.when
+            if cond is None:
+                continue
+            checks = []
+            if cond.objectives is not None:
+                which = cond.objectives.which or list(w.objectives)
+                count = sum(1 for o in which if s.objectives[o].status in cond.objectives.status)
+                checks.append(count >= (cond.objectives.at_least or len(which)))
+            if cond.clock is not None:
+                checks.append(cond.clock.holds(float(s.clock or 0.0)))
+            checks += [r.holds(s.pools[p]) for p, r in cond.pool.items()]
+            if cond.all_fallen:
+                checks.append(not s.standing())
+            if cond.round_limit:
+                checks.append(s.round >= round_limit)
+            if all(checks):
+                return ending.id
+        if w.vital is not None and not s.standing():
+            return "all_fallen"
+        return "round_limit" if s.round >= round_limit else None
+
+
+def why_not(world: Compiled, state: KitState, agent: str, decision: Decision) -> str | None:
+    """Why a decision is not allowed to this agent in this state, in words (None: it is)."""
+    decl = world.actions.get(decision.action)
+    if decl is None:
+        return f"there is no action {decision.action!r} here"
+    me = state.agents[agent]
+    offered, targets = world.offered(state, agent, decl)
+    if not offered:
+        if decl.name in world.forbidden(state):
+            return "it is not possible any more"
+        short = world.short_of(state, agent, decl.name)
+        if short:
+            stat, (cost, spare) = next(iter(short.items()))
+            label = world.spec.stats[stat].label or stat
+            return f"it costs {num(cost)} {label} and {agent} can spend {num(spare)}"
+        if decl.target not in (TargetKind.NONE, TargetKind.TEXT) and not targets:
+            return "there is nothing here to aim it at"
+        return "it is not possible now"
+    if decl.target in (TargetKind.NONE, TargetKind.TEXT):
+        return None
+    target = decision.target
+    if target is None:
+        return f"it needs a target ({decl.target.value})"
+    if target in targets:
+        return None
+    here = me.at or ""
+    if decl.target is TargetKind.LOCATION:
+        if target not in world.location:
+            return f"there is no place called {target!r}"
+        if target == here:
+            return f"{agent} is already at {here}"
+        if not world.complete and (here, target) not in world.edges:
+            return f"no way leads from {here} to {target}"
+        return f"the way from {here} to {target} is closed"
+    if decl.target is TargetKind.AGENT:
+        if target not in state.agents:
+            return f"there is nobody called {target!r}"
+        other = state.agents[target]
+        if other.fallen:
+            return f"{target} has fallen"
+        if target == agent:
+            return f"{agent} cannot aim it at themself"
+        if other.at != here:
+            return f"{target} is not at {here}" if other.at else f"{target} is on the road"
+        return f"{target} is not a fitting target"
+    if target not in state.objectives:
+        return f"there is no {world.spec.labels.objective} called {target!r}"
+    obj = state.objectives[target]
+    if obj.at is not None and obj.at != here and decl.reach.value == "here":
+        return f"the {target} is not at {here}"
+    return f"the {target} is {world.word(target, obj.status)}"

@@ -1,0 +1,62 @@
+"""A kit world's state: compact, JSON-able, validated back into these models inside every world method."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from amphoreus_graph.worlds.kit.schema import Status
+
+
+class AgentState(BaseModel):
+    at: str | None = Field(description="where the agent stands; None while en route")
+    to: str | None = Field(default=None, description="where an agent en route is going")
+    arrives: int | None = Field(default=None, description="the round at whose end it arrives")
+    stats: dict[str, float] = Field(default_factory=dict)
+    tally: float = 0.0
+    fallen: bool = False
+
+    @property
+    def en_route(self) -> bool:
+        return self.at is None
+
+
+class ObjectiveState(BaseModel):
+    status: Status = Status.FREE
+    at: str | None = Field(default=None, description="where it lies; None while carried or gone")
+    by: str | None = Field(default=None, description="its holder while held; who lit or delivered it")
+
+
+class KitState(BaseModel):
+    """One cycle of a kit world. `active` lists the thresholds in force (their standing effects apply)."""
+
+    cycle: int
+    round: int = 0
+    agents: dict[str, AgentState]
+    objectives: dict[str, ObjectiveState] = Field(default_factory=dict)
+    clock: float | None = None
+    pools: dict[str, float] = Field(default_factory=dict)
+    trust: dict[str, dict[str, float]] = Field(default_factory=dict)
+    active: list[str] = Field(default_factory=list)
+    outcome: str | None = None
+
+    def dump(self) -> dict[str, object]:
+        return self.model_dump(mode="json", exclude_defaults=True) | {"cycle": self.cycle, "round": self.round}
+
+    def standing(self) -> list[str]:
+        """Agents who have not fallen, in declaration order."""
+        return [name for name, agent in self.agents.items() if not agent.fallen]
+
+    def present(self, location: str | None) -> list[str]:
+        """Standing agents at a location (never those en route)."""
+        if location is None:
+            return []
+        return [name for name, a in self.agents.items() if a.at == location and not a.fallen]
+
+    def held_by(self, agent: str) -> list[str]:
+        return [name for name, o in self.objectives.items() if o.status is Status.HELD and o.by == agent]
+
+    def adjust_trust(self, truster: str, trusted: str, delta: float) -> None:
+        row = self.trust.get(truster)
+        if truster == trusted or row is None or trusted not in row or not delta:
+            return
+        row[trusted] = round(max(-1.0, min(1.0, row[trusted] + delta)), 4)

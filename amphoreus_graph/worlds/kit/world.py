@@ -1,0 +1,472 @@
+"""KitWorld: the `World` a kit YAML describes. Every method validates the state it is handed back into
+`KitState` (never changing its input) and speaks only the world's own words and numbers."""
+
+from __future__ import annotations
+
+import random
+
+from amphoreus_graph.contracts.actions import ActionSpec, Reach, TargetKind
+from amphoreus_graph.contracts.memory import Moment, gist
+from amphoreus_graph.contracts.turn import Decision, Option, TurnContext
+from amphoreus_graph.contracts.world import (
+    AgentProfile,
+    AgentView,
+    Critique,
+    CycleEnd,
+    Gauge,
+    Perception,
+    Resolution,
+    WorldState,
+    WorldView,
+)
+from amphoreus_graph.worlds.kit.compiled import CLOCK, Compiled, fmt, num, walk
+from amphoreus_graph.worlds.kit.rules import Round, why_not
+from amphoreus_graph.worlds.kit.schema import (
+    Claim,
+    ClockChange,
+    Deliver,
+    Douse,
+    Harvest,
+    Heal,
+    KitLabels,
+    KitSpec,
+    Move,
+    PoolChange,
+    ScoreSpec,
+    StatChange,
+    Status,
+    Who,
+)
+from amphoreus_graph.worlds.kit.state import AgentState, KitState, ObjectiveState
+
+DEFAULT_ENDINGS = {
+    "round_limit": "The cycle ran its {rounds} rounds to the end.",
+    "all_fallen": "Everyone had fallen, and the cycle ended with nobody left standing.",
+}
+
+
+class KitWorld:
+    """A world declared in YAML over the rules kit (see docs/worlds-kit.md)."""
+
+    def __init__(self, spec: KitSpec) -> None:
+        self.spec = spec
+        self.rules = Compiled(spec)
+        self.name = spec.name
+        self.title = spec.title
+        self.description = spec.description
+        self.labels: KitLabels = spec.labels
+        self.rounds_per_cycle = spec.rounds_per_cycle
+        self.tags: dict[str, str] = dict(spec.tags)
+        self.agents = [
+            AgentProfile(
+                name=a.name,
+                title=a.title,
+                path=a.path,
+                secondary_path=a.secondary_path,
+                persona=a.persona,
+                traits=list(a.traits),
+                relationships=dict(a.relationships),
+            )
+            for a in spec.agents
+        ]
+        self.actions: dict[str, ActionSpec] = {
+            d.name: ActionSpec(name=d.name, importance=d.importance, reach=d.reach, **Compiled.brief(d))
+            for d in spec.actions
+        }
+
+    def _state(self, state: WorldState) -> KitState:
+        return KitState.model_validate(state)
+
+    # ------------------------------------------------------------------------------------------- genesis
+
+    def genesis(self, cycle: int) -> WorldState:
+        spec, names = self.spec, [a.name for a in self.spec.agents]
+        state = KitState(
+            cycle=cycle,
+            agents={
+                a.name: AgentState(at=a.start, stats={s: a.stats.get(s, stat.start) for s, stat in spec.stats.items()})
+                for a in spec.agents
+            },
+            objectives={o.name: ObjectiveState(at=o.location) for o in spec.objectives},
+            clock=spec.clock.start if spec.clock else None,
+            pools={name: pool.start for name, pool in spec.pools.items()},
+            trust={a.name: {o: float(a.relationships.get(o, 0.0)) for o in names if o != a.name} for a in spec.agents},
+        )
+        state.active = self.rules.holding_now(state)
+        return state.dump()
+
+    def actors(self, state: WorldState) -> list[str]:
+        """Standing agents who are not en route, in the world's order (a journey's rounds are spent on the road)."""
+        world = self._state(state)
+        return [n for n in self.rules.agents if not world.agents[n].fallen and not world.agents[n].en_route]
+
+    # --------------------------------------------------------------------------------------------- frame
+
+    def frame(self, state: WorldState, rng: random.Random) -> tuple[WorldState, dict[str, str]]:
+        """Open a round: one situation per location (its own templates, else the world's), plus the stakes."""
+        world = self._state(state)
+        world.round += 1
+        values = self.rules.stakes_vars(world)
+        flavour = {}
+        for loc in self.spec.locations:
+            templates = loc.situations or self.spec.situations
+            text = templates[rng.randrange(len(templates))] if templates else ""
+            flavour[loc.name] = fmt(text, values | {"location": loc.name})
+        stakes = fmt(self.spec.stakes, values)
+        situations = {}
+        for name in self.actors(world.dump()):
+            here = world.agents[name].at or ""
+            situations[name] = " ".join(p for p in (flavour[here], stakes) if p) or f"A new round begins at {here}."
+        return world.dump(), situations
+
+    def memory_query(self, state: WorldState, agent: str, situation: str) -> str:
+        world = self._state(state)
+        aim, _ = self._aim(world, agent)
+        where = world.agents[agent].at or world.agents[agent].to or ""
+        tail = f" {agent} aims to {aim}." if aim else ""
+        return f"{gist(situation)}. {agent} is at {where}.{tail}"
+
+    # ----------------------------------------------------------------------------------------- perceive
+
+    def perceive(self, state: WorldState, agent: str) -> Perception:
+        world = self._state(state)
+        me = world.agents[agent]
+        options = self.rules.options(world, agent)
+        aim, aim_target = self._aim(world, agent)
+        if aim_target is not None and not any(aim_target in o.targets for o in options):
+            aim_target = None
+        return Perception(
+            location=me.at,
+            aim=aim,
+            aim_target=aim_target,
+            status=self._status(world, agent),
+            observations=self._observations(world, agent),
+            options=options,
+            pressures=self._pressures(world, agent, options),
+            trust=dict(world.trust.get(agent, {})),
+        )
+
+    def _aim(self, world: KitState, agent: str) -> tuple[str, str | None]:
+        """The agent's aim in words, and the option target that pursues it now: the objective itself where the
+        agent stands, else the next place on the quickest open route towards it (or towards where it goes)."""
+        decl = self.rules.agents[agent]
+        seeks = decl.seeks
+        if seeks is None:
+            return decl.aim or "", None
+        kind = self.rules.kind(seeks)
+        obj = world.objectives[seeks]
+        home = self.rules.objectives[seeks].location
+        destination = ", ".join(kind.deliver_to)
+        default = (
+            "claim the {objective} at {location}"
+            if kind.mode == "in_place"
+            else "claim the {objective} at {location} and bring it to {destination}"
+            if kind.deliver_to
+            else "claim the {objective} at {location}"
+        )
+        values = {"objective": seeks, "noun": self.rules.noun(seeks), "location": home, "destination": destination}
+        aim = decl.aim or fmt(kind.aim or default, values)
+        here = world.agents[agent].at
+        if here is None:
+            return aim, None
+        if obj.status is Status.HELD and obj.by == agent:
+            goal = kind.deliver_to[0] if kind.deliver_to and here not in kind.deliver_to else None
+        elif self.rules.claimable(world, seeks) and obj.at is not None:
+            goal = obj.at
+        else:
+            return aim, None
+        if goal is None or goal == here:
+            return aim, seeks if goal == here else None
+        step = self.rules.route(world, here, goal)
+        return aim, step[0] if step else None
+
+    def _status(self, world: KitState, agent: str) -> dict[str, str]:
+        me = world.agents[agent]
+        status = {
+            (stat.label or name): f"{num(me.stats[name])}/{num(stat.max)}"
+            for name, stat in self.spec.stats.items()
+            if stat.shown
+        }
+        if self.rules.carried:
+            status[self.labels.holding] = ", ".join(world.held_by(agent)) or "nothing"
+        if self.spec.clock is not None and world.clock is not None:
+            status[self.spec.clock.label] = f"{num(world.clock)}/{num(self.spec.clock.max)}"
+        for name, pool in self.spec.pools.items():
+            status[pool.label or name] = f"{num(world.pools[name])}/{num(pool.max)}"
+        if me.tally:
+            status[self.labels.score] = num(me.tally)
+        return status
+
+    def _observations(self, world: KitState, agent: str) -> list[str]:
+        me = world.agents[agent]
+        here = me.at or ""
+        nearby = [n for n in world.present(here) if n != agent]
+        seen = [f"Present at {here}: {', '.join(nearby) if nearby else 'nobody else'}."]
+        for name, obj in world.objectives.items():
+            if obj.at == here and obj.status is not Status.HELD:
+                by = f" by {obj.by}" if obj.by and obj.status in (Status.LIT, Status.DELIVERED) else ""
+                seen.append(f"The {name} is here: {self.rules.word(name, obj.status)}{by}.")
+        for other, state in world.agents.items():
+            if other == agent:
+                continue
+            if held := world.held_by(other):
+                seen.append(f"{other} carries the {', the '.join(held)}.")
+            if state.fallen:
+                seen.append(f"{other} has fallen.")
+            elif state.en_route:
+                seen.append(f"{other} is on the way to {state.to}.")
+        ways = self.rules.neighbours(world, here)
+        if ways and not self.rules.complete:
+            seen.append(
+                "Open ways from here: "
+                + ", ".join(f"{b} ({t} round{'s' if t > 1 else ''})" for b, t in ways.items())
+                + "."
+            )
+        return seen
+
+    def _pressures(self, world: KitState, agent: str, options: list[Option]) -> dict[str, float]:
+        """How pressing each option is now, in [-1, 1] (docs/worlds-kit.md, "Pressures")."""
+        me = world.agents[agent]
+        seeks = self.rules.agents[agent].seeks
+        _, aim_target = self._aim(world, agent)
+        clock = self.spec.clock
+        urgency = 0.0
+        if clock is not None and world.clock is not None:
+            urgency = (world.clock - clock.min) / (clock.max - clock.min)
+        vital = self.rules.vital
+        hurt = 0.0
+        if vital is not None:
+            declared = self.spec.stats[vital]
+            hurt = 1 - (me.stats[vital] - declared.min) / (declared.max - declared.min)
+        scarce = self._scarcity(world)
+        out: dict[str, float] = {}
+        for option in options:
+            decl = self.rules.actions[option.action]
+            effects = list(walk(decl.effects))
+            p = 0.0
+            if any(isinstance(e, Deliver) for e in effects):
+                p += 0.8
+            if any(isinstance(e, Claim) for e in effects):
+                p += 0.4 + (0.4 if seeks in option.targets else 0.0)
+            if any(isinstance(e, Douse) for e in effects):
+                p += 0.2
+            if any(isinstance(e, Move) for e in effects) and aim_target in option.targets:
+                p += 0.3
+            for e in effects:
+                if isinstance(e, Heal) and vital and (e.heal.stat or vital) == vital:
+                    p += hurt if e.heal.who in (Who.ACTOR, Who.EVERYONE_HERE) else 0.3 * hurt
+                if isinstance(e, StatChange) and e.stat.name == vital and e.stat.who is Who.ACTOR:
+                    p += hurt if e.stat.delta > 0 else -hurt
+                if isinstance(e, ClockChange) and e.clock.delta < 0:
+                    p += 0.8 * urgency**2
+                if isinstance(e, ClockChange) and e.clock.delta > 0:
+                    p -= 0.5 * urgency**2
+                if isinstance(e, Harvest):
+                    p -= scarce.get(e.harvest.pool, 0.0)
+                if isinstance(e, PoolChange):
+                    p += scarce.get(e.pool.name, 0.0) * (1 if e.pool.delta > 0 else -1)
+            for stat, cost in self.rules.costs(world, option.action).items():
+                spare = me.stats[stat] - self.spec.stats[stat].min
+                if cost >= spare:
+                    p -= 0.3
+            for rule in decl.pressure:
+                if self.rules.holds(world, agent, rule.when):
+                    p += rule.add
+            if p:
+                out[option.action] = round(max(-1.0, min(1.0, p)), 3)
+        return out
+
+    def _scarcity(self, world: KitState) -> dict[str, float]:
+        """Per pool, 0 while it is above half its range (or its lowest falling threshold), rising to 1 as it
+        nears that threshold: how strongly restraint is urged."""
+        out = {}
+        for name, pool in self.spec.pools.items():
+            floor = max([t.at for t in pool.thresholds if t.direction == "down"], default=pool.min)
+            span = max(pool.max - floor, 1e-9)
+            left = (world.pools[name] - floor) / span
+            out[name] = round(max(0.0, min(1.0, (0.5 - left) * 2)), 3)
+        return out
+
+    # ----------------------------------------------------------------------------------------- resolve
+
+    def resolve(
+        self, state: WorldState, decisions: dict[str, Decision], rng: random.Random, now: Moment, round_limit: int
+    ) -> Resolution:
+        work = Round(self.rules, self._state(state), decisions, rng, now)
+        work.run(round_limit)
+        return Resolution(state=work.s.dump(), events=work.events)
+
+    def outcome(self, state: WorldState) -> str | None:
+        outcome = state.get("outcome")
+        return str(outcome) if outcome else None
+
+    def end(self, state: WorldState) -> CycleEnd:
+        world = self._state(state)
+        outcome = world.outcome or "round_limit"
+        ending = self.rules.endings.get(outcome)
+        values = self.rules.stakes_vars(world) | {"outcome": outcome}
+        text = fmt(ending.text if ending else DEFAULT_ENDINGS.get(outcome, "The cycle ended."), values)
+        score = self._score(world, ending.score if ending and ending.score else self.spec.score)
+        return CycleEnd(
+            outcome=outcome,
+            text=text,
+            score=score,
+            tally={name: a.tally for name, a in world.agents.items()},
+            facts={
+                "round": world.round,
+                **({self.spec.clock.label: world.clock} if self.spec.clock else {}),
+                **{pool.label or name: world.pools[name] for name, pool in self.spec.pools.items()},
+                **{s.value: n for s in Status if (n := sum(1 for o in world.objectives.values() if o.status is s))},
+                "fallen": sorted(n for n, a in world.agents.items() if a.fallen),
+            },
+        )
+
+    def _score(self, world: KitState, spec: ScoreSpec) -> float:
+        total = spec.base
+        for status, weight in spec.objectives.items():
+            total += weight * sum(1 for o in world.objectives.values() if o.status is status)
+        for name, weight in spec.pools.items():
+            pool = self.spec.pools[name]
+            total += weight * (world.pools[name] - pool.min) / (pool.max - pool.min)
+        total += spec.tally * sum(a.tally for a in world.agents.values())
+        if spec.clock and self.spec.clock is not None and world.clock is not None:
+            total += spec.clock * (world.clock - self.spec.clock.min) / (self.spec.clock.max - self.spec.clock.min)
+        total += spec.standing * len(world.standing())
+        return round(total, 4)
+
+    # -------------------------------------------------------------------------------------------- view
+
+    def view(self, state: WorldState) -> WorldView:
+        world = self._state(state)
+        gauges = []
+        if self.spec.clock is not None and world.clock is not None:
+            c = self.spec.clock
+            gauges.append(Gauge(name=c.label, value=world.clock, low=c.min, high=c.max))
+        for name, pool in self.spec.pools.items():
+            gauges.append(Gauge(name=pool.label or name, value=world.pools[name], low=pool.min, high=pool.max))
+        agents = {}
+        for name, a in world.agents.items():
+            fields = {(stat.label or s): num(a.stats[s]) for s, stat in self.spec.stats.items() if stat.shown}
+            if self.rules.carried:
+                fields[self.labels.holding] = ", ".join(world.held_by(name))
+            fields[self.labels.score] = num(a.tally)
+            agents[name] = AgentView(location=a.at or f"en route to {a.to}", active=not a.fallen, fields=fields)
+        return WorldView(
+            cycle=world.cycle,
+            round=world.round,
+            outcome=world.outcome,
+            agents=agents,
+            gauges=gauges,
+            objectives={name: self._objective_words(name, o) for name, o in world.objectives.items()},
+            trust=world.trust,
+            score={name: a.tally for name, a in world.agents.items()},
+        )
+
+    def _objective_words(self, name: str, obj: ObjectiveState) -> str:
+        word = self.rules.word(name, obj.status)
+        if obj.status is Status.HELD:
+            return f"{word} by {obj.by}"
+        by = f" by {obj.by}" if obj.by else ""
+        where = f" at {obj.at}" if obj.at else ""
+        return f"{word}{by}{where}"
+
+    # ---------------------------------------------------------------------------------------- critique
+
+    def critique(self, turn: TurnContext, decision: Decision) -> list[Critique]:
+        """The world's rules a decision breaks, judged from the turn alone (docs/worlds-kit.md, "Critiques")."""
+        decl = self.rules.actions.get(decision.action)
+        if decl is None:
+            return [Critique(cost=1.0, reason=f"{decision.action!r} is no action of {self.title}")]
+        found: list[Critique] = []
+        here = turn.location or ""
+        target = decision.target
+        option = turn.option(decision.action)
+        offered = option.targets if option else None
+        if decl.target not in (TargetKind.NONE, TargetKind.TEXT) and not target:
+            found.append(Critique(cost=0.5, reason=f"{decision.action} needs a target and names none"))
+        elif target and (option is None or target not in (offered or [])):
+            found += self._misaimed(decl.name, decl.target, decl.reach, here, target or "", turn)
+        for stat, cost in self._costs_seen(turn, decl.name).items():
+            label = self.spec.stats[stat].label or stat
+            have = _number(turn.status.get(label))
+            if have is not None and cost > have - self.spec.stats[stat].min + 1e-9:
+                found.append(
+                    Critique(
+                        cost=0.6, reason=f"{decision.action} costs {num(cost)} {label}; {turn.agent} has {num(have)}"
+                    )
+                )
+        if option is None and not found:
+            found.append(Critique(cost=0.5, reason=f"{decision.action} is not possible for {turn.agent} now"))
+        return found
+
+    def _costs_seen(self, turn: TurnContext, action: str) -> dict[str, float]:
+        """An action's cost as the turn shows the world: its own, plus thresholds that hold on the gauges in
+        the turn's status lines (sticky thresholds whose gauge fell back are not seen)."""
+        total = dict(self.rules.actions[action].cost)
+        for ref in self.rules.thresholds:
+            if ref.gauge == CLOCK:
+                label = self.spec.clock.label if self.spec.clock else CLOCK
+            else:
+                label = self.spec.pools[ref.gauge].label or ref.gauge
+            value = _number(turn.status.get(label))
+            if value is None or not ref.spec.holds(value):
+                continue
+            for key in (action, "*"):
+                for stat, extra in ref.spec.costs.get(key, {}).items():
+                    total[stat] = total.get(stat, 0.0) + extra
+        return total
+
+    def _misaimed(
+        self, action: str, kind: TargetKind, reach: Reach, here: str, target: str, turn: TurnContext
+    ) -> list[Critique]:
+        if kind is TargetKind.LOCATION:
+            if target not in self.rules.location:
+                return [Critique(cost=0.8, reason=f"{action} aims at {target!r}, a place {self.title} does not have")]
+            moves = any(isinstance(e, Move) for e in walk(self.rules.actions[action].effects))
+            if moves and reach is Reach.EDGE and not self.rules.complete and (here, target) not in self.rules.edges:
+                return [Critique(cost=0.9, reason=f"moves from {here} to {target} along no edge of the map")]
+            return [Critique(cost=0.6, reason=f"the way from {here} to {target} is not open now")]
+        if kind is TargetKind.AGENT:
+            if target not in self.rules.agents:
+                return [Critique(cost=0.8, reason=f"{action} aims at {target!r}, who is nobody here")]
+            return [
+                Critique(
+                    cost=0.8,
+                    reason=f"acts on {target}, who is not at {here}"
+                    if reach is Reach.HERE
+                    else f"{target} is out of reach",
+                )
+            ]
+        if kind is TargetKind.OBJECTIVE:
+            if target not in self.rules.objectives:
+                return [Critique(cost=0.8, reason=f"{action} aims at {target!r}, which {self.title} does not have")]
+            home = self.rules.objectives[target].location
+            if reach is Reach.HERE and home != here:
+                return [Critique(cost=0.7, reason=f"acts on the {target}, which is not at {here}")]
+            return [Critique(cost=0.5, reason=f"the {target} is not in a state to {action.replace('_', ' ')}")]
+        return []
+
+    def vocabulary(self) -> set[str]:
+        words = set(self.rules.locations) | set(self.rules.objectives) | set(self.rules.agents)
+        words |= {k.noun for k in self.rules.kinds.values() if k.noun}
+        labels = self.labels
+        words |= {labels.director, labels.objective, labels.objectives, labels.agent, labels.agents}
+        if self.spec.clock is not None:
+            words.add(self.spec.clock.label)
+        words |= {pool.label or name for name, pool in self.spec.pools.items()}
+        words |= {stat.label or name for name, stat in self.spec.stats.items()}
+        return {w for w in words if w}
+
+    # ------------------------------------------------------------------------------------------ helpers
+
+    def problem(self, state: WorldState, agent: str, decision: Decision) -> str | None:
+        """Why the world would reject a decision in this state (None: it would carry it out)."""
+        return why_not(self.rules, self._state(state), agent, decision)
+
+
+def _number(text: str | None) -> float | None:
+    """The leading number of a status line such as '8/10'."""
+    try:
+        return float((text or "").split("/")[0])
+    except ValueError:
+        return None
