@@ -15,6 +15,7 @@ from amphoreus_graph.worlds.kit.compiled import (
     ACTION_VARS,
     AIM_VARS,
     CLOCK,
+    STAKES_VARS,
     TRANSITION_VARS,
     Compiled,
     check_template,
@@ -117,7 +118,7 @@ class _Checker:
 
     def _names_apart(self) -> None:
         """Pools and stats name template placeholders and gauges: they must not collide with the kit's own."""
-        taken = (self.stakes - set(self.spec.pools) - {f"{p}_max" for p in self.spec.pools}) | {CLOCK}
+        taken = set(STAKES_VARS) | {s.value for s in Status} | {CLOCK}
         for name in self.spec.pools:
             if name in taken or name in self.spec.stats:
                 raise Problem(

@@ -133,7 +133,7 @@ class Compiled:
         self.objectives: dict[str, Objective] = {o.name: o for o in spec.objectives}
         only = next(iter(self.kinds)) if len(self.kinds) == 1 else None
         self.kind_of: dict[str, str] = {o.name: o.kind or only or "" for o in spec.objectives}
-        self.carried = any(self.kinds[k].mode == "carried" for k in self.kind_of.values() if k)
+        self.carried = any(k in self.kinds and self.kinds[k].mode == "carried" for k in self.kind_of.values())
         self.endings: dict[str, Ending] = {e.id: e for e in spec.endings}
         self.vital = next((name for name, stat in spec.stats.items() if stat.vital), None)
         self.complete = not spec.edges  # no edges declared: every place is one round from every other
@@ -327,7 +327,7 @@ class Compiled:
                 elif _has(effects, Claim):
                     fits = self.claimable(state, name)
                 elif _has(effects, Douse):
-                    fits = obj.status is Status.LIT
+                    fits = obj.status is Status.LIT and obj.by != agent  # rivals put out what others lit
                 elif _has(effects, Deliver):
                     fits = self.deliverable(state, agent, name)
                 else:
@@ -339,33 +339,40 @@ class Compiled:
 
     def offered(self, state: KitState, agent: str, decl: ActionDecl) -> tuple[bool, list[str]]:
         """Whether an action is offered to the agent now, and its targets."""
-        me = state.agents[agent]
-        if me.fallen or me.en_route or decl.name in self.forbidden(state):
+        if not self.available(state, agent, decl):
             return False, []
-        if not self.holds(state, agent, decl.when) or self.short_of(state, agent, decl.name):
-            return False, []
-        for effect in decl.effects:
-            if isinstance(effect, Deliver) and not self._can_deliver(state, agent, decl, effect):
-                return False, []
-            if isinstance(effect, Claim) and effect.claim.objective is not None:
-                objective = effect.claim.objective
-                if not self.claimable(state, objective) or state.objectives[objective].at != me.at:
-                    return False, []
-            if isinstance(effect, Douse | Lose) and _fixed(effect) is not None:
-                fixed = _fixed(effect) or ""
-                if state.objectives[fixed].status in (Status.LOST, Status.DELIVERED):
-                    return False, []
-            if (
-                isinstance(effect, Harvest)
-                and state.pools[effect.harvest.pool] <= self.spec.pools[effect.harvest.pool].min
-            ):
-                return False, []
-            if isinstance(effect, Move) and effect.move.to is not None and effect.move.to == me.at:
-                return False, []
         if decl.target in (TargetKind.NONE, TargetKind.TEXT):
             return True, []
         targets = self.targets(state, agent, decl)
         return bool(targets), targets
+
+    def available(self, state: KitState, agent: str, decl: ActionDecl) -> bool:
+        """Whether an action may be taken now, whatever it is aimed at: not forbidden, its conditions hold, the
+        agent can pay for it, and what its effects need is there (something to deliver, fish in the pool)."""
+        me = state.agents[agent]
+        if me.fallen or me.en_route or decl.name in self.forbidden(state):
+            return False
+        if not self.holds(state, agent, decl.when) or self.short_of(state, agent, decl.name):
+            return False
+        for effect in decl.effects:
+            if isinstance(effect, Deliver) and not self._can_deliver(state, agent, decl, effect):
+                return False
+            if isinstance(effect, Claim) and effect.claim.objective is not None:
+                objective = effect.claim.objective
+                if not self.claimable(state, objective) or state.objectives[objective].at != me.at:
+                    return False
+            if isinstance(effect, Douse | Lose) and _fixed(effect) is not None:
+                fixed = _fixed(effect) or ""
+                if state.objectives[fixed].status in (Status.LOST, Status.DELIVERED):
+                    return False
+            if (
+                isinstance(effect, Harvest)
+                and state.pools[effect.harvest.pool] <= self.spec.pools[effect.harvest.pool].min
+            ):
+                return False
+            if isinstance(effect, Move) and effect.move.to is not None and effect.move.to == me.at:
+                return False
+        return True
 
     def _can_deliver(self, state: KitState, agent: str, decl: ActionDecl, effect: Deliver) -> bool:
         fixed = effect.deliver.objective
@@ -396,11 +403,11 @@ class Compiled:
 
     # -------------------------------------------------------------------------------------------- templates
 
-    def stakes_vars(self, state: KitState, round_limit: int | None = None) -> dict[str, Any]:
+    def stakes_vars(self, state: KitState) -> dict[str, Any]:
         clock = self.spec.clock
         values: dict[str, Any] = {
             "round": state.round,
-            "rounds": round_limit or self.spec.rounds_per_cycle,
+            "rounds": state.limit or self.spec.rounds_per_cycle,
             "clock": state.clock if state.clock is not None else 0,
             "clock_min": clock.min if clock else 0,
             "clock_max": clock.max if clock else 0,

@@ -179,6 +179,7 @@ class Round:
     # ------------------------------------------------------------------------------------------ the round
 
     def run(self, round_limit: int) -> None:
+        self.s.limit = round_limit
         order = [n for n in self.w.agents if n in self.decisions]
         for name in order:
             me = self.start.agents[name]
@@ -261,6 +262,7 @@ class Round:
         if ctx.target:
             ctx.involved.append(ctx.target)
         event_id = self.event_id(name)  # the action's own event comes first, whatever its resolver files
+        slot = len(self.events)
         ctx.values = {
             "actor": name,
             "target": "themself" if target == name else target or "",
@@ -284,7 +286,7 @@ class Round:
         if lead is None and not ctx.sentences:
             lead = f"{name} chose to {decl.name.replace('_', ' ')}."
         text = " ".join([*([lead] if lead else []), *ctx.sentences])
-        self.file(
+        event = self.file(
             name,
             text,
             location=ctx.location,
@@ -295,6 +297,8 @@ class Round:
             tags=list(decl.tags),
             event_id=event_id,
         )
+        self.events.insert(slot, self.events.pop())
+        assert event is self.events[slot]
 
     # ------------------------------------------------------------------------------------------- effects
 
@@ -650,8 +654,7 @@ def why_not(world: Compiled, state: KitState, agent: str, decision: Decision) ->
     if decl is None:
         return f"there is no action {decision.action!r} here"
     me = state.agents[agent]
-    offered, targets = world.offered(state, agent, decl)
-    if not offered:
+    if not world.available(state, agent, decl):
         if decl.name in world.forbidden(state):
             return "it is not possible any more"
         short = world.short_of(state, agent, decl.name)
@@ -659,15 +662,13 @@ def why_not(world: Compiled, state: KitState, agent: str, decision: Decision) ->
             stat, (cost, spare) = next(iter(short.items()))
             label = world.spec.stats[stat].label or stat
             return f"it costs {num(cost)} {label} and {agent} can spend {num(spare)}"
-        if decl.target not in (TargetKind.NONE, TargetKind.TEXT) and not targets:
-            return "there is nothing here to aim it at"
         return "it is not possible now"
     if decl.target in (TargetKind.NONE, TargetKind.TEXT):
         return None
     target = decision.target
     if target is None:
         return f"it needs a target ({decl.target.value})"
-    if target in targets:
+    if target in world.targets(state, agent, decl):
         return None
     here = me.at or ""
     if decl.target is TargetKind.LOCATION:

@@ -38,6 +38,7 @@ class KitState(BaseModel):
     trust: dict[str, dict[str, float]] = Field(default_factory=dict)
     active: list[str] = Field(default_factory=list)
     outcome: str | None = None
+    limit: int | None = Field(default=None, description="the round limit the engine resolves the cycle under")
 
     def dump(self) -> dict[str, object]:
         return self.model_dump(mode="json", exclude_defaults=True) | {"cycle": self.cycle, "round": self.round}

@@ -25,7 +25,6 @@ from amphoreus_graph.worlds.kit.schema import (
     Claim,
     ClockChange,
     Deliver,
-    Douse,
     Harvest,
     Heal,
     KitLabels,
@@ -248,8 +247,6 @@ class KitWorld:
                 p += 0.8
             if any(isinstance(e, Claim) for e in effects):
                 p += 0.4 + (0.4 if seeks in option.targets else 0.0)
-            if any(isinstance(e, Douse) for e in effects):
-                p += 0.2
             if any(isinstance(e, Move) for e in effects) and aim_target in option.targets:
                 p += 0.3
             for e in effects:
