@@ -1,0 +1,1 @@
+"""Saltmere Bay: a shared fishery that collapses when over-fished (a kit world; see README.md)."""
