@@ -467,7 +467,7 @@ def test_the_pressing_chooser_plays_the_isles_to_an_outcome_that_lights_beacons(
 def test_perception_says_the_world_in_its_own_words(isles):
     state = state_with(isles)
     seen = isles.perceive(state, "Cleo")
-    assert seen.location == "Low Key" and seen.aim == "light the East Beacon on Low Key"
+    assert seen.location == "Low Key" and seen.aim == "the East Beacon on Low Key, burning"
     assert seen.aim_target == "East Beacon"
     assert seen.status == {"health": "10/10", "oil": "2/5", "insight": "3/5", "carrying": "nothing", "fog": "2/12"}
     assert "Present at Low Key: Dov." in seen.observations
@@ -476,7 +476,7 @@ def test_perception_says_the_world_in_its_own_words(isles):
     ana = isles.perceive(state, "Ana")
     assert ana.aim_target == "Gull Rock"  # the next step of the quickest route to her beacon
     assert isles.memory_query(state, "Ana", "Fog drifts over Harbour. The rest.") == (
-        "Fog drifts over Harbour. Ana is at Harbour. Ana aims to light the North Beacon on Gull Rock."
+        "Fog drifts over Harbour. Ana is at Harbour. Ana seeks the North Beacon on Gull Rock, burning."
     )
     assert {"Harbour", "North Beacon", "fog", "Ana", "beacon"} <= isles.vocabulary()
 
@@ -1065,3 +1065,21 @@ def test_the_fairs_stage_needs_three_beams_raised_by_its_resolver():
     assert texts[0].startswith("At Village Green, Marta Reyes raised a beam for the stage (1 of 3)")
     assert "Hollis Abernathy raised the last beam of the stage. The Stage stands ready on Village Green." in texts[2]
     assert "raise_beam" not in [o.action for o in world.perceive(result.state, "Marta Reyes").options]
+
+
+def test_the_reference_pages_example_loads_and_plays_to_an_outcome(tmp_path):
+    page = (HERE.parent / "docs" / "worlds-kit.md").read_text(encoding="utf-8")
+    example = page.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "lighthouse.yaml").write_text(example, encoding="utf-8")
+    world = load_scenario(str(tmp_path / "lighthouse.yaml")).world
+    assert isinstance(world, KitWorld)
+    states, _, _, events = play(world, pressing, seed=0)
+    end = world.end(states[-1])
+    assert end.outcome in {"both_lit", "wrecked", "dawn"} and events
+
+
+def test_healing_presses_harder_the_more_hurt_the_patient_is(isles):
+    fine = state_with(isles, agents={"Dov": {"at": "Low Key"}})
+    hurt = state_with(isles, agents={"Dov": {"stats": {"health": 1.0}}})
+    assert "tend" not in isles.perceive(fine, "Cleo").pressures
+    assert isles.perceive(hurt, "Cleo").pressures["tend"] == pytest.approx(0.6 * 0.9)

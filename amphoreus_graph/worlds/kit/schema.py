@@ -518,7 +518,9 @@ class ObjectiveKind(_Strict):
     on_fall: Literal["drop", "lost", "taken"] = Field(
         default="drop", description="when its holder falls: dropped there, lost, or taken by who felled them"
     )
-    aim: str | None = Field(default=None, description="an agent's aim, e.g. 'light the {objective} at {location}'")
+    aim: str | None = Field(
+        default=None, description="what an agent seeking one pursues, a noun phrase: 'the {objective} on {location}'"
+    )
     transitions: dict[Transition, TransitionRule] = Field(default_factory=dict)
     words: dict[Status, str] = Field(
         default_factory=dict, description="how its states are said: {free: dark, lit: burning, doused: put out}"
@@ -554,7 +556,9 @@ class AgentDecl(_Strict):
     relationships: dict[str, float] = Field(default_factory=dict, description="initial trust, -1 to 1")
     stats: dict[str, float] = Field(default_factory=dict, description="starting values other than the stat's")
     seeks: str | None = Field(default=None, description="the objective the agent pursues")
-    aim: str | None = Field(default=None, description="the agent's aim in words (default: from what it seeks)")
+    aim: str | None = Field(
+        default=None, description="what the agent seeks, a noun phrase (default: from its objective's kind)"
+    )
 
     @field_validator("relationships")
     @classmethod

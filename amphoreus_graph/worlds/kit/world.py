@@ -122,7 +122,7 @@ class KitWorld:
         world = self._state(state)
         aim, _ = self._aim(world, agent)
         where = world.agents[agent].at or world.agents[agent].to or ""
-        tail = f" {agent} aims to {aim}." if aim else ""
+        tail = f" {agent} seeks {aim}." if aim else ""
         return f"{gist(situation)}. {agent} is at {where}.{tail}"
 
     # ----------------------------------------------------------------------------------------- perceive
@@ -157,11 +157,9 @@ class KitWorld:
         home = self.rules.objectives[seeks].location
         destination = ", ".join(kind.deliver_to)
         default = (
-            "claim the {objective} at {location}"
-            if kind.mode == "in_place"
-            else "claim the {objective} at {location} and bring it to {destination}"
-            if kind.deliver_to
-            else "claim the {objective} at {location}"
+            "the {objective} from {location}, carried to {destination}"
+            if kind.mode == "carried" and kind.deliver_to
+            else "the {objective} at {location}"
         )
         values = {"objective": seeks, "noun": self.rules.noun(seeks), "location": home, "destination": destination}
         aim = decl.aim or fmt(kind.aim or default, values)
@@ -233,10 +231,7 @@ class KitWorld:
         if clock is not None and world.clock is not None:
             urgency = (world.clock - clock.min) / (clock.max - clock.min)
         vital = self.rules.vital
-        hurt = 0.0
-        if vital is not None:
-            declared = self.spec.stats[vital]
-            hurt = 1 - (me.stats[vital] - declared.min) / (declared.max - declared.min)
+        hurt = self._hurt(world, agent)
         scarce = self._scarcity(world)
         out: dict[str, float] = {}
         for option in options:
@@ -251,7 +246,10 @@ class KitWorld:
                 p += 0.3
             for e in effects:
                 if isinstance(e, Heal) and vital and (e.heal.stat or vital) == vital:
-                    p += hurt if e.heal.who in (Who.ACTOR, Who.EVERYONE_HERE) else 0.3 * hurt
+                    if e.heal.who in (Who.ACTOR, Who.EVERYONE_HERE):
+                        p += hurt
+                    elif option.target is TargetKind.AGENT and option.targets:
+                        p += 0.6 * max(self._hurt(world, other) for other in option.targets)
                 if isinstance(e, StatChange) and e.stat.name == vital and e.stat.who is Who.ACTOR:
                     p += hurt if e.stat.delta > 0 else -hurt
                 if isinstance(e, ClockChange) and e.clock.delta < 0:
@@ -272,6 +270,14 @@ class KitWorld:
             if p:
                 out[option.action] = round(max(-1.0, min(1.0, p)), 3)
         return out
+
+    def _hurt(self, world: KitState, agent: str) -> float:
+        """How hurt an agent is: 0 with its vital stat at max, 1 at min (0 in a world where nobody falls)."""
+        vital = self.rules.vital
+        if vital is None:
+            return 0.0
+        declared = self.spec.stats[vital]
+        return 1 - (world.agents[agent].stats[vital] - declared.min) / (declared.max - declared.min)
 
     def _scarcity(self, world: KitState) -> dict[str, float]:
         """Per pool, 0 while it is above half its range (or its lowest falling threshold), rising to 1 as it
