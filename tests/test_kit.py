@@ -1083,3 +1083,20 @@ def test_healing_presses_harder_the_more_hurt_the_patient_is(isles):
     hurt = state_with(isles, agents={"Dov": {"stats": {"health": 1.0}}})
     assert "tend" not in isles.perceive(fine, "Cleo").pressures
     assert isles.perceive(hurt, "Cleo").pressures["tend"] == pytest.approx(0.6 * 0.9)
+
+
+def test_an_agent_offered_nothing_sits_the_round_out():
+    raw = isles_raw()
+    raw["clock"]["thresholds"][0]["forbid"] = [a["name"] for a in raw["actions"]]
+    world = build(raw)
+    calm, foggy = state_with(world), state_with(world, clock=6.0, active=["clock>=6"])
+    assert world.actors(calm) == ["Ana", "Bram", "Cleo", "Dov", "Esk"]
+    assert world.actors(foggy) == [] and world.frame(foggy, random.Random(0))[1] == {}
+
+
+def test_a_kit_world_pickles_as_the_yaml_it_came_from():
+    import pickle
+
+    world = load_scenario("fishery").world
+    again = pickle.loads(pickle.dumps(world))
+    assert isinstance(again, KitWorld) and again.spec == world.spec and "trawl" in again.rules.resolvers

@@ -51,6 +51,7 @@ def load_kit_world(raw: dict[str, Any], source: Path) -> KitWorld:
     except ValidationError as exc:
         raise ScenarioError(_format(source, exc)) from None
     world = KitWorld(spec)
+    world.origin = (raw, source)
     try:
         check(world.rules)
     except Problem as problem:

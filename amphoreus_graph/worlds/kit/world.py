@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
+from typing import Any
 
 from amphoreus_graph.contracts.actions import ActionSpec, Reach, TargetKind
 from amphoreus_graph.contracts.memory import Moment, gist
@@ -49,6 +51,7 @@ class KitWorld:
 
     def __init__(self, spec: KitSpec) -> None:
         self.spec = spec
+        self.origin: tuple[dict[str, Any], Path] | None = None  # the mapping and file it was loaded from
         self.rules = Compiled(spec)
         self.name = spec.name
         self.title = spec.title
@@ -73,6 +76,14 @@ class KitWorld:
             for d in spec.actions
         }
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the YAML it came from, so another process rebuilds it (resolvers included) by loading."""
+        if self.origin is None:
+            return (KitWorld, (self.spec,))
+        from amphoreus_graph.worlds.kit.loader import load_kit_world
+
+        return (load_kit_world, self.origin)
+
     def _state(self, state: WorldState) -> KitState:
         return KitState.model_validate(state)
 
@@ -95,9 +106,14 @@ class KitWorld:
         return state.dump()
 
     def actors(self, state: WorldState) -> list[str]:
-        """Standing agents who are not en route, in the world's order (a journey's rounds are spent on the road)."""
+        """Standing agents who are not en route and may do something, in the world's order (a journey's rounds
+        are spent on the road; an agent offered nothing at all sits the round out)."""
         world = self._state(state)
-        return [n for n in self.rules.agents if not world.agents[n].fallen and not world.agents[n].en_route]
+        return [
+            n
+            for n in self.rules.agents
+            if not world.agents[n].fallen and not world.agents[n].en_route and self.rules.options(world, n)
+        ]
 
     # --------------------------------------------------------------------------------------------- frame
 
