@@ -320,10 +320,12 @@ class ChromaMemory:
             held = self._records_of(agent)
             for record_id in ids:
                 record = held.records.get(record_id)
-                if record is not None and record_id not in held.public:
+                if record is None:
+                    continue
+                unmatched.discard(record_id)  # a public copy is found too: it has no last access of its own
+                if record_id not in held.public:
                     marks.append(access_id(agent, record_id))
                     held.records[record_id] = _accessed(record, now.tick)
-                    unmatched.discard(record_id)
         for chunk in _chunks(marks, self._max_batch):
             self._access.upsert(
                 ids=chunk,

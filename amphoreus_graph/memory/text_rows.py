@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from amphoreus_graph.memory.naming import record_key
+from amphoreus_graph.memory.naming import name_hash, record_key
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 
 PRIVATE_ROLE, PUBLIC_ROLE = "h", "p"
@@ -32,10 +32,16 @@ def row_id(public: bool, text: str) -> str:
     return (PUBLIC_ROLE if public else PRIVATE_ROLE) + record_key(text)
 
 
+def access_prefix(agent: str) -> str:
+    """What an agent's access ids start with: the hash of its exact name, of fixed length (see `access_id`)."""
+    return f"a{name_hash(agent)}:"
+
+
 def access_id(agent: str, record_id: str) -> str:
     """The row of a private record's last-access tick in the society's access collection: keyed by the agent
-    too, so two agents whose record ids happen to be equal never share a tick."""
-    return "a" + record_key(agent, record_id)
+    too (a fixed-length hash of its name, then the record id), so two agents whose record ids happen to be
+    equal never share a tick."""
+    return access_prefix(agent) + record_id
 
 
 def _pack(records: Iterable[MemoryRecord]) -> str:
@@ -62,32 +68,37 @@ class HeldCollection:
         metadatas: Sequence[Mapping[str, Any]],
         ticks: Callable[[list[str]], Mapping[str, int]],
     ) -> HeldCollection:
-        """Rebuild from a collection's rows; `ticks` looks up private records' last access by access id."""
+        """Rebuild from a collection's rows; `ticks` looks up private records' last access by access id. (A
+        agent's first recall in a process pays for this: each record is validated once, no id is hashed.)"""
         held = cls(agent)
-        parsed: list[tuple[MemoryRecord, bool]] = []
+        prefix = access_prefix(agent)
+        parsed: list[tuple[MemoryRecord, str]] = []
         for rid, text, meta in zip(ids, documents, metadatas, strict=True):
-            public = rid.startswith(PUBLIC_ROLE)
-            owner = PUBLIC if public else agent
+            owner = PUBLIC if rid.startswith(PUBLIC_ROLE) else agent
             for fields in json.loads(str(meta["records"])):
-                parsed.append((MemoryRecord.model_validate({**fields, "owner": owner, "text": text}), public))
-        last = ticks([access_id(agent, r.id) for r, public in parsed if not public])
-        for record, public in parsed:
-            tick = None if public else last.get(access_id(agent, record.id))
+                parsed.append((MemoryRecord.model_validate({**fields, "owner": owner, "text": text}), rid))
+        last = ticks([prefix + r.id for r, rid in parsed if not rid.startswith(PUBLIC_ROLE)])
+        for record, rid in parsed:
+            public = rid.startswith(PUBLIC_ROLE)
+            tick = None if public else last.get(prefix + record.id)
             if tick is not None and tick > record.last_accessed:
                 record = record.model_copy(update={"last_accessed": tick})
-            held.put(record, public)
+            held._place(record, public, rid)
         return held
 
     def put(self, record: MemoryRecord, public: bool) -> set[str]:
         """Hold a record (replacing one with its id); returns the rows whose content changed."""
         before = self.remove(record.id)
         row = row_id(public, record.text)
+        self._place(record, public, row)
+        return {row} if before is None else {row, before}
+
+    def _place(self, record: MemoryRecord, public: bool, row: str) -> None:
         self.records[record.id] = record
         self.row_of[record.id] = row
         self.rows.setdefault(row, set()).add(record.id)
         if public:
             self.public.add(record.id)
-        return {row} if before is None else {row, before}
 
     def remove(self, record_id: str) -> str | None:
         """Let go of a record; returns the row it sat in (None if it was not held)."""
