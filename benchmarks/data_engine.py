@@ -38,9 +38,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bench_common import environment, publish
 
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.scepter import Scepter, ScepterConfig
-from amphoreus_graph.society.graph import scenario_of
 from amphoreus_graph.society.runner import RunConfig
 
 RESULTS = Path(__file__).resolve().parent / "results" / "data_engine.json"
@@ -126,8 +126,8 @@ class TimedMemory:
     def touch(self, record_ids: Any, now: Any) -> Any:
         return self._timed(self._inner.touch, record_ids, now)
 
-    def reflect(self, heirs: Any, now: Any) -> Any:
-        return self._timed(self._inner.reflect, heirs, now)
+    def reflect(self, agents: Any, now: Any) -> Any:
+        return self._timed(self._inner.reflect, agents, now)
 
     def carry_over(self, retention: Any, next_cycle: int) -> Any:
         return self._timed(self._inner.carry_over, retention, next_cycle)
@@ -213,7 +213,8 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "settings": {
             "engine": "local",
             "scenario": args.scenario,
-            "heirs": len(scenario.heirs),
+            "world": scenario.name,
+            "agents": len(scenario.agents),
             "cycles": args.cycles,
             "rounds": rounds,
             "seed": args.seed,
@@ -232,7 +233,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
 def table(report: dict[str, Any]) -> str:
     s = report["settings"]
     lines = [
-        f"data engine benchmark: local Scepter, scenario={s['scenario']} ({s['heirs']} heirs) cycles={s['cycles']} "
+        f"data engine benchmark: local Scepter, scenario={s['scenario']} ({s['agents']} agents) cycles={s['cycles']} "
         f"rounds={s['rounds']}, offline policy, real memory",
         "",
     ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -42,9 +44,11 @@ def test_export_writes_chat_rows_with_metadata_and_a_card(runs, tmp_path):
     for row in rows:
         assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant"]
         assert json.loads(row["messages"][-1]["content"])["action"] == row["action"]
-        assert {"run", "cycle", "round", "heir", "path", "flags", "model"} <= set(row)
+        assert {"run", "world", "cycle", "round", "agent", "path", "flags", "model"} <= set(row)
+    assert {row["world"] for row in rows} == {"trio"}
     card = (tmp_path / "sft" / "README.md").read_text()
     assert "Rows per Path" in card and "Remembrance" in card and '"scenario": "trio"' in card
+    assert f"## Rows per world\n\n- trio: {len(rows)}\n" in card
 
 
 def test_filters_and_fallback_exclusion(runs, tmp_path):
@@ -69,11 +73,27 @@ def test_the_same_run_twice_is_deduplicated(runs, tmp_path):
 def test_loads_with_datasets(runs, tmp_path, cli):
     datasets = pytest.importorskip("datasets", reason="the datasets package is part of the [dev] extra")
     offline, _ = runs
-    code, _, err = cli("export", "sft", str(offline), "--out", str(tmp_path / "ds"), "--heir", "Cyrene")
+    code, _, err = cli("export", "sft", str(offline), "--out", str(tmp_path / "ds"), "--agent", "Cyrene")
     assert code == 0, err
     loaded = datasets.load_dataset("json", data_files=str(tmp_path / "ds" / "train.jsonl"), split="train")
-    assert len(loaded) > 0 and set(loaded["heir"]) == {"Cyrene"}
+    assert len(loaded) > 0 and set(loaded["agent"]) == {"Cyrene"} and set(loaded["world"]) == {"trio"}
     assert loaded[0]["messages"][-1]["role"] == "assistant"
+
+
+def test_a_dataset_of_another_world_is_carded_in_its_own_words(tmp_path):
+    """The toy garden (tests/worlds/toy): its rows say their world, and its card names no other world."""
+    import asyncio
+
+    toy = str(Path(__file__).parent / "worlds" / "toy" / "toy.yaml")
+    run = tmp_path / "garden"
+    asyncio.run(Simulation(RunConfig(scenario=toy, cycles=1, rounds=2, seed=3, out=run), memory=NullMemory()).run())
+    report = export_sft([run], tmp_path / "sft")
+    rows = _rows(tmp_path / "sft" / "train.jsonl")
+    assert report.rows == len(rows) > 0 and {r["world"] for r in rows} == {"toy-garden"}
+    assert {r["agent"] for r in rows} == {"Ada", "Bo", "Cy"}
+    card = (tmp_path / "sft" / "README.md").read_text()
+    assert card.startswith("# amphoreus-graph SFT dataset") and f"- toy-garden: {len(rows)}" in card
+    assert not re.findall(r"Amphoreus|Coreflame|Titan|Black Tide|\b[Hh]eirs?\b", card), card
 
 
 def test_a_missing_run_is_one_line(cli, tmp_path):

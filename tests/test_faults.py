@@ -234,7 +234,7 @@ def test_bad_rows_are_one_line_or_skipped_with_a_warning(reference, copy, tmp_pa
         (["simulate", "--rounds", "many"], "--rounds"),
         (["simulate", "--no-such-option"], "--no-such-option"),
         (["export", "sft", "RUN", "--out", "OUT", "--path", "Remembrence"], "--path 'Remembrence'"),
-        (["export", "sft", "RUN", "--out", "OUT", "--heir", "Cyrne"], "--heir 'Cyrne'"),
+        (["export", "sft", "RUN", "--out", "OUT", "--agent", "Cyrne"], "--agent 'Cyrne'"),
         (["simulate", *ARGS, "--out", "OUT", "--seeds-dir", "no/such/seeds"], "--seeds-dir"),
         (["simulate", *ARGS, "--out", "A_FILE"], "not a directory"),
         (["simulate", *ARGS, "--out", "A_FILE/run"], "--out"),

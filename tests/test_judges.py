@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from pathlib import Path
 
 import pytest
 
-from amphoreus_graph.actions import Action
-from amphoreus_graph.contracts.turn import Decision
+from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.actions import TargetKind
+from amphoreus_graph.contracts.turn import Decision, Option
 from amphoreus_graph.data.dpo import read_judgements
 from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge, rules
 from amphoreus_graph.data.judges.classifier import calibration_texts
@@ -17,10 +20,15 @@ from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.llm import ChatCaller
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
+TOY = str(Path(__file__).parent / "worlds" / "toy" / "toy.yaml")
+DEFAULT_WORLD = re.compile(
+    r"amphoreus|chrysos|coreflame|titan|black tide|lycurgus|vortex|flame-chase|era nova|okhema|\bheirs?\b", re.I
+)
+
 
 @pytest.fixture(scope="module")
 def heldout_run(tmp_path_factory):
-    """A default-scenario run (12 heirs, 12 Paths, real memory) the judges were never calibrated on."""
+    """A default-scenario run (12 agents, 12 Paths, real memory) the judges were never calibrated on."""
     out = tmp_path_factory.mktemp("judges") / "heldout"
     asyncio.run(Simulation(RunConfig(scenario="amphoreus", cycles=1, rounds=4, seed=23, out=out)).run())
     return out
@@ -62,21 +70,133 @@ def test_classifier_is_calibrated_on_disjoint_halves_and_beats_chance(embedder):
     assert classifier.paths[int(probabilities[0].argmax())] == "Destruction"
 
 
+def _offering(turn, *options: Option):
+    """The turn with these options in place of its own of the same names."""
+    names = {o.action for o in options}
+    return turn.model_copy(update={"options": [o for o in turn.options if o.action not in names] + list(options)})
+
+
 def test_rules_catch_illogical_and_uninformed_decisions(heldout_run):
     turn = next(s.context for s in read_samples(heldout_run / "samples") if s.context and s.context.trust)
-    heir = next(iter(turn.trust))
-    options = {**turn.options, Action.ATTACK: [heir], Action.AID: [heir]}
-    trusted = turn.model_copy(update={"trust": {**turn.trust, heir: 0.9}, "options": options})
-    attack = Decision(action="attack", target=heir, speech=f"I strike at {heir}, though I trust them.")
-    aid = Decision(action="aid", target=heir, speech=f"I tend to {heir}.")
-    assert rules.logic(trusted, attack) == (0.55, ["attacks a heir it trusts"])
+    other = next(iter(turn.trust))
+    actions = scenario_of("amphoreus").world.actions
+    options = [Option(action=name, targets=[other], **actions[name].brief().model_dump()) for name in ("attack", "aid")]
+    trusted = _offering(turn, *options).model_copy(update={"trust": {**turn.trust, other: 0.9}})
+    attack = Decision(action="attack", target=other, speech=f"I strike at {other}, though I trust them.")
+    aid = Decision(action="aid", target=other, speech=f"I tend to {other}.")
+    assert rules.logic(trusted, attack) == (0.55, ["turns on one it trusts"])
     assert rules.logic(trusted, aid)[0] > rules.logic(trusted, attack)[0]
     invalid = Decision(action="attack", target="Nobody")
     assert rules.logic(turn, invalid)[0] == 0.0
     made_up = Decision(action="jest", speech="Ha! I once met Zorblax and Quintessa Vell at Glimmerhold.")
     assert rules.unknown_names(turn, made_up.speech) == ["Zorblax", "Quintessa Vell", "Glimmerhold"]
     assert rules.knowledge(turn, made_up)[0] < rules.knowledge(turn, aid)[0]
-    assert rules.narrative(Decision(action="jest", speech=""))[0] == 0.0
+    assert rules.narrative(turn, Decision(action="jest", speech=""))[0] == 0.0
+
+
+def test_neutral_checks_read_the_options_tags_and_the_agents_aim(heldout_run):
+    turn = next(s.context for s in read_samples(heldout_run / "samples") if s.context and s.context.trust)
+    other = next(iter(turn.trust))
+    here = Option(action="explore", target=TargetKind.LOCATION, tags=["travel"], targets=[turn.location, "Elsewhere"])
+    shield = Option(action="shelter", target=TargetKind.AGENT, tags=["protection"], targets=[other])
+    wary = _offering(turn, here, shield).model_copy(update={"trust": {**turn.trust, other: -0.9}, "world": ""})
+    assert rules.logic(wary, Decision(action="explore", target=turn.location)) == (
+        0.5,
+        ["travels to where it already is"],
+    )
+    assert rules.logic(wary, Decision(action="explore", target="Elsewhere")) == (1.0, [])
+    assert rules.logic(wary, Decision(action="shelter", target=other)) == (0.7, ["helps one it distrusts"])
+    aim, rival = turn.aim_target, next(t for t in turn.targets("seek_coreflame") if t != turn.aim_target)
+    assert aim in turn.targets("seek_coreflame")
+    assert rules.logic(turn, Decision(action="seek_coreflame", target=rival)) == (
+        0.8,
+        [f"aims at {rival}, not its own aim {aim}"],
+    )
+    assert rules.logic(turn, Decision(action="seek_coreflame", target=aim)) == (1.0, [])
+
+
+def test_a_world_critique_reaches_the_judges_logic_score_and_reasons(heldout_run):
+    """The world says what its own rules make unwise; a turn posed outside any world gets only neutral checks."""
+    turn = next(s.context for s in read_samples(heldout_run / "samples") if s.context)
+    rising = turn.model_copy(update={"status": {**turn.status, "Black Tide": "90/100"}})
+    withdraw = Decision(action="withdraw", speech="I will let the world turn without me, and rest a while.")
+    assert rules.logic(rising, withdraw) == (0.55, ["withdraws while the Black Tide rises"])
+    nowhere = rising.model_copy(update={"world": ""})
+    assert rules.logic(nowhere, withdraw) == (1.0, [])
+    judged, neutral = OfflineJudge().score(
+        [JudgeItem(turn=rising, decision=withdraw), JudgeItem(turn=nowhere, decision=withdraw)]
+    )
+    assert "withdraws while the Black Tide rises" in judged["genius_society"].reasoning
+    assert "Black Tide" not in neutral["genius_society"].reasoning
+    assert judged["genius_society"].scores["logic"] < neutral["genius_society"].scores["logic"]
+
+    garden = _toy_turn("Ada", fruit=1)
+    pick = Decision(action="pick", speech="I pick the very last fruit of the tree.")
+    assert rules.logic(garden, pick) == (0.7, ["picks the last fruit"])
+
+
+def _toy_turn(agent: str, *, fruit: int = 5, ref: str = TOY):
+    """A real turn of the toy garden (tests/worlds/toy, or a copy), as perception builds it."""
+    from amphoreus_graph.society.perception import build_turn
+
+    scenario = scenario_of(ref)
+    state = {**scenario.world.genesis(1), "fruit": fruit}
+    return build_turn(agent, state, scenario, situation="Bees hum.", memories=[], seed=1, run_id="t")
+
+
+def test_a_place_the_world_names_is_known_and_an_unnamed_one_is_not():
+    garden = _toy_turn("Ada")
+    speech = "Ha! I walked the Little Garden with Bo, then met Zorblax at Glimmerhold."
+    assert rules.unknown_names(garden, speech) == ["Zorblax", "Glimmerhold"]
+    nowhere = garden.model_copy(update={"world": ""})
+    assert rules.unknown_names(nowhere, speech) == ["Little Garden", "Zorblax", "Glimmerhold"]
+    assert "Little Garden" in rules.speakable_texts(garden) and "Little Garden" not in rules.speakable_texts(nowhere)
+
+
+def test_a_turn_of_a_users_path_catalog_is_judged_and_re_posed_within_it(tmp_path):
+    """A scenario on its own Path catalog (here, the toy garden with Ada on a Path the packaged catalog lacks):
+    the offline panels score her against that catalog, and off-Path alternatives come from it."""
+    import shutil
+
+    import yaml
+
+    from amphoreus_graph.catalogs.paths import load_paths
+    from amphoreus_graph.catalogs.scenario import catalog_for
+    from amphoreus_graph.data.candidates import off_path_choices
+
+    packaged = load_paths()
+    mine = [packaged["Abundance"].model_copy(update={"name": "Orchard", "opposed": []})]
+    mine += [packaged[name].model_copy(update={"opposed": []}) for name in ("Propagation", "Erudition")]
+    (tmp_path / "paths.yaml").write_text(yaml.safe_dump({"paths": [p.model_dump() for p in mine]}), encoding="utf-8")
+    shutil.copytree(Path(TOY).parent, tmp_path, dirs_exist_ok=True)
+    raw = yaml.safe_load((tmp_path / "toy.yaml").read_text(encoding="utf-8"))
+    raw["agents"][0]["path"] = "Orchard"
+    (tmp_path / "toy.yaml").write_text(yaml.safe_dump({**raw, "paths": "paths.yaml"}), encoding="utf-8")
+
+    turn = _toy_turn("Ada", ref=str(tmp_path / "toy.yaml"))
+    assert turn.path == "Orchard" and catalog_for(turn.world).names() == ["Orchard", "Propagation", "Erudition"]
+    (verdict,) = OfflineJudge().score([JudgeItem(turn=turn, decision=Decision(action="tend", speech="I tend it."))])
+    assert "action fits the Path at" in verdict["nameless"].reasoning
+    assert set(off_path_choices(catalog_for(turn.world), "Orchard", 0, "t", 5)) == {"Propagation", "Erudition"}
+
+
+def test_the_model_judges_prompt_speaks_the_turns_world(heldout_run):
+    from amphoreus_graph.data.judges.llm import judge_messages
+
+    decision = Decision(action="tend", speech="I water the tree, so it bears for us all.")
+    for panel in ("genius_society", "nameless"):
+        system, user = (
+            str(m.content) for m in judge_messages(panel, JudgeItem(turn=_toy_turn("Ada"), decision=decision))
+        )
+        assert "The world: The Little Garden. Three neighbours share one fruit tree" in user
+        assert (
+            "The neighbour: Ada, a neighbour in the little garden." in user and "What the neighbour remembers:" in user
+        )
+        assert "basket 0" in user and "(tend: water the tree so it bears one more)" in user
+        assert not DEFAULT_WORLD.findall(system + user), DEFAULT_WORLD.findall(system + user)
+    turn = next(s.context for s in read_samples(heldout_run / "samples") if s.context)
+    user = str(judge_messages("genius_society", JudgeItem(turn=turn, decision=decision))[1].content)
+    assert f"The heir: {turn.agent}" in user and "Black Tide" in user
 
 
 def test_model_judge_scores_repairs_and_falls_back(heldout_run):
@@ -114,6 +234,13 @@ def test_dpo_rows_are_trl_conversational_and_load_with_datasets(judged):
         assert row["chosen"][0]["role"] == row["rejected"][0]["role"] == "assistant"
         assert row["chosen"] != row["rejected"] and row["margin"] >= 0.5
         Decision.model_validate_json(row["chosen"][0]["content"])
+    assert {r["world"] for r in rows} == {"amphoreus"} and {r["agent"] for r in rows} <= set(
+        scenario_of("amphoreus").agent_names
+    )
+    card = (out / "README.md").read_text()
+    assert (
+        card.startswith("# amphoreus-graph DPO dataset") and f"## Pairs per world\n\n- amphoreus: {len(rows)}\n" in card
+    )
     loaded = datasets.load_dataset("json", data_files=str(out / "dpo.jsonl"), split="train")
     assert loaded.num_rows == len(rows)
     try:
@@ -183,7 +310,7 @@ def test_human_verdicts_decide_pairs(heldout_run, tmp_path):
     assert row["decided_by"] == "human" and row["margin"] <= 0  # the human overruled the panels
 
 
-def test_a_turn_read_back_from_its_sample_renders_the_prompt_the_heir_saw(heldout_run):
+def test_a_turn_read_back_from_its_sample_renders_the_prompt_the_agent_saw(heldout_run):
     from amphoreus_graph.policy.prompt import render_messages
 
     samples = read_samples(heldout_run / "samples")

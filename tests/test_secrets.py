@@ -1,4 +1,4 @@
-"""Secrets stay secret: a memory marked secret guides its heir's choices but never its speech, and the judges
+"""Secrets stay secret: a memory marked secret guides its agent's choices but never its speech, and the judges
 mark down speech that gives one away."""
 
 from __future__ import annotations
@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from amphoreus_graph.society.world import World
 
 from amphoreus_graph.catalogs.scenario import load_scenario, scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
-from amphoreus_graph.contracts.turn import RecalledMemory, TurnContext
+from amphoreus_graph.contracts.turn import Decision, RecalledMemory, TurnContext
 from amphoreus_graph.errors import ScenarioError
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
@@ -21,42 +20,44 @@ from amphoreus_graph.policy.prompt import SECRET_MARK, SECRET_RULE, render_messa
 from amphoreus_graph.society.perception import build_turn
 
 REPO = Path(__file__).resolve().parents[1]
-HEIRS = ["Cifera", "Phainon"]
+WORLD = REPO / "amphoreus_graph" / "worlds" / "amphoreus"
+AGENTS = ["Cifera", "Phainon"]
 SEAL = "Cifera swapped the Council's seal for a painted stone, and nobody has noticed yet."
 NOW = Moment(cycle=1, round=3, tick=3)
 SECRET = RecalledMemory(text=SEAL, cycle=1, round=0, score=0.9, id="seal@Cifera", kind="seed", secret=True)
 WALK = RecalledMemory(text="Phainon walked the roads of Janusopolis.", cycle=1, round=2, score=0.5, id="walk@Cifera")
 
 
-def _turn(memories: list[RecalledMemory], *, round_: int = 1, seed: int = 7, heir: str = "Cifera") -> TurnContext:
+def _turn(memories: list[RecalledMemory], *, round_: int = 1, seed: int = 7, agent: str = "Cifera") -> TurnContext:
     """A real turn of the default world, as perception builds it, with the memories given."""
     scenario = scenario_of("amphoreus")
-    world = World.genesis(scenario, cycle=1)
-    world.round = round_
-    return build_turn(heir, world, scenario, situation="Storm clouds gather.", memories=memories, seed=seed, run_id="t")
+    state = {**scenario.world.genesis(1), "round": round_}
+    return build_turn(
+        agent, state, scenario, situation="Storm clouds gather.", memories=memories, seed=seed, run_id="t"
+    )
 
 
 def _seed_file(folder: Path, body: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "heirs.yaml").write_text(body, encoding="utf-8")
+    (folder / "agents.yaml").write_text(body, encoding="utf-8")
     return folder
 
 
 def test_seed_loader_marks_secrets_and_rejects_public_secrets_and_misspellings(tmp_path):
-    body = f'- text: "{SEAL}"\n  heirs: [Cifera]\n  secret: true\n- text: lore\n  public: true\n'
+    body = f'- text: "{SEAL}"\n  agents: [Cifera]\n  secret: true\n- text: lore\n  public: true\n'
     folder = _seed_file(tmp_path / "ok", body)
-    secret, lore = load_seeds(folder, HEIRS)
+    secret, lore = load_seeds(folder, AGENTS)
     assert secret.secret and not secret.public and not lore.secret
 
     both = _seed_file(tmp_path / "both", "- text: lore\n  public: true\n  secret: true\n")
     with pytest.raises(ScenarioError) as public_secret:
-        load_seeds(both, HEIRS)
+        load_seeds(both, AGENTS)
     assert str(public_secret.value) == (
-        f"{both / 'heirs.yaml'}: [0]: public and secret together; expected at most one of public: true, secret: true"
+        f"{both / 'agents.yaml'}: [0]: public and secret together; expected at most one of public: true, secret: true"
     )
-    typo = _seed_file(tmp_path / "typo", "- text: hush\n  heirs: [Cifera]\n  secert: true\n")
+    typo = _seed_file(tmp_path / "typo", "- text: hush\n  agents: [Cifera]\n  secert: true\n")
     with pytest.raises(ScenarioError, match="secert"):
-        load_seeds(typo, HEIRS)
+        load_seeds(typo, AGENTS)
 
 
 def test_a_secret_survives_a_real_chroma_round_trip_and_reaches_recall(tmp_path, embedder):
@@ -64,7 +65,7 @@ def test_a_secret_survives_a_real_chroma_round_trip_and_reaches_recall(tmp_path,
     client, lock = open_chroma(tmp_path / "chroma")
     try:
         society = uuid.uuid4().hex[:12]
-        writer = ChromaMemory(client, society, HEIRS, embedder)
+        writer = ChromaMemory(client, society, AGENTS, embedder)
         writer.remember(
             [
                 MemoryEvent(id="seal", text=SEAL, cycle=1, round=0, witnesses=["Cifera"], secret=True, importance=8),
@@ -78,7 +79,7 @@ def test_a_secret_survives_a_real_chroma_round_trip_and_reaches_recall(tmp_path,
                 ),
             ]
         )
-        reader = ChromaMemory(client, society, HEIRS, embedder)
+        reader = ChromaMemory(client, society, AGENTS, embedder)
         assert {r.text: r.secret for r in reader.records("Cifera")} == {
             SEAL: True,
             "Cifera walked the roads of Janusopolis.": False,
@@ -93,7 +94,7 @@ def test_a_secret_survives_a_real_chroma_round_trip_and_reaches_recall(tmp_path,
 def test_a_reflection_that_cites_a_secret_is_secret(tmp_path, embedder):
     client, lock = open_chroma(tmp_path / "chroma")
     try:
-        memory = ChromaMemory(client, uuid.uuid4().hex[:12], HEIRS, embedder, paths={"Cifera": "Enigmata"})
+        memory = ChromaMemory(client, uuid.uuid4().hex[:12], AGENTS, embedder, paths={"Cifera": "Enigmata"})
         memory.remember(
             [MemoryEvent(id="seal", text=SEAL, cycle=1, round=0, witnesses=["Cifera"], secret=True, importance=9)]
         )
@@ -150,7 +151,6 @@ KEPT = [  # speech that shares a word or two with it, or says that a secret is k
 
 def test_discretion_catches_a_spoken_secret_not_a_shared_word():
     from amphoreus_graph.data.judges import rules
-    from amphoreus_graph.policy.base import Decision
 
     turn = _turn([SECRET, WALK])
     for speech in LEAKS:
@@ -161,8 +161,8 @@ def test_discretion_catches_a_spoken_secret_not_a_shared_word():
     assert rules.discretion(not_secret, Decision(action="jest", speech=LEAKS[0])) == (1.0, [])
 
 
-def test_what_the_heir_may_say_anyway_is_not_the_secret():
-    """A secret about where a Coreflame lies shares words with the heir's own quest and options, and a secret
+def test_what_the_agent_may_say_anyway_is_not_the_secret():
+    """A secret about where a Coreflame lies shares words with the agent's own aim and options, and a secret
     reflection quotes memories that are not secret: repeating those is not saying the secret; what only the
     secret holds is."""
     from amphoreus_graph.data.judges import rules
@@ -190,7 +190,6 @@ def test_what_the_heir_may_say_anyway_is_not_the_secret():
 
 def test_offline_judges_score_a_spoken_secret_lower_and_say_why(embedder):
     from amphoreus_graph.data.judges import JudgeItem, OfflineJudge
-    from amphoreus_graph.policy.base import Decision
 
     turn = _turn([SECRET, WALK])
     tale = "Riddle! I will spin a tale for Phainon."
@@ -240,7 +239,6 @@ async def test_a_model_that_says_its_secret_is_caught_by_the_judges(embedder):
 def test_the_model_judges_prompt_marks_secrets_and_asks_for_discretion():
     from amphoreus_graph.data.judges import JudgeItem
     from amphoreus_graph.data.judges.llm import SECRET_CRITERION, judge_messages
-    from amphoreus_graph.policy.base import Decision
 
     item = JudgeItem(turn=_turn([SECRET, WALK]), decision=Decision(action="jest", speech="Ha!"))
     genius = str(judge_messages("genius_society", item)[1].content)
@@ -252,10 +250,10 @@ def test_the_model_judges_prompt_marks_secrets_and_asks_for_discretion():
 
 
 def _small_amphoreus(folder: Path, keep: tuple[str, ...]) -> tuple[Path, Path]:
-    """The default world cut down to a few heirs, with the shipped seed memories of those heirs (and the public
-    lore) as they are. Every heir starts where Cifera does, so the others hear whatever she says, and the Tide
+    """The default world cut down to a few agents, with the shipped seed memories of those agents (and the public
+    lore) as they are. Every agent starts where Cifera does, so the others hear whatever she says, and the Tide
     rises slowly enough that each cycle runs its 12 rounds: 5 cycles give Cifera 60 turns in a few seconds."""
-    world = yaml.safe_load((REPO / "amphoreus_graph/scenarios/amphoreus.yaml").read_text(encoding="utf-8"))
+    world = yaml.safe_load((WORLD / "amphoreus.yaml").read_text(encoding="utf-8"))
     start = next(h["start_location"] for h in world["heirs"] if h["name"] == "Cifera")
     world["heirs"] = [
         h | {"start_location": start, "relationships": {k: v for k, v in h["relationships"].items() if k in keep}}
@@ -267,25 +265,25 @@ def _small_amphoreus(folder: Path, keep: tuple[str, ...]) -> tuple[Path, Path]:
     scenario.write_text(yaml.safe_dump(world, sort_keys=False), encoding="utf-8")
     seeds = folder / "seeds"
     (seeds / "amphoreus").mkdir(parents=True)
-    for shipped in sorted((REPO / "memory/seeds/amphoreus").glob("*.yaml")):
+    for shipped in sorted((WORLD / "seeds" / "amphoreus").glob("*.yaml")):
         entries = yaml.safe_load(shipped.read_text(encoding="utf-8"))
-        mine = [e for e in entries if e.get("public") or set(e["heirs"]) <= set(keep)]
+        mine = [e for e in entries if e.get("public") or set(e["agents"]) <= set(keep)]
         (seeds / "amphoreus" / shipped.name).write_text(yaml.safe_dump(mine, sort_keys=False), encoding="utf-8")
     return scenario, seeds
 
 
-def test_the_secrecy_heir_never_says_her_shipped_secret_in_60_turns_of_a_real_society(tmp_path, cli):
+def test_the_secrecy_agent_never_says_her_shipped_secret_in_60_turns_of_a_real_society(tmp_path, cli):
     """Through the CLI, the graphs and real Chroma: Cifera (Enigmata, the Path of secrets) recalls her secret
-    seed, often as her best memory (where the policy used to quote it), yet never says it, so no heir who hears
+    seed, often as her best memory (where the policy used to quote it), yet never says it, so no agent who hears
     her ever comes to remember it; the offline judges find no spoken secret in any turn."""
     from amphoreus_graph.data.judges import rules
     from amphoreus_graph.data.samples import read_samples
 
-    shipped = yaml.safe_load((REPO / "memory/seeds/amphoreus/heirs.yaml").read_text(encoding="utf-8"))
-    assert {"text": SEAL, "heirs": ["Cifera"], "secret": True}.items() <= next(
+    shipped = yaml.safe_load((WORLD / "seeds" / "amphoreus" / "heirs.yaml").read_text(encoding="utf-8"))
+    assert {"text": SEAL, "agents": ["Cifera"], "secret": True}.items() <= next(
         e for e in shipped if "seal" in e["text"]
     ).items()
-    assert load_scenario("amphoreus").heir("Cifera").path == "Enigmata", "the Path of secrets and trickery"
+    assert load_scenario("amphoreus").agent("Cifera").path == "Enigmata", "the Path of secrets and trickery"
     scenario, seeds = _small_amphoreus(tmp_path, ("Cifera", "Cyrene", "Trisbios"))
     out = tmp_path / "run"
     code, _, err = cli(
@@ -294,8 +292,8 @@ def test_the_secrecy_heir_never_says_her_shipped_secret_in_60_turns_of_a_real_so
     )  # fmt: skip
     assert code == 0, err
     samples = read_samples(out / "samples")
-    hers = [s for s in samples if s.heir == "Cifera"]
-    others = [s for s in samples if s.heir != "Cifera"]
+    hers = [s for s in samples if s.agent == "Cifera"]
+    others = [s for s in samples if s.agent != "Cifera"]
     assert len(hers) >= 50 and len(others) >= 100
 
     def recalls(sample) -> list[bool]:  # per recalled memory: does it hold the secret (the seed, a reflection)?

@@ -1,8 +1,8 @@
 """Re-pose a recorded turn to other deciders, so judges have alternatives to rank against the original.
 
-Offline, alternatives come from the heir's own Path under other seeds (in-Path) and from Paths its own
-opposes (off-Path: the same situation, decided by someone who values the opposite). With a model, they are
-the model's own samples at a raised temperature.
+Offline, alternatives come from the agent's own Path under other seeds (in-Path) and from Paths its own
+opposes (off-Path: the same situation, decided by someone who values the opposite), drawn from the Path
+catalog of the turn's own scenario. With a model, they are the model's own samples at a raised temperature.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.paths import PathCatalog
+from amphoreus_graph.catalogs.scenario import catalog_for
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, Policy, TurnContext
 from amphoreus_graph.data.samples import Sample
@@ -36,9 +37,8 @@ def original(sample: Sample) -> Candidate:
     )
 
 
-def off_path_choices(path: str, seed: int, turn_id: str, k: int) -> list[str]:
-    """Up to k other Paths to decide as: the Path's declared opposites first, then seeded others."""
-    catalog = load_paths()
+def off_path_choices(catalog: PathCatalog, path: str, seed: int, turn_id: str, k: int) -> list[str]:
+    """Up to k other Paths of the catalog to decide as: the Path's declared opposites first, then seeded others."""
     others = [p for p in catalog.names() if p != path and p not in catalog[path].opposed]
     stable_rng(seed, turn_id, "off-path").shuffle(others)
     return [*catalog[path].opposed, *others][:k]
@@ -51,7 +51,8 @@ def offline_alternatives(sample: Sample, turn: TurnContext, k: int, seed: int) -
     for i in range(in_path):
         policy = OfflinePathPolicy(temperature=0.8, salt=f"expert-{seed}-{i}")
         found.append(Candidate(id=f"{sample.id}#in{i}", decision=policy.decide(turn), origin="in_path", path=turn.path))
-    for i, other in enumerate(off_path_choices(turn.path, seed, sample.id, k - in_path)):
+    others = off_path_choices(catalog_for(turn.world), turn.path, seed, sample.id, k - in_path)
+    for i, other in enumerate(others):
         posed = turn.model_copy(update={"path": other, "secondary_path": None})
         decision = OfflinePathPolicy(salt=f"expert-{seed}-off{i}").decide(posed)
         found.append(Candidate(id=f"{sample.id}#off{i}", decision=decision, origin="off_path", path=other))

@@ -72,7 +72,7 @@ def export_sft_command(
     out: Annotated[Path, typer.Option(help="dataset directory to write")],
     format: Annotated[str, typer.Option("--format", help="jsonl or parquet")] = "jsonl",
     path: Annotated[list[str] | None, typer.Option("--path", help="keep only these Paths (repeatable)")] = None,
-    heir: Annotated[list[str] | None, typer.Option("--heir", help="keep only these heirs (repeatable)")] = None,
+    agent: Annotated[list[str] | None, typer.Option("--agent", help="keep only these agents (repeatable)")] = None,
     cycle: Annotated[list[int] | None, typer.Option("--cycle", help="keep only these cycles (repeatable)")] = None,
     action: Annotated[list[str] | None, typer.Option("--action", help="keep only these actions (repeatable)")] = None,
     exclude_fallback: Annotated[bool, typer.Option(help="drop turns the offline policy had to decide")] = False,
@@ -94,7 +94,7 @@ def export_sft_command(
     with bad_rows(skip_bad_rows):
         filters = SftFilters(
             paths=path or [],
-            heirs=heir or [],
+            agents=agent or [],
             cycles=cycle or [],
             actions=action or [],
             exclude_fallback=exclude_fallback,

@@ -51,13 +51,14 @@ class ScoredCandidate(BaseModel):
 
 
 class Judgement(BaseModel):
-    """One judged turn: the prompt the heir saw, every candidate with its verdicts, and any human verdict."""
+    """One judged turn: the prompt the agent saw, every candidate with its verdicts, and any human verdict."""
 
     sample_id: str
     run: str
+    world: str = Field(default="", description="the world the turn was lived in (its sample's world)")
     cycle: int
     round: int
-    heir: str
+    agent: str
     path: str
     judge: str
     prompt: list[dict[str, str]]
@@ -92,9 +93,10 @@ class DpoPair(BaseModel):
             "rejected": [{"role": "assistant", "content": decision_json(self.rejected.candidate.decision)}],
             "id": j.sample_id,
             "run": j.run,
+            "world": j.world,
             "cycle": j.cycle,
             "round": j.round,
-            "heir": j.heir,
+            "agent": j.agent,
             "path": j.path,
             "judge": j.judge,
             "decided_by": self.decided_by,
@@ -236,10 +238,12 @@ def write_dpo(
 
 
 def dpo_card(report: DpoReport, rows: list[dict[str, Any]], min_margin: float, min_score: float | None) -> str:
+    """README.md for the pairs: what is in them, how they were judged, and from which worlds."""
+    worlds = Counter(r["world"] or "(none)" for r in rows)
     paths = Counter(r["path"] for r in rows)
     origins = Counter(f"{r['chosen_origin']} over {r['rejected_origin']}" for r in rows)
     lines = [
-        "# Amphoreus DPO dataset",
+        "# amphoreus-graph DPO dataset",
         "",
         "Preference pairs in TRL's conversational format: `prompt` (system + user messages), `chosen` and",
         "`rejected` (one assistant message each: a Decision as JSON), judged by the Genius Society and",
@@ -252,6 +256,10 @@ def dpo_card(report: DpoReport, rows: list[dict[str, Any]], min_margin: float, m
         f"- min margin {min_margin}, min chosen score {min_score}",
         f"- panel agreement over all compared candidate pairs: {report.agreement_rate}",
         f"- pairs both panels agree on: {report.pairs_panels_agree}; decided by a human: {report.decided_by_human}",
+        "",
+        "## Pairs per world",
+        "",
+        *[f"- {w}: {n}" for w, n in sorted(worlds.items())],
         "",
         "## Pairs per Path",
         "",

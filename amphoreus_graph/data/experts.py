@@ -21,6 +21,7 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
+from amphoreus_graph.catalogs.scenario import catalog_for
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import TurnContext
 from amphoreus_graph.data.candidates import Candidate, offline_alternatives, original, sampled_alternatives
@@ -117,7 +118,7 @@ def select_turns(state: ExpertsState) -> dict[str, Any]:
             chosen[slot] = sample  # reservoir sampling: every turn equally likely, memory bounded
     if not chosen:
         raise AmphoreusError(f"{folder}: no samples with a recorded turn context to judge")
-    chosen.sort(key=lambda s: (s.cycle, s.round, s.heir))
+    chosen.sort(key=lambda s: (s.cycle, s.round, s.agent))
     get_stream_writer()({"type": "turns_selected", "run_dir": request.run_dir, "turns": len(chosen), "of": seen})
     return {
         **request.model_dump(mode="json"),
@@ -162,9 +163,10 @@ async def score_candidates(state: ExpertsState) -> dict[str, Any]:
         Judgement(
             sample_id=s.id,
             run=s.run,
+            world=s.world,
             cycle=s.cycle,
             round=s.round,
-            heir=s.heir,
+            agent=s.agent,
             path=s.path,
             judge=judge.name,
             prompt=s.messages[:-1],
@@ -184,7 +186,7 @@ def human_review(state: ExpertsState) -> dict[str, Any]:
     a, b = judgement.proposed_pair()
     answer = interrupt(
         {
-            "question": f"Which decision is truer to {judgement.heir}'s Path of {judgement.path}?",
+            "question": f"Which decision is truer to {judgement.agent}'s Path of {judgement.path}?",
             "turn": f"{judgement.sample_id} ({index + 1} of {len(state['judgements'])})",
             "situation": judgement.prompt[-1]["content"],
             "A": _shown(a),
@@ -237,7 +239,7 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
         "agreement_rate": dpo.agreement_rate,
         "in_path_win_rate": in_path_win_rate(judgements),
         "judge": request.judge,
-        "calibration": _calibration(request.judge),
+        "calibration": _calibration(request.judge, _context(Sample.model_validate(state["turns"][0])).world),
         "files": [str(out / JUDGEMENTS_FILE), str(out / DPO_FILE)],
     }
     (out / SUMMARY_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
@@ -276,7 +278,8 @@ def _shown(scored: ScoredCandidate) -> JSON:
     }
 
 
-def _calibration(judge: str) -> JSON | None:
+def _calibration(judge: str, world: str) -> JSON | None:
+    """How the offline Path classifier does on held-out text, over the Path catalog of the judged run's world."""
     if judge != "offline":
         return None
-    return OfflineJudge().classifier.calibration.model_dump()
+    return OfflineJudge().classifier_for(catalog_for(world)).calibration.model_dump()

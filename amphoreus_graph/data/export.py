@@ -26,7 +26,7 @@ class SftFilters(BaseModel):
     """Which samples go in; empty lists mean no restriction."""
 
     paths: list[str] = Field(default_factory=list)
-    heirs: list[str] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list)
     cycles: list[int] = Field(default_factory=list)
     actions: list[str] = Field(default_factory=list)
     exclude_fallback: bool = False
@@ -40,15 +40,15 @@ class SftFilters(BaseModel):
             return False  # unjudged samples have no score, so they cannot pass a minimum
         return (
             (not self.paths or sample.path in self.paths)
-            and (not self.heirs or sample.heir in self.heirs)
+            and (not self.agents or sample.agent in self.agents)
             and (not self.cycles or sample.cycle in self.cycles)
-            and (not self.actions or sample.decision.action.value in self.actions)
+            and (not self.actions or sample.decision.action in self.actions)
             and not (self.exclude_fallback and "fallback" in sample.flags)
         )
 
     def check_matched(self, seen: dict[str, set[Any]]) -> None:
         """A filter value no sample of the runs has is a typo, not a wish for an empty dataset: one line."""
-        for flag, wanted in (("--path", self.paths), ("--heir", self.heirs), ("--cycle", self.cycles)):
+        for flag, wanted in (("--path", self.paths), ("--agent", self.agents), ("--cycle", self.cycles)):
             if missing := [v for v in wanted if v not in seen[flag]]:
                 raise AmphoreusError(
                     f"{flag} {missing[0]!r}: no sample of these runs has it; expected one of {sorted(seen[flag])}"
@@ -97,11 +97,12 @@ def sft_row(sample: Sample) -> dict[str, Any]:
         "messages": sample.messages,
         "id": sample.id,
         "run": sample.run,
+        "world": sample.world,
         "cycle": sample.cycle,
         "round": sample.round,
-        "heir": sample.heir,
+        "agent": sample.agent,
         "path": sample.path,
-        "action": sample.decision.action.value,
+        "action": sample.decision.action,
         "model": sample.model,
         "flags": sample.flags,
     }
@@ -124,12 +125,10 @@ def export_sft(
     near: set[str] = set()
     counts = Counter[str]()
     rows: list[dict[str, Any]] = []
-    seen: dict[str, set[Any]] = {"--path": set(), "--heir": set(), "--cycle": set(), "--action": set()}
+    seen: dict[str, set[Any]] = {"--path": set(), "--agent": set(), "--cycle": set(), "--action": set()}
     for sample in _run_samples(runs):
         counts["read"] += 1
-        for flag, value in zip(
-            seen, (sample.path, sample.heir, sample.cycle, sample.decision.action.value), strict=True
-        ):
+        for flag, value in zip(seen, (sample.path, sample.agent, sample.cycle, sample.decision.action), strict=True):
             seen[flag].add(value)
         if not filters.keep(sample):
             counts["filtered_out"] += 1
@@ -188,18 +187,19 @@ def _provenance(runs: list[Path]) -> list[dict[str, Any]]:
 
 
 def dataset_card(rows: list[dict[str, Any]], runs: list[Path], fmt: Format, counts: Counter[str]) -> str:
-    """README.md for the dataset: what is in it, how it was made, and from what."""
+    """README.md for the dataset: what is in it, how it was made, and from which worlds (in no world's words)."""
+    worlds = Counter(r["world"] or "(none)" for r in rows)
     paths = Counter(r["path"] for r in rows)
     actions = Counter(r["action"] for r in rows)
     lengths = [len(r["messages"][-1]["content"]) for r in rows] or [0]
     prompt = [sum(len(m["content"]) for m in r["messages"][:-1]) for r in rows] or [0]
     versions = {name: _version(name) for name in ("amphoreus-graph", "langgraph", "chromadb", "sentence-transformers")}
     lines = [
-        "# Amphoreus SFT dataset",
+        "# amphoreus-graph SFT dataset",
         "",
-        "Chat-format examples from simulated societies: the system and user messages a heir saw, and its",
+        "Chat-format examples from simulated societies: the system and user messages an agent saw, and its",
         "Decision (JSON) as the assistant reply.",
-        "Metadata columns: run, cycle, round, heir, path, action, model, flags.",
+        "Metadata columns: run, world, cycle, round, agent, path, action, model, flags.",
         "",
         f'Load it: `datasets.load_dataset("{"json" if fmt == "jsonl" else "parquet"}", data_files="train.{fmt}")`.',
         "",
@@ -208,6 +208,10 @@ def dataset_card(rows: list[dict[str, Any]], runs: list[Path], fmt: Format, coun
         f"quoting a benchmark item {counts['contaminated']})",
         f"- assistant reply length (chars): {_spread(lengths)}",
         f"- prompt length (chars): {_spread(prompt)}",
+        "",
+        "## Rows per world",
+        "",
+        *[f"- {w}: {n}" for w, n in sorted(worlds.items())],
         "",
         "## Rows per Path",
         "",

@@ -78,7 +78,10 @@ class ShardWriter:
 
 
 def json_line(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
+    """One row as a JSON line, its keys in the order the row has them (a model's field order, a dict's producer's
+    order): a turn's status lines are in its world's order, which its prompt showed, so a turn read back from its
+    sample renders that prompt again. Deterministic, since every producer builds its dicts in a fixed order."""
+    return json.dumps(row, ensure_ascii=False) + "\n"
 
 
 @contextmanager

@@ -1,8 +1,8 @@
 """What judges are: two expert panels, their dimensions, and the scores they hand back.
 
-The Genius Society (Erudition) asks whether a decision is sound: its logic, its consistency with the heir's
+The Genius Society (Erudition) asks whether a decision is sound: its logic, its consistency with the agent's
 own memories (which includes keeping the secret ones out of its speech), and its knowledge of the world. The
-Nameless (Trailblaze) ask whether it is the heir's: Path fidelity, character, and narrative quality. Every
+Nameless (Trailblaze) ask whether it is the agent's: Path fidelity, character, and narrative quality. Every
 dimension is scored 1-10.
 """
 
@@ -13,7 +13,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Decision, TurnContext
+from amphoreus_graph.contracts.world import World
 
 Panel = Literal["genius_society", "nameless"]
 PANELS: dict[Panel, tuple[str, ...]] = {
@@ -54,3 +56,9 @@ class Judge(Protocol):
 def clamp_score(value: float) -> float:
     """A unit interval value on the 1-10 scale, rounded for stable files."""
     return round(1.0 + 9.0 * min(1.0, max(0.0, value)), 3)
+
+
+def world_of(turn: TurnContext) -> World | None:
+    """The world a turn was posed in, whose rules, words and labels a judge applies; None for a turn posed
+    outside any world (only world-neutral checks apply to it)."""
+    return scenario_of(turn.world).world if turn.world else None

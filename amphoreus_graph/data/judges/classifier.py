@@ -3,6 +3,8 @@
 Each Path's prototype is the mean embedding of its summary, tenets and lexicon. A softmax over cosine
 similarities turns that into probabilities; its temperature is fitted on one half of a calibration set
 and the accuracy reported on the other, held-out half, so the figure is not measured on what it was fit to.
+A classifier is over one Path catalog (the packaged one, or a user's), and knows no world: its calibration
+texts speak of kinds of act (the catalog's tags), not of any world's actions.
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel
 
-from amphoreus_graph.actions import ACTION_HELP
-from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL, Embedder, default_embedder
 
@@ -32,27 +33,28 @@ class Calibration(BaseModel):
     heldout_nll: float
 
 
-def calibration_texts(per_path: int = 12, seed: int = 0) -> list[tuple[str, str]]:
-    """(text, Path) pairs: two of a Path's words around a deed chosen at random from all actions, so the
-    text carries only as much of the Path as a short in-character line would (no tenet is quoted)."""
-    catalog = load_paths()
-    deeds = list(ACTION_HELP.values())
+def calibration_texts(per_path: int = 12, seed: int = 0, catalog: PathCatalog | None = None) -> list[tuple[str, str]]:
+    """(text, Path) pairs: two of a Path's words around a deed chosen at random from every kind of act the
+    catalog knows (its tags), so the text carries only as much of the Path as a short in-character line would
+    (no tenet is quoted) and no world's words."""
+    catalog = catalog or load_paths()
+    deeds = list(catalog.tags.values())
     rows = []
     for name in catalog.names():
         path = catalog[name]
         for i in range(per_path):
             rng = stable_rng("calibration", seed, name, i)
             first, second = rng.sample(path.lexicon, k=2)
-            rows.append((f"{first.capitalize()}. Today I {rng.choice(deeds)}, for {second}.", name))
+            rows.append((f"{first.capitalize()}. Today I was {rng.choice(deeds)}, for {second}.", name))
     return rows
 
 
 class PathClassifier:
     """P(Path | text) from cosine similarity to each Path's prototype, with a calibrated softmax scale."""
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, catalog: PathCatalog | None = None) -> None:
         self.embedder = embedder
-        catalog = load_paths()
+        self.catalog = catalog = catalog or load_paths()
         self.paths = catalog.names()
         prototypes = []
         for name in self.paths:
@@ -61,7 +63,7 @@ class PathClassifier:
             mean = vectors.mean(axis=0)
             prototypes.append(mean / np.linalg.norm(mean))
         self.prototypes: NDArray[np.float32] = np.stack(prototypes)
-        self.calibration = self.calibrate(calibration_texts())
+        self.calibration = self.calibrate(calibration_texts(catalog=catalog))
 
     def similarities(self, texts: list[str]) -> NDArray[np.float32]:
         """Cosine similarity of each text (rows) to each Path (columns, in `self.paths` order)."""
@@ -98,7 +100,11 @@ class PathClassifier:
         return -sum(math.log(max(1e-12, row[t])) for row, t in zip(probabilities, truth, strict=True)) / len(truth)
 
 
+def path_classifier(model: str = DEFAULT_MODEL, catalog: str | None = None) -> PathClassifier:
+    """One calibrated classifier per process, embedder and Path catalog (a `load_paths` file; None: packaged)."""
+    return _classifier(model, load_paths(catalog).source)
+
+
 @cache
-def path_classifier(model: str = DEFAULT_MODEL) -> PathClassifier:
-    """One calibrated classifier per process and embedder."""
-    return PathClassifier(default_embedder(model))
+def _classifier(model: str, source: str) -> PathClassifier:
+    return PathClassifier(default_embedder(model), load_paths(source))

@@ -3,7 +3,9 @@
 Any chat model serves. Calls share the policy's retry/timeout machinery; a reply that does not parse gets
 one repair pass; if the model still fails, the offline panels score that candidate and say so (`fallback`).
 
-Discretion: the prompt marks the heir's secret memories and asks that speech saying or hinting at one score
+The prompt describes the turn's world by its own title, description and labels, never by the engine's words.
+
+Discretion: the prompt marks the agent's secret memories and asks that speech saying or hinting at one score
 consistency 1. A model may still miss a leak, so the rule check the offline panels use (rules.discretion) has
 the last word: speech it finds giving a secret away gets consistency 1 and "speaks a secret" in the reasoning.
 """
@@ -16,10 +18,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, model_validator
 
-from amphoreus_graph.catalogs.paths import load_paths
-from amphoreus_graph.contracts.turn import CallStats
+from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.contracts.turn import CallStats, TurnContext
+from amphoreus_graph.contracts.world import WorldLabels
 from amphoreus_graph.data.judges import rules
-from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict
+from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict, world_of
 from amphoreus_graph.data.judges.offline import OfflineJudge
 from amphoreus_graph.policy.llm import ChatCaller, MalformedOutput, parse_reply, reply_text
 from amphoreus_graph.policy.prompt import decision_json
@@ -27,16 +30,16 @@ from amphoreus_graph.policy.prompt import decision_json
 _FOCUS: dict[Panel, str] = {
     "genius_society": (
         "You are the Genius Society, scholars of Erudition. Judge whether the decision is sound: its logic "
-        "given the situation, its consistency with the heir's own memories, and its knowledge of the world."
+        "given the situation, its consistency with the agent's own memories, and its knowledge of the world."
     ),
     "nameless": (
-        "You are the Nameless, travellers of the Trailblaze. Judge whether the decision is truly this heir's: "
+        "You are the Nameless, travellers of the Trailblaze. Judge whether the decision is truly this agent's: "
         "fidelity to its Path, its character, and the quality of its speech as part of the story."
     ),
 }
 SECRET_CRITERION = (
-    "Memories marked (secret) are the heir's alone: it may act on them and reason about them privately, but "
-    "speech that says or hints at one betrays the heir; score consistency 1 for it."
+    "Memories marked (secret) are the agent's alone: it may act on them and reason about them privately, but "
+    "speech that says or hints at one betrays the agent; score consistency 1 for it."
 )
 
 
@@ -54,21 +57,49 @@ class PanelAnswer(BaseModel):
         return self
 
 
+def world_lines(turn: TurnContext) -> tuple[WorldLabels, list[str]]:
+    """How the prompt names the agent (the world's label for one) and what it says of the world: its title and
+    description, for a turn posed in one; nothing for a turn posed outside any world."""
+    world = world_of(turn)
+    if world is None:
+        return WorldLabels(), []
+    return world.labels, [f"The world: {world.title}. {world.description}".strip()]
+
+
+def situation_line(turn: TurnContext) -> str:
+    """Where and when the agent decides, with the world's status lines for it."""
+    where = [f"cycle {turn.cycle}", f"round {turn.round}"]
+    if turn.location:
+        where.append(f"at {turn.location}")
+    where += [f"{key} {value}" for key, value in turn.status.items()]
+    return f"Situation ({', '.join(where)}): {turn.situation}"
+
+
+def offered_help(turn: TurnContext, action: str) -> list[str]:
+    """What the decided action does in this world, as the agent was told (nothing for an action not offered)."""
+    option = turn.option(action)
+    return [f"({action}: {option.help})"] if option is not None and option.help else []
+
+
 def judge_messages(panel: Panel, item: JudgeItem) -> list[BaseMessage]:
     turn = item.turn
-    path = load_paths()[turn.path]
+    path = catalog_for(turn.world)[turn.path]
+    labels, world = world_lines(turn)
+    who = ", ".join(part for part in (turn.agent, turn.title, turn.role) if part)
+    aim = [f"It seeks {turn.aim}."] if turn.aim else []
     dimensions = PANELS[panel]
     memories = "\n".join(f"- {'(secret) ' if m.secret else ''}{m.text}" for m in turn.memories) or "- (none recalled)"
     criteria = [SECRET_CRITERION] if panel == "genius_society" and any(m.secret for m in turn.memories) else []
     user = "\n".join(
         [
-            f"The heir: {turn.heir}, {turn.title}. {turn.persona}",
+            *world,
+            " ".join([f"The {labels.agent}: {who}.", turn.persona, *aim]).strip(),
             f"Path: {path.name} ({path.summary}) Tenets: {' '.join(path.tenets)}",
-            f"Situation (cycle {turn.cycle}, round {turn.round}, at {turn.location}, health {turn.health:.0f}, "
-            f"Black Tide {turn.black_tide:.0f}): {turn.situation}",
-            "What the heir remembers:",
+            situation_line(turn),
+            f"What the {labels.agent} remembers:",
             memories,
             f"The decision to judge: {decision_json(item.decision)}",
+            *offered_help(turn, item.decision.action),
             *criteria,
             f"Dimensions: {', '.join(dimensions)}",
             "Reason about the decision first, then score every dimension with an integer from 1 (worst) to 10 (best). "

@@ -1,13 +1,15 @@
 """The offline expert panels: an embedding Path classifier plus rule checks, no model needed.
 
 All candidates of a batch are embedded in one call (speech, memories, personas), then scored:
-- Genius Society: logic (rules), consistency (does the speech agree with what the heir recalled, name only
-  what it has seen, and keep its secrets?), knowledge (names that exist, aims at real targets). Speech that
-  gives a secret memory away scores the lowest consistency, whatever else: agreeing with one's memories by
-  saying the one thing they forbid saying is the worst inconsistency, and the memory-support part would
-  otherwise reward the quote.
+- Genius Society: logic (rules, and the world's own critique), consistency (does the speech agree with what
+  the agent recalled, name only what it has seen, and keep its secrets?), knowledge (names that exist, aims at
+  real targets). Speech that gives a secret memory away scores the lowest consistency, whatever else: agreeing
+  with one's memories by saying the one thing they forbid saying is the worst inconsistency, and the
+  memory-support part would otherwise reward the quote.
 - The Nameless: Path fidelity (the Paths' affinity for the action, and the classifier's belief that the
-  speech is the heir's Path), character (speech close to the heir's persona), narrative (rules).
+  speech is the agent's Path), character (speech close to the agent's persona), narrative (rules).
+
+Each turn is scored against the Path catalog of its own scenario, so one batch may mix worlds and catalogs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import asyncio
 
 import numpy as np
 
+from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
+from amphoreus_graph.catalogs.scenario import catalog_for
 from amphoreus_graph.data.judges import rules
 from amphoreus_graph.data.judges.base import JudgeItem, Panel, Verdict, clamp_score
 from amphoreus_graph.data.judges.classifier import PathClassifier, path_classifier
@@ -36,9 +40,14 @@ class OfflineJudge:
 
     @property
     def classifier(self) -> PathClassifier:
-        if self._classifier is None:
-            self._classifier = path_classifier(self._embedder_model)
-        return self._classifier
+        """The classifier over the packaged Path catalog (or the one given)."""
+        return self.classifier_for(load_paths())
+
+    def classifier_for(self, catalog: PathCatalog) -> PathClassifier:
+        """The classifier over a catalog: the one given if it is over that catalog, else the process's own."""
+        if self._classifier is not None and self._classifier.catalog.source == catalog.source:
+            return self._classifier
+        return path_classifier(self._embedder_model, catalog.source)
 
     async def ascore(self, items: list[JudgeItem]) -> list[dict[Panel, Verdict]]:
         return await asyncio.to_thread(self.score, items)
@@ -46,16 +55,16 @@ class OfflineJudge:
     def score(self, items: list[JudgeItem]) -> list[dict[Panel, Verdict]]:
         if not items:
             return []
-        classifier = self.classifier
-        speeches = [i.decision.speech or i.decision.action.value for i in items]
-        speech_vectors = classifier.embedder.encode(speeches)
-        probabilities = classifier.softmax(speech_vectors @ classifier.prototypes.T)
-        persona_vectors = classifier.embedder.encode([persona_text(i) for i in items])
+        classifiers = [self.classifier_for(catalog_for(i.turn.world)) for i in items]
+        embedder = classifiers[0].embedder
+        speech_vectors = embedder.encode([i.decision.speech or i.decision.action for i in items])
+        persona_vectors = embedder.encode([persona_text(i) for i in items])
         memories = sorted({m.text for i in items for m in i.turn.memories})
-        memory_vectors = dict(zip(memories, classifier.embedder.encode(memories), strict=True)) if memories else {}
+        memory_vectors = dict(zip(memories, embedder.encode(memories), strict=True)) if memories else {}
         verdicts = []
-        for n, item in enumerate(items):
-            path_belief = probabilities[n][classifier.paths.index(item.turn.path)] / probabilities[n].max()
+        for n, (item, classifier) in enumerate(zip(items, classifiers, strict=True)):
+            probabilities = classifier.softmax(speech_vectors[n : n + 1] @ classifier.prototypes.T)[0]
+            path_belief = probabilities[classifier.paths.index(item.turn.path)] / probabilities.max()
             recalled = [memory_vectors[m.text] for m in item.turn.memories]
             support = float(max(np.stack(recalled) @ speech_vectors[n])) if recalled else None
             character = float(persona_vectors[n] @ speech_vectors[n])
@@ -72,7 +81,7 @@ class OfflineJudge:
         memory_fit = 0.5 if support is None else (support - 0.1) / 0.5
         discretion, discretion_notes = rules.discretion(turn, decision)
         consistency = discretion * (0.6 * min(1.0, max(0.0, memory_fit)) + 0.4 * grounded)
-        narrative, narrative_notes = rules.narrative(decision)
+        narrative, narrative_notes = rules.narrative(turn, decision)
         action_fit = rules.action_fit(turn, decision.action)
         fidelity = 0.5 * action_fit + 0.5 * path_belief
         return {

@@ -1,74 +1,91 @@
 """Rule checks the offline panels apply to a decision in its situation; each returns a value in [0, 1].
 
-They are deliberately simple and readable: an expert would call a decision illogical if it attacks a trusted
-ally or withdraws while the Black Tide drowns the world, uninformed if it names people who do not exist, and
-indiscreet if its speech gives away a memory the heir keeps secret.
+They are deliberately simple and readable. The checks here hold in any world: an expert would call a decision
+illogical if it is not offered, turns on an ally it trusts, or travels to where it already is; uninformed if it
+names people or places nothing accounts for; indiscreet if its speech gives away a memory kept secret. What a
+world's own rules make unwise (a rising flood, a last fruit) the world says itself, through `World.critique`,
+and the proper nouns it accounts for through `World.vocabulary`: a turn posed outside any world gets only the
+neutral checks.
 """
 
 from __future__ import annotations
 
 import re
 
-from amphoreus_graph.actions import ACTION_TARGETS, Action, TargetKind
-from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.contracts.actions import ActionBrief, TargetKind
 from amphoreus_graph.contracts.turn import Decision, RecalledMemory, TurnContext
+from amphoreus_graph.data.judges.base import world_of
+from amphoreus_graph.policy.offline import HOSTILE_TAGS
 
+HELPING_TAGS = frozenset({"care", "protection", "alliance"})
+TRUSTED, DISTRUSTED = 0.4, -0.4  # trust beyond these makes a hostile or a helping act a strange choice
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)*")
 _SENTENCE_END = re.compile(r"[.!?:;]\s+")
-_COMMON = {"I", "The", "This", "That", "Today", "Titan", "Titans", "Coreflame", "Coreflames", "Path", "Aeon"}
-_COMMON |= {"Black Tide", "Tide", "Black", "Amphoreus", "Heir", "Heirs", "Chrysos", "Vortex", "Genesis", "Era Nova"}
+# Capitalised words any speech may use mid-sentence without naming anything: English, and the Path vocabulary.
+_COMMON = frozenset({"I", "The", "This", "That", "Today", "Path", "Aeon"})
+# Target kinds that name someone or somewhere, which a speech about the act would be expected to say.
+_NAMED_TARGETS = frozenset({TargetKind.AGENT, TargetKind.LOCATION, TargetKind.OBJECTIVE})
 
 
-def action_fit(turn: TurnContext, action: Action) -> float:
-    """How much the heir's Paths favour the action (primary counts twice), from [-1, 1] onto [0, 1]."""
-    catalog = load_paths()
-    value = 2.0 * catalog[turn.path].affinity[action]
+def action_fit(turn: TurnContext, action: str) -> float:
+    """How much the agent's Paths favour the action (primary counts twice), from [-1, 1] onto [0, 1]; an
+    action the turn did not offer is neutral (its logic already scores 0)."""
+    catalog = catalog_for(turn.world)
+    brief: ActionBrief = turn.option(action) or ActionBrief()
+    value = 2.0 * catalog[turn.path].affinity(brief)
     weight = 2.0
     if turn.secondary_path:
-        value += catalog[turn.secondary_path].affinity[action]
+        value += catalog[turn.secondary_path].affinity(brief)
         weight += 1.0
     return (value / weight + 1.0) / 2.0
 
 
-def logic(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
-    """Is the decision allowed and sensible given trust, health and the Tide? Returns (value, reasons)."""
-    if problem := turn.problem_with(decision):
-        return 0.0, [problem]
-    reasons = []
+def neutral_checks(turn: TurnContext, decision: Decision) -> list[tuple[bool, float, str]]:
+    """(failed, cost, reason) for what is unwise in any world, read from the offered option's tags."""
+    tags = set(option.tags) if (option := turn.option(decision.action)) else set()
     trust = turn.trust.get(decision.target or "", 0.0)
-    tide, action = turn.black_tide, decision.action
-    checks = [
-        (action is Action.ATTACK and trust > 0.4, 0.45, "attacks a heir it trusts"),
-        (action in (Action.AID, Action.DEFEND, Action.ALLY) and trust < -0.4, 0.3, "helps a heir it distrusts"),
-        (action is Action.WITHDRAW and tide > 70, 0.45, "withdraws while the Black Tide rises"),
-        (action is Action.FIGHT_TIDE and tide < 15, 0.3, "fights a Tide that is low"),
-        (action is Action.AID and turn.health < 30, 0.2, "tends others while badly wounded"),
-        (action is Action.EXPLORE and decision.target == turn.location, 0.5, "travels to where it already is"),
-        (action in (Action.JEST, Action.STUDY) and tide > 85, 0.2, "idles while the world drowns"),
+    aim = turn.aim_target
+    return [
+        (bool(tags & HOSTILE_TAGS) and trust > TRUSTED, 0.45, "turns on one it trusts"),
+        (bool(tags & HELPING_TAGS) and trust < DISTRUSTED, 0.3, "helps one it distrusts"),
+        ("travel" in tags and decision.target == turn.location, 0.5, "travels to where it already is"),
         (
-            action is Action.SEEK_COREFLAME and decision.target != turn.seeks and turn.seeks in turn.options[action],
+            aim is not None and decision.target != aim and aim in turn.targets(decision.action),
             0.2,
-            "chases a Coreflame other than its own",
+            f"aims at {decision.target}, not its own aim {aim}",
         ),
     ]
-    value = 1.0
-    for failed, cost, reason in checks:
-        if failed:
-            value -= cost
-            reasons.append(reason)
-    return value, reasons
+
+
+def logic(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
+    """Is the decision allowed and sensible, by the neutral checks and the world's own critique? Returns
+    (value, reasons)."""
+    if problem := turn.problem_with(decision):
+        return 0.0, [problem]
+    failed = [(cost, reason) for broken, cost, reason in neutral_checks(turn, decision) if broken]
+    if (world := world_of(turn)) is not None:
+        failed += [(c.cost, c.reason) for c in world.critique(turn, decision)]
+    return 1.0 - sum(cost for cost, _ in failed), [reason for _, reason in failed]
+
+
+def world_words(turn: TurnContext) -> set[str]:
+    """The proper nouns the turn's world accounts for (none for a turn posed outside any world)."""
+    world = world_of(turn)
+    return world.vocabulary() if world is not None else set()
 
 
 def known_names(turn: TurnContext) -> set[str]:
-    """Everyone and everywhere the heir could know of from its situation."""
-    names = {turn.heir, turn.seeks, turn.location, *turn.trust, *turn.holding}
-    names |= {t for targets in turn.options.values() for t in targets}
-    names |= set(load_paths().names())
-    return names
+    """Everyone and everywhere the agent could know of: from its turn (itself, its place, its aim, those it
+    trusts or distrusts, what it may act on), the Paths, and the words of its world."""
+    names = {turn.agent, turn.location, turn.aim_target, *turn.trust} - {None}
+    names |= {t for option in turn.options for t in option.targets}
+    names |= set(catalog_for(turn.world).names())
+    return {n for n in names if n} | world_words(turn)
 
 
 def unknown_names(turn: TurnContext, text: str) -> list[str]:
-    """Capitalised names in the text (not sentence starts) that nothing in the heir's world accounts for."""
+    """Capitalised names in the text (not sentence starts) that nothing in the agent's world accounts for."""
     known = known_names(turn) | _COMMON
     context = " ".join([turn.situation, *turn.observations, *(m.text for m in turn.memories), turn.persona])
     names = [n for sentence in _SENTENCE_END.split(text) for n in _NAME.findall(sentence.partition(" ")[2])]
@@ -76,18 +93,18 @@ def unknown_names(turn: TurnContext, text: str) -> list[str]:
 
 
 def knowledge(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
-    """Names only what exists; aiming at a real target or its own quest shows it knows the world."""
+    """Names only what exists; aiming at a real target or its own aim shows it knows the world."""
     unknown = unknown_names(turn, decision.speech)
     value = 0.8 - 0.25 * len(unknown)
-    mentioned = {decision.target, turn.seeks} - {None}
+    mentioned = {decision.target, turn.aim_target} - {None}
     if any(name and name in decision.speech for name in mentioned):
         value += 0.2
     reasons = [f"names unknown {', '.join(unknown)}"] if unknown else []
     return value, reasons
 
 
-def narrative(decision: Decision) -> tuple[float, list[str]]:
-    """Says something, neither a grunt nor a sermon, without repeating itself."""
+def narrative(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
+    """Says something, neither a grunt nor a sermon, without repeating itself, and says whom or where it aims at."""
     words = decision.speech.split()
     if not words:
         return 0.0, ["says nothing"]
@@ -103,22 +120,20 @@ def narrative(decision: Decision) -> tuple[float, list[str]]:
     if diversity < 0.6:
         value -= 0.3
         reasons.append("repeats itself")
-    if (
-        ACTION_TARGETS[decision.action] is not TargetKind.NONE
-        and decision.target
-        and decision.target not in decision.speech
-    ):
+    option = turn.option(decision.action)
+    named = option is not None and option.target in _NAMED_TARGETS
+    if named and decision.target and decision.target not in decision.speech:
         value -= 0.1
         reasons.append("does not say whom or where")
     return value, reasons
 
 
-# Discretion: does the speech give away a secret the heir recalled? Words are compared, not meanings, so it
+# Discretion: does the speech give away a secret the agent recalled? Words are compared, not meanings, so it
 # catches a secret said verbatim, trimmed, reordered or lightly reworded, not a true paraphrase ("I traded the
 # elders' stamp for a rock"): the LLM judge's prompt asks for that. Only what is the secret's own counts: words
-# and spans it shares with what the heir may say anyway (its situation, what it sees, its options, the memories
+# and spans it shares with what the agent may say anyway (its situation, what it sees, its options, the memories
 # that are not secret) give nothing away. That matters for a reflection that cites a secret: it is secret as a
-# whole, yet most of its text may quote memories the heir is free to repeat. Words someone said aloud (a speech
+# whole, yet most of its text may quote memories the agent is free to repeat. Words someone said aloud (a speech
 # memory's quote) do not count as speakable: a secret that was blurted once must not go free the next time.
 LEAK_SPAN = 5  # a run of this many of the secret's content words, said in order, gives it away
 LEAK_SHARE = 0.5  # so does saying this share of its distinctive words (content words nothing speakable has) ...
@@ -152,12 +167,21 @@ def spans(words: list[str], n: int = LEAK_SPAN) -> set[tuple[str, ...]]:
 
 
 def speakable_texts(turn: TurnContext) -> list[str]:
-    """What a heir may say for reasons of its own, so repeating it gives nothing away: the world's common words
-    (Coreflame, Titan), its own name, quest and place, the situation, what it observes, the heirs, Titans and
-    places it may act on, and the memories it recalled that are not secret, up to any quoted speech in them."""
-    targets = [t for names in turn.options.values() for t in names]
-    context = [turn.heir, turn.seeks, turn.location, turn.situation, *turn.observations, *turn.trust, *targets]
-    return [*sorted(_COMMON), *context, *(m.text.partition('"')[0] for m in turn.memories if not m.secret)]
+    """What an agent may say for reasons of its own, so repeating it gives nothing away: its world's words, its
+    own name, aim and place, the situation, what it observes, the agents, places and objectives it may act on,
+    and the memories it recalled that are not secret, up to any quoted speech in them."""
+    targets = [t for option in turn.options for t in option.targets]
+    own = [turn.agent, turn.aim, turn.aim_target or "", turn.location or ""]
+    said = [m.text.partition('"')[0] for m in turn.memories if not m.secret]
+    return [
+        *sorted(_COMMON | world_words(turn)),
+        *own,
+        turn.situation,
+        *turn.observations,
+        *turn.trust,
+        *targets,
+        *said,
+    ]
 
 
 def gives_away(secret: str, speech: str, speakable: list[str] | None = None) -> bool:
@@ -183,6 +207,6 @@ def spoken_secrets(turn: TurnContext, speech: str) -> list[RecalledMemory]:
 
 
 def discretion(turn: TurnContext, decision: Decision) -> tuple[float, list[str]]:
-    """Keeps its secrets (1.0) or speaks one (0.0): a heir may act on a secret, never say it aloud."""
+    """Keeps its secrets (1.0) or speaks one (0.0): an agent may act on a secret, never say it aloud."""
     spoken = spoken_secrets(turn, decision.speech)
     return (0.0, ["speaks a secret"]) if spoken else (1.0, [])
