@@ -66,23 +66,61 @@ def paths(
 @one_line_errors
 def scenarios() -> None:
     """List the packaged scenarios and their worlds (any YAML file works too: --scenario PATH.yaml)."""
-    from amphoreus_graph.catalogs.scenario import load_scenario, packaged_scenarios
+    console.print(_scenarios_table())
 
-    table = Table(title="Scenarios")
-    for column in ("Name", "World", "Title", "Agents", "Paths", "Actions", "Rounds/cycle"):
+
+@app.command()
+@one_line_errors
+def worlds() -> None:
+    """The kinds of world a scenario may name (`world:`), and the packaged scenarios of each world."""
+    from amphoreus_graph.catalogs.scenario import registered_worlds
+
+    kinds = Table(title="Kinds of world (a scenario's `world:`; also module:attr or file.py:attr)")
+    for column in ("world:", "provided by"):
+        kinds.add_column(column)
+    for name, entry in sorted(registered_worlds().items()):
+        kinds.add_row(name, entry.value)
+    console.print(kinds)
+    console.print(_scenarios_table())
+    console.print("make your own: amphoreus new-world NAME (a commented starter; docs/worlds.md walks through it)")
+
+
+def _scenarios_table() -> Table:
+    from amphoreus_graph.onboarding import packaged_worlds
+
+    table = Table(title="Packaged scenarios")
+    for column in ("Name", "World", "Folder", "Title", "Agents", "Actions", "Rounds/cycle"):
         table.add_column(column)
-    for name in packaged_scenarios():
-        s = load_scenario(name)
+    for entry in packaged_worlds():
         table.add_row(
-            name,
-            s.settings.world,
-            s.title,
-            f"{len(s.agents)} {s.world.labels.agents}",
-            str(len({a.path for a in s.agents})),
-            str(len(s.world.actions)),
-            str(s.rounds_per_cycle),
+            entry.scenario,
+            entry.kind,
+            entry.folder,
+            entry.title,
+            entry.agents,
+            str(entry.actions),
+            str(entry.rounds),
         )
-    console.print(table)
+    return table
+
+
+@app.command("new-world")
+@one_line_errors
+def new_world(
+    name: Annotated[str, typer.Argument(help="the new world's name: a short lowercase identifier")],
+    where: Annotated[Path, typer.Option(help="the folder to write NAME/ into")] = Path("."),
+) -> None:
+    """Write a commented starter world (scenario YAML, seed memories, README card) that runs as written."""
+    from amphoreus_graph.onboarding import write_starter
+
+    written = write_starter(name, where)
+    for path in written:
+        console.print(f"wrote {path}", highlight=False)
+    console.print(
+        f"run it: amphoreus simulate --scenario {written[0]} --cycles 2 --rounds 8\n"
+        "then make it yours: docs/worlds.md (a walk-through) and docs/worlds-kit.md (every field)",
+        highlight=False,
+    )
 
 
 @app.command()

@@ -135,10 +135,10 @@ class Scenario:
 
 def packaged_scenarios() -> dict[str, Path]:
     """Scenarios shipped with the package, by name: each world folder's top-level YAML files (data files a
-    world keeps beside them start with `_` or live in a subfolder)."""
+    world keeps beside them, and folders that are not worlds, start with `_` or live in a subfolder)."""
     found: dict[str, Path] = {}
     for folder in resources.files("amphoreus_graph.worlds").iterdir():
-        if folder.is_dir():
+        if folder.is_dir() and not folder.name.startswith("_"):
             for entry in folder.iterdir():
                 if entry.name.endswith(".yaml") and not entry.name.startswith("_"):
                     found[Path(str(entry)).stem] = Path(str(entry))
@@ -250,8 +250,9 @@ def _check(scenario: Scenario) -> None:
         raise ScenarioError(
             f"{where}: agents: duplicate agent names {shown} (after Unicode normalisation, NFC); expected unique names"
         )
+    known_tags = set(catalog.tags) | set(getattr(scenario.world, "tags", None) or {})  # a world may add its own
     for name, action in scenario.world.actions.items():
-        if strange := sorted(set(action.tags) - set(catalog.tags)):
+        if strange := sorted(set(action.tags) - known_tags):
             raise ScenarioError(
                 f"{where}: actions.{name}.tags: unknown tags {strange}; expected tags from {sorted(catalog.tags)}"
             )
