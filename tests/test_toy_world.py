@@ -20,7 +20,7 @@ from amphoreus_graph.society.runner import RunConfig, Simulation
 
 TOY = str(Path(__file__).parent / "worlds" / "toy" / "toy.yaml")
 DEFAULT_WORLD = re.compile(
-    r"amphoreus|chrysos|coreflame|titan|black tide|lycurgus|vortex|flame-chase|era nova|okhema|\bheirs?\b", re.I
+    r"amphoreus(?![-_]graph)|chrysos|coreflame|titan|black tide|lycurgus|vortex|flame-chase|era nova|okhema|\bheirs?\b", re.I
 )
 
 
@@ -75,3 +75,29 @@ def test_the_scepter_runs_two_worlds_in_one_run(tmp_path):
     for name, world in worlds.items():
         samples = read_samples(tmp_path / "mixed" / "societies" / name / "samples")
         assert samples and {s.world for s in samples} == {world}
+
+
+def test_the_experts_judge_the_toy_worlds_turns(toy_run, cli, tmp_path):
+    code, out, err = cli("judge", str(toy_run), "--out", str(tmp_path / "judged"), "--max-turns", "6", "-k", "2")
+    assert code == 0, out + err
+    judged = (tmp_path / "judged" / "judgements.jsonl").read_text(encoding="utf-8")
+    assert judged.count("\n") == 6 and "toy-garden" in judged
+    assert not DEFAULT_WORLD.findall(judged + (tmp_path / "judged" / "dpo.jsonl").read_text(encoding="utf-8"))
+
+
+def test_the_benchmark_poses_its_items_in_the_toy_world(cli, tmp_path):
+    code, out, err = cli(
+        "bench", "--model", "offline", "--scenario", TOY, "--tasks", "all", "--split", "heldout",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, out + err
+    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert board["settings"]["scenario"] == TOY and board["models"][0]["pes_score"] > 0
+
+
+def test_the_report_shows_the_toy_world_in_its_own_words(toy_run, cli):
+    code, out, err = cli("report", str(toy_run))
+    assert code == 0, out + err
+    page = (toy_run / "report.html").read_text(encoding="utf-8")
+    assert "The Little Garden" in page and "fruit on the tree" in page
+    assert not DEFAULT_WORLD.findall(page)
