@@ -1,8 +1,10 @@
 """ScriptedChatModel: a deterministic stand-in chat model for tests and benchmarks (not a real LLM).
 
 It reads the options from the prompt and answers with a valid Decision as JSON (asked to judge: seeded 1-10
-scores for the dimensions the prompt lists; asked to choose: a seeded choice), after an optional latency;
-seeded fractions of calls raise or return malformed text, to exercise the fault handling. With
+scores for the dimensions the prompt lists; asked to choose: a seeded choice; asked to resolve a round as a
+world's game master: a plain resolution derived from the round's decisions, see `_resolve_round`), after an
+optional latency; seeded fractions of calls raise or return malformed text, and its first `garbage_replies`
+replies are garbage, to exercise the fault handling (the repair pass, then the fallback). With
 `quote_memories` it is a careless speaker: its speech quotes the first memory the prompt lists, secret or
 not, as a model that ignores its instructions would (what the judges' discretion check must catch).
 LangChain's own fakes lack `bind_tools`/structured output, hence this one.
@@ -22,12 +24,17 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 _CHOICES = re.compile(r"^Choose one of: (?P<names>.+)$", re.MULTILINE)
 _DIMENSIONS = re.compile(r"^Dimensions: (?P<names>.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^- (?P<action>[a-z_]+)(?: \[(?P<targets>[^\]]*)\])?:", re.MULTILINE)
 _MEMORY = re.compile(r"^- \(cycle \d+, round \d+\)(?: \([^)]*\))? (?P<text>.+)$", re.MULTILINE)
+# A game master's prompt (amphoreus_graph/worlds/gm/prompt.py): its marker line, and its state and decisions as
+# one-line JSON after these labels.
+_GAME_MASTER = re.compile(r"^Resolve this round as the game master\.$", re.MULTILINE)
+_GM_BLOCK = re.compile(r"^(?P<label>STATE|DECISIONS): (?P<json>.+)$", re.MULTILINE)
+_GARBAGE = "I would rather not answer in JSON today."
 
 
 class ScriptedFailure(RuntimeError):
@@ -40,7 +47,9 @@ class ScriptedChatModel(BaseChatModel):
     malformed_rate: float = 0.0
     seed: int = 0
     quote_memories: bool = False
+    garbage_replies: int = Field(default=0, ge=0, description="the first N replies are garbage, whatever is asked")
     _calls: Counter[str] = PrivateAttr(default_factory=Counter)
+    _served: int = PrivateAttr(default=0)
 
     @property
     def _llm_type(self) -> str:
@@ -53,8 +62,11 @@ class ScriptedChatModel(BaseChatModel):
         draw = _unit(f"{self.seed}|{key}|{self._calls[key]}")
         if draw < self.fail_rate:
             raise ScriptedFailure("scripted model failure")
-        if draw < self.fail_rate + self.malformed_rate:
-            content = "I would rather not answer in JSON today."
+        self._served += 1
+        if draw < self.fail_rate + self.malformed_rate or self._served <= self.garbage_replies:
+            content = _GARBAGE
+        elif _GAME_MASTER.search(prompt):
+            content = json.dumps(_resolve_round(prompt))
         elif choices := _CHOICES.search(prompt):
             names = choices["names"].split(", ")
             content = json.dumps({"choice": names[int(key[:8], 16) % len(names)]})
@@ -109,3 +121,31 @@ def _judge(dimensions: list[str], key: str) -> dict[str, Any]:
     """Seeded scores from 2 to 9 for each dimension asked about, after a token of reasoning."""
     scores = {d: 2 + int(_unit(f"{key}|{d}") * 8) for d in dimensions}
     return {"reasoning": "scripted judgement", "scores": scores}
+
+
+def _resolve_round(prompt: str) -> dict[str, Any]:
+    """A game master's plain resolution of the round its prompt shows: one event per decision (its target involved
+    when that is an agent), a move for each decision the rules allow that aims at a place, and the clock nudged up
+    by 1 where its range allows. Valid for any world, so the world's own rules take it from there."""
+    blocks = {m["label"]: json.loads(m["json"]) for m in _GM_BLOCK.finditer(prompt)}
+    state: dict[str, Any] = blocks.get("STATE", {})
+    events: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
+    for decision in blocks.get("DECISIONS", []):
+        agent, target, kind = decision["agent"], decision.get("target"), decision.get("target_kind")
+        deed = decision["action"].replace("_", " ") + (f" ({target})" if target else "")
+        events.append(
+            {
+                "actor": agent,
+                "text": f"{agent} set out to {deed}, and the game master let it be so.",
+                "involved": [target] if kind == "agent" and target else [],
+                "public": False,
+                "importance": 3,
+            }
+        )
+        if kind == "location" and target and not decision.get("refused"):
+            changes.append({"type": "move", "agent": agent, "to": target})
+    clock = state.get("clock")
+    if clock and clock["value"] + 1 <= clock["max"]:
+        changes.append({"type": "clock", "delta": 1})
+    return {"events": events, "changes": changes}

@@ -27,13 +27,14 @@ class MalformedOutput(ValueError):
 ReplyT = TypeVar("ReplyT", bound=BaseModel)
 
 
-def parse_reply(text: str, model: type[ReplyT]) -> ReplyT:
-    """The JSON object in a reply (between its first `{` and last `}`), validated as `model`."""
+def parse_reply(text: str, model: type[ReplyT], context: Any = None) -> ReplyT:
+    """The JSON object in a reply (between its first `{` and last `}`), validated as `model` (`context`: what its
+    validators check names against, e.g. a world's vocabulary)."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         raise MalformedOutput("the reply holds no JSON object")
     try:
-        return model.model_validate_json(text[start : end + 1])
+        return model.model_validate_json(text[start : end + 1], context=context)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise MalformedOutput(f"{'.'.join(map(str, first['loc'])) or 'reply'}: {first['msg']}") from None

@@ -21,14 +21,15 @@ _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
 
 
 def _scripted(options: str) -> ScriptedChatModel:
-    """`scripted:latency=0.5,fail=0.3,malformed=0.2,seed=1,quote=1` (all optional; quote=1: speech quotes the first
-    memory in the prompt, secret or not)."""
+    """`scripted:latency=0.5,fail=0.3,malformed=0.2,seed=1,quote=1,garbage=2` (all optional; quote=1: speech quotes
+    the first memory in the prompt, secret or not; garbage=N: the model's first N replies are garbage)."""
     names = {
         "latency": "latency_s",
         "fail": "fail_rate",
         "malformed": "malformed_rate",
         "seed": "seed",
         "quote": "quote_memories",
+        "garbage": "garbage_replies",
     }
     values: dict[str, float] = {}
     for item in filter(None, options.split(",")):
@@ -78,11 +79,20 @@ def resolve_model(
 
 
 def chat_caller(
-    spec: str, *, base_url: str | None = None, temperature: float | None = None, max_concurrency: int = 16
+    spec: str,
+    *,
+    base_url: str | None = None,
+    temperature: float | None = None,
+    max_concurrency: int = 16,
+    timeout_s: float = 60.0,
+    attempts: int = 3,
 ) -> ChatCaller:
-    """A `--model` string as a chat model behind the shared retry/timeout machinery (for judges)."""
+    """A `--model` string as a chat model behind the shared retry/timeout machinery (for judges and a world's
+    game master)."""
     chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
-    return ChatCaller(chat, max_concurrency=max_concurrency, backoff_s=_backoff_s(chat))
+    return ChatCaller(
+        chat, max_concurrency=max_concurrency, timeout_s=timeout_s, attempts=attempts, backoff_s=_backoff_s(chat)
+    )
 
 
 def _backoff_s(chat: BaseChatModel) -> float:

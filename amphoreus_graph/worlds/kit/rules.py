@@ -202,6 +202,12 @@ class Round:
         self._contests()
         for name, decision in self.valid.items():
             self._act(name, decision)
+        self.finish(round_limit)
+
+    def finish(self, round_limit: int) -> None:
+        """What ends every round, however its actions were resolved (by the kit, or by a game master that
+        changed `s` itself): journeys, regrowth, the clock's rise, thresholds firing, endings."""
+        self.s.limit = round_limit
         self._journeys()
         self._regrow()
         if self.w.spec.clock is not None:
@@ -209,6 +215,21 @@ class Round:
         self._thresholds()
         if self.s.outcome is None:
             self.s.outcome = self._ending(round_limit)
+
+    def settle(self, agent: str) -> list[str]:
+        """After a change made outside any action (a game master's): an agent whose vital stat is at its min
+        falls as an effect would make it, what it holds dropped or lost. The sentences that tell it (none: it
+        still stands)."""
+        ctx = _Ctx(
+            actor=agent,
+            decision=Decision(action=""),
+            decl=self.w.spec.actions[0],
+            target=None,
+            objective=None,
+            location=self.where[agent] or "",
+        )
+        self._maybe_fall(ctx, agent, None)
+        return ctx.sentences
 
     def _shields(self) -> None:
         for name, decision in self.valid.items():
