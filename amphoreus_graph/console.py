@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from amphoreus_graph.data.samples import skipping_bad_rows
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.society.samples import skipping_bad_rows
 
 console = Console()
 err_console = Console(stderr=True)

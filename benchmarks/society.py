@@ -48,11 +48,11 @@ from bench_common import environment, publish
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.data.samples import ShardWriter
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.store import ChromaMemory, NullMemory, open_chroma
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
+from amphoreus_graph.society.samples import ShardWriter
 from amphoreus_graph.society.services import build_memory
 
 RESULTS = Path(__file__).resolve().parent / "results" / "society.json"

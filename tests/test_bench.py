@@ -169,9 +169,9 @@ def test_a_turncoat_breaks_at_the_first_turn():
 def test_exports_drop_rows_that_quote_a_benchmark_item(tmp_path, cli):
     import asyncio
 
-    from amphoreus_graph.data.samples import ShardWriter, read_samples
     from amphoreus_graph.memory.store import NullMemory
     from amphoreus_graph.society.runner import RunConfig, Simulation
+    from amphoreus_graph.society.samples import ShardWriter, read_samples
 
     run = tmp_path / "run"
     asyncio.run(Simulation(RunConfig(scenario="trio", cycles=1, rounds=2, seed=1, out=run), memory=NullMemory()).run())

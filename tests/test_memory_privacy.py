@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from amphoreus_graph.catalogs.scenario import packaged_scenarios
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
-from amphoreus_graph.data.samples import read_samples
 from amphoreus_graph.memory.store import ChromaMemory
+from amphoreus_graph.society.samples import read_samples
 from tests.privacy_cases import ADVERSARIAL_NAMES, Case, as_case, run_case, society_pair
 
 HEIRS = ["Aglaea", "Cyrene", "Phainon", "Castorice", "Mydeimos"]

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from amphoreus_graph.catalogs.scenario import load_scenario
-from amphoreus_graph.data.samples import read_samples
+from amphoreus_graph.society.samples import read_samples
 from tests.conftest import REPO
 
 TUTORIAL = REPO / "docs" / "tutorial" / "valley"

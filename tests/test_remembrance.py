@@ -10,10 +10,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.memory.importance import ModelImportance, PathImportance
-from amphoreus_graph.society.inspect import inspect_recall
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.society.inspect import inspect_recall
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
 TRIO = load_scenario("trio")

@@ -12,8 +12,8 @@ import pytest
 from markupsafe import escape
 
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.data.samples import read_samples
 from amphoreus_graph.society.chronicle import iter_chronicle
+from amphoreus_graph.society.samples import read_samples
 from tests.test_toy_world import DEFAULT_WORLD, TOY
 
 SECTIONS = ("overview", "timeline", "trust", "alignment", "memory", "samples", "leaderboard", "transcript")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from amphoreus_graph.data.samples import iter_samples
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
 from amphoreus_graph.scepter.ray_engine import batches
 from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.samples import iter_samples
 
 TRIO = ["Cyrene", "Phainon", "Anaxagoras"]
 

@@ -277,7 +277,7 @@ def test_the_secrecy_agent_never_says_her_shipped_secret_in_60_turns_of_a_real_s
     seed, often as her best memory (where the policy used to quote it), yet never says it, so no agent who hears
     her ever comes to remember it; the offline judges find no spoken secret in any turn."""
     from amphoreus_graph.data.judges import rules
-    from amphoreus_graph.data.samples import read_samples
+    from amphoreus_graph.society.samples import read_samples
 
     shipped = yaml.safe_load((WORLD / "seeds" / "amphoreus" / "heirs.yaml").read_text(encoding="utf-8"))
     assert {"text": SEAL, "agents": ["Cifera"], "secret": True}.items() <= next(

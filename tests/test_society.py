@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from amphoreus_graph.data.samples import ShardWriter, read_samples
 from amphoreus_graph.memory.store import NullMemory
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
+from amphoreus_graph.society.samples import ShardWriter, read_samples
 
 
 async def _events(sim: Simulation) -> list[dict]:
@@ -68,8 +68,8 @@ async def test_same_seed_same_name_gives_identical_samples_and_summary(tmp_path,
 
 
 def test_shard_writer_is_exactly_once_on_replay(tmp_path):
-    from amphoreus_graph.data.samples import Sample
     from amphoreus_graph.contracts.turn import Decision
+    from amphoreus_graph.society.samples import Sample
 
     def sample(round_: int, heir: str) -> Sample:
         return Sample(

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from amphoreus_graph.data.samples import read_samples
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.society.chronicle import iter_chronicle
 from amphoreus_graph.society.runner import RunConfig, Simulation
+from amphoreus_graph.society.samples import read_samples
 
 TOY = str(Path(__file__).parent / "worlds" / "toy" / "toy.yaml")
 DEFAULT_WORLD = re.compile(

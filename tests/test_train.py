@@ -14,13 +14,13 @@ import pytest
 from amphoreus_graph.bench.items import ChoiceItem, load_items
 from amphoreus_graph.bench.tasks.path_choice import choice_turn
 from amphoreus_graph.data.export import export_sft
-from amphoreus_graph.data.samples import iter_samples
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.memory.store import NullMemory
 from amphoreus_graph.policy.llm import MalformedOutput, parse_decision
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
+from amphoreus_graph.society.samples import iter_samples
 from amphoreus_graph.train.configs import PretrainConfig
 from amphoreus_graph.train.constrained import _closing_quote, _unescape
 from amphoreus_graph.train.corpus import read_sft_rows

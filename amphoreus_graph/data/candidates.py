@@ -15,8 +15,8 @@ from amphoreus_graph.catalogs.paths import PathCatalog
 from amphoreus_graph.catalogs.scenario import catalog_for
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, Policy, TurnContext
-from amphoreus_graph.data.samples import Sample
 from amphoreus_graph.policy.offline import OfflinePathPolicy
+from amphoreus_graph.society.samples import Sample
 
 Origin = Literal["original", "in_path", "off_path", "sampled"]
 

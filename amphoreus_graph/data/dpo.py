@@ -22,9 +22,9 @@ from pydantic import BaseModel, Field
 from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
-from amphoreus_graph.data.samples import iter_rows
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.prompt import decision_json
+from amphoreus_graph.society.samples import iter_rows
 
 JUDGEMENTS_FILE = "judgements.jsonl"
 DPO_FILE = "dpo.jsonl"

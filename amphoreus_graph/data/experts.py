@@ -35,9 +35,9 @@ from amphoreus_graph.data.dpo import (
     write_dpo,
 )
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
-from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.samples import Sample, iter_samples
 from amphoreus_graph.society.services import SocietySettings
 
 JSON = dict[str, Any]

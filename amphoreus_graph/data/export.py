@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.bench.contamination import is_contaminated
-from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.society.samples import Sample, iter_samples
 
 Format = Literal["jsonl", "parquet"]
 

@@ -19,12 +19,12 @@ from pydantic import BaseModel, Field, ValidationError
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.contracts.world import CycleEnd, Gauge, WorldLabels, WorldView
-from amphoreus_graph.data.samples import Sample, iter_samples
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
 from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
 from amphoreus_graph.society.recurrence import cycle_summary
 from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.samples import Sample, iter_samples
 
 M = TypeVar("M", bound=BaseModel)
 LEADERBOARD_PLACES = ("leaderboard.json", "bench/leaderboard.json")
@@ -355,8 +355,8 @@ def path_alignment(samples: list[Sample]) -> dict[str, dict[int, float]]:
 
 def _memory_view(run: Path, agents: list[str]) -> tuple[MemoryView | None, str]:
     """What the store holds now; a store in use by a live run (or an unreachable server) is skipped, said so."""
-    from amphoreus_graph.society.inspect import run_memory
     from amphoreus_graph.memory.records import PUBLIC
+    from amphoreus_graph.society.inspect import run_memory
 
     try:
         with run_memory(run) as (_, memory):

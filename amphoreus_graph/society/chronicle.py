@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from amphoreus_graph.atomic import append_at
 from amphoreus_graph.contracts.memory import MemoryEvent
 from amphoreus_graph.contracts.world import WorldView
-from amphoreus_graph.data.samples import iter_shards, json_line, shard_name
+from amphoreus_graph.society.samples import iter_shards, json_line, shard_name
 
 CHRONICLE_DIR = "chronicle"
 

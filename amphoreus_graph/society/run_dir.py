@@ -11,9 +11,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from amphoreus_graph.data.samples import SAMPLES_DIR
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.society.chronicle import CHRONICLE_DIR
+from amphoreus_graph.society.samples import SAMPLES_DIR
 
 CONFIG_FILE = "config.json"
 CHECKPOINT_FILE = "checkpoint.sqlite"

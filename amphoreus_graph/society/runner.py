@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field, ValidationError
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Policy
-from amphoreus_graph.data.samples import SAMPLES_DIR, ShardWriter, count_rows
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
@@ -43,6 +42,7 @@ from amphoreus_graph.society.run_dir import (
     prepare_run_dir,
     writable_dir,
 )
+from amphoreus_graph.society.samples import SAMPLES_DIR, ShardWriter, count_rows
 from amphoreus_graph.society.services import (
     Services,
     SocietySettings,

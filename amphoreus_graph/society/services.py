@@ -22,7 +22,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.turn import Policy
-from amphoreus_graph.data.samples import SAMPLES_DIR, ShardWriter
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
@@ -32,6 +31,7 @@ from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_c
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
+from amphoreus_graph.society.samples import SAMPLES_DIR, ShardWriter
 
 
 @dataclass

@@ -25,10 +25,10 @@ from langgraph.types import StateSnapshot
 from pydantic import BaseModel
 
 from amphoreus_graph.atomic import write_atomic_bytes
-from amphoreus_graph.data.samples import SAMPLES_DIR, Sample, ShardWriter
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.society.chronicle import CHRONICLE_DIR, ChronicleWriter, RoundRecord
 from amphoreus_graph.society.graph import round_chronicle, round_samples
+from amphoreus_graph.society.samples import SAMPLES_DIR, Sample, ShardWriter
 from amphoreus_graph.society.state import SocietyState
 
 SHARD_DIRS = (SAMPLES_DIR, CHRONICLE_DIR)
