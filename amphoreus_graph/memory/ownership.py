@@ -16,7 +16,6 @@ from chromadb.errors import NotFoundError
 from pydantic import BaseModel, ValidationError
 
 from amphoreus_graph.memory.naming import internal_collection
-from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.store import ChromaMemory
 
 _OWNER_KEY = "amphoreus_owner"
@@ -64,7 +63,8 @@ def forget_owner(client: ClientAPI, society: str) -> None:
 
 def latest_tick(memory: ChromaMemory) -> int | None:
     """The latest tick any of the society's records was filed at (seeds are tick 0); None for no records."""
-    ticks = [r.created for agent in [*memory.agents, PUBLIC] for r in memory.records(agent)]
+    records = [*(r for agent in memory.agents for r in memory.records(agent)), *memory.public_records()]
+    ticks = [r.created for r in records]
     return max(ticks) if ticks else None
 
 

@@ -362,8 +362,8 @@ def _memory_view(run: Path, agents: list[str]) -> tuple[MemoryView | None, str]:
         with run_memory(run) as (_, memory):
             held: dict[str, dict[str, int]] = {}
             carried: list[CarriedMemory] = []
-            for owner in [*agents, PUBLIC]:
-                records = memory.records(owner)
+            by_owner = [*((agent, memory.records(agent)) for agent in agents), (PUBLIC, memory.public_records())]
+            for owner, records in by_owner:
                 held[owner] = dict(Counter(r.kind.value for r in records))
                 carried += [
                     CarriedMemory(
