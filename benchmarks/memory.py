@@ -156,8 +156,8 @@ def _speech(rng: random.Random, target: str) -> str:
 
 def make_events(rng: random.Random, rounds: int, per_round: int, public_fraction: float) -> list[list[MemoryEvent]]:
     """`rounds` batches of `per_round` events like the society's: 60-200 chars, 1-6 witnesses, a few public."""
-    scenario = scenario_of("amphoreus")
-    agents = scenario.agent_names
+    scenario = scenario_of("amphoreus").world.spec  # type: ignore[attr-defined]  # the default world's own spec
+    agents = scenario.heir_names
     places = [loc.name for loc in scenario.locations]
     seen: set[str] = set()
     batches = []
@@ -196,16 +196,16 @@ def make_events(rng: random.Random, rounds: int, per_round: int, public_fraction
 
 
 def make_queries(rng: random.Random, n: int) -> list[tuple[str, str]]:
-    """(agent, query) pairs shaped like perception.memory_query: a situation's gist, the quest, the place."""
-    scenario = scenario_of("amphoreus")
-    agents = scenario.agent_names
+    """(agent, query) pairs shaped like the default world's memory_query: a situation's gist, the quest, the place."""
+    scenario = scenario_of("amphoreus").world.spec  # type: ignore[attr-defined]
+    agents = scenario.heir_names
     places = [loc.name for loc in scenario.locations]
     templates = scenario.situations or ["Another day passes at {location}."]
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
     while len(out) < n:
         agent = agents[len(out) % len(agents)]
-        seeks = scenario.titan(scenario.agent(agent).seeks)
+        seeks = scenario.titan(scenario.heir(agent).seeks)
         situation = rng.choice(templates).format(location=rng.choice(places))
         where = rng.choice(places)
         query = f"{gist(situation)}. {agent} seeks the {seeks.coreflame} of {seeks.name} at {where}."
