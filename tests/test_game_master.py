@@ -84,7 +84,7 @@ def test_the_game_masters_events_and_changes_drive_the_world():
     assert [e.id for e in told] == ["c1-r1-Wren", "c1-r1-Tam", "c1-r1-Orla"]
     wren = told[0]
     assert wren.text == f'At Causeway, Wren set out to walk (Reed Beds), and {TOLD}. Wren said: "The north gate first."'
-    assert wren.witnesses == ["Wren"] and wren.tags == ["travel"] and wren.action == "walk"
+    assert wren.witnesses == ["Wren"] and wren.tags == ["travel", "wading"] and wren.action == "walk"
     assert told[1].witnesses == ["Tam"], "everyone at the actor's place as the round began (Wren was not there yet)"
 
     assert state.agents["Wren"].at == "Reed Beds", "the model's move, made by the kit's journeys"

@@ -73,7 +73,7 @@ def messages(
         config.prose,
         "",
         "WHAT THE WORLD'S OWN RULES DO AFTER YOUR CHANGES (do not do it twice)",
-        *[f"- {rule}" for rule in standing_rules(world, kit)],
+        *[f"- {rule}" for rule in standing_rules(world, round_limit)],
         "",
         f"THE STATE NOW (cycle {kit.cycle}, round {kit.round} of {round_limit})",
         "STATE: " + _json(state_now(world, vocabulary, kit)),
@@ -99,11 +99,11 @@ def repair(problem: str) -> HumanMessage:
     )
 
 
-def standing_rules(world: KitWorld, state: KitState) -> list[str]:
-    """What the kit does at every round's end, in words (texts filled from the state now), so the model neither
-    repeats nor fights it."""
+def standing_rules(world: KitWorld, round_limit: int) -> list[str]:
+    """What the kit does at every round's end, in words, so the model neither repeats nor fights it. Texts show
+    what is fixed (ranges, a threshold's own value) and '…' for what will only be known when they are said."""
     spec, rules = world.spec, world.rules
-    values = rules.stakes_vars(state)
+    values = texts_at(world, round_limit)
     found = [
         "Journeys: an agent you move arrives at the round's end along a one-round way; a longer way keeps it on "
         "the road for the rounds the route takes."
@@ -120,7 +120,7 @@ def standing_rules(world: KitWorld, state: KitState) -> list[str]:
         gauge = clock.label if ref.gauge == CLOCK and clock is not None else spec.pools[ref.gauge].label or ref.gauge
         crossing = "reaches" if ref.spec.direction == "up" else "falls to"
         outcome = f" The cycle then ends ({ref.spec.end})." if ref.spec.end else ""
-        text = fmt(ref.spec.text, values) or "(no message)"
+        text = fmt(ref.spec.text, values | {ref.gauge: ref.spec.at}) or "(no message)"
         found.append(f"When the {gauge} {crossing} {num(ref.spec.at)}: {text}{outcome}")
     if rules.vital is not None:
         vital = spec.stats[rules.vital]
@@ -132,6 +132,16 @@ def standing_rules(world: KitWorld, state: KitState) -> list[str]:
         condition = f"when {_json(when)}" if when else "only when a threshold or your end change says so"
         found.append(f"Ending {ending.id!r}, {condition}: {fmt(ending.text, values)}")
     return found
+
+
+def texts_at(world: KitWorld, round_limit: int) -> dict[str, Any]:
+    """A template's placeholders before the moment it is said: the world's fixed numbers, '…' for the rest."""
+    spec = world.spec
+    fixed: dict[str, Any] = {"total": len(world.rules.objectives), "rounds": round_limit}
+    if spec.clock is not None:
+        fixed |= {"clock_min": spec.clock.min, "clock_max": spec.clock.max}
+    fixed |= {f"{name}_max": pool.max for name, pool in spec.pools.items()}
+    return dict.fromkeys(world.rules.stakes_names() | {"outcome"}, "…") | fixed
 
 
 def state_now(world: KitWorld, vocabulary: Vocabulary, state: KitState) -> dict[str, Any]:

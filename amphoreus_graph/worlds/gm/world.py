@@ -62,6 +62,7 @@ class GameMasterWorld:
         self.agents: list[AgentProfile] = kit.agents
         self.actions: dict[str, ActionSpec] = kit.actions
         self.rounds_per_cycle: int = kit.rounds_per_cycle
+        self.tags: dict[str, str] = kit.tags  # tags the world adds to the catalog's (checked by the scenario loader)
         self._caller: ChatCaller | None = None
         self._lock = threading.Lock()
 
