@@ -137,8 +137,11 @@ class GameMasterWorld:
         messages: list[BaseMessage] = prompt.messages(self.kit, self.config, self.names, state, decisions, round_limit)
 
         def carry_out(text: str) -> Round:
+            """On a working copy of the state, and of the rng: a refused reply leaves the fallback both untouched."""
             reply = parse_reply(text, Reply, context=self.names)
-            work = Round(self.kit.rules, KitState.model_validate(state), decisions, rng, now)
+            draws = random.Random()
+            draws.setstate(rng.getstate())
+            work = Round(self.kit.rules, KitState.model_validate(state), decisions, draws, now)
             Applier(self.kit, work).carry_out(reply)
             return work
 
