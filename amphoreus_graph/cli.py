@@ -89,15 +89,15 @@ def _scenarios_table() -> Table:
     from amphoreus_graph.onboarding import packaged_worlds
 
     table = Table(title="Packaged scenarios")
-    for column in ("Name", "World", "Folder", "Title", "Agents", "Actions", "Rounds/cycle"):
+    for column in ("Name", "World", "Title", "Agents", "Paths", "Actions", "Rounds/cycle"):
         table.add_column(column)
     for entry in packaged_worlds():
         table.add_row(
             entry.scenario,
             entry.kind,
-            entry.folder,
             entry.title,
             entry.agents,
+            str(entry.paths),
             str(entry.actions),
             str(entry.rounds),
         )

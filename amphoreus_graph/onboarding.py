@@ -23,9 +23,9 @@ class WorldEntry:
     kind: str
     title: str
     agents: str
+    paths: int
     actions: int
     rounds: int
-    folder: str
 
 
 def packaged_worlds() -> list[WorldEntry]:
@@ -41,9 +41,9 @@ def packaged_worlds() -> list[WorldEntry]:
                 kind=str(raw.get("world", "kit")),
                 title=scenario.title,
                 agents=f"{len(scenario.agents)} {labels.agents}",
+                paths=len({a.path for a in scenario.agents}),
                 actions=len(scenario.world.actions),
                 rounds=scenario.rounds_per_cycle,
-                folder=path.parent.name,
             )
         )
     return entries

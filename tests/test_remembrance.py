@@ -85,6 +85,7 @@ def test_offline_importance_weighs_involvement_and_path():
         round=1,
         importance=5,
         action="attack",
+        tags=["violence"],  # what the world says an attack is about: a Path feels by tags
         involved=["Phainon", "Anaxagoras"],
         witnesses=["Phainon", "Anaxagoras", "Cyrene"],
     )
@@ -139,7 +140,7 @@ def test_model_reflection_cites_its_evidence_or_falls_back():
 def test_a_broken_seed_file_is_one_line_and_writes_nothing(tmp_path, cli):
     seeds = tmp_path / "seeds" / "trio"
     seeds.mkdir(parents=True)
-    (seeds / "bad.yaml").write_text("- text: hello\n  heirs: [Stranger]\n")
+    (seeds / "bad.yaml").write_text("- text: hello\n  agents: [Stranger]\n")
     out = tmp_path / "run"
     code, _, err = cli(
         "simulate", "--scenario", "trio", "--seeds-dir", str(tmp_path / "seeds"), "--out", str(out), "--quiet"
