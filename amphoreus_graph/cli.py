@@ -314,10 +314,18 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         )
     console.print(table)
     top = sorted(summary["tally_per_agent"].items(), key=lambda kv: -kv[1])[:3]
+    gm = summary.get("game_master") or {}
+    gm_line = (
+        f"game master: calls {gm['calls']} · failures {gm['failures']} · repaired {gm['repaired']} · "
+        f"fallbacks {gm['fallbacks']} · tokens {gm['tokens_in']}/{gm['tokens_out']}\n"
+        if gm.get("calls")
+        else ""
+    )
     console.print(
         f"samples {summary['samples_written']} · model calls {summary['model_calls']} · "
         f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
         f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
+        f"{gm_line}"
         f"most {summary['score_label']}: {', '.join(f'{name} {n:g}' for name, n in top)}\n"
         f"written to {out}/ (summary.json, samples/, chronicle/, checkpoint.sqlite)\n"
         f"see it: amphoreus report {out} --open",

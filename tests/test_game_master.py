@@ -287,7 +287,11 @@ def society(tmp_path_factory) -> Path:
 def test_a_society_lives_under_the_game_master(society):
     rounds = list(iter_chronicle(society))
     samples = read_samples(society / "samples")
-    assert [r.flags for r in rounds] == [["fallback"], ["repaired"], []]
+    assert [r.flags for r in rounds] == [
+        ["fallback", "error: MalformedOutput: the reply holds no JSON object"],  # why it fell back, kept
+        ["repaired"],
+        [],
+    ]
     assert not any(TOLD in e.text for e in rounds[0].events), "round 1: the kit's rules"
     for record in rounds[1:]:
         told = {e.id.split("-")[-1] for e in record.events if TOLD in e.text}
@@ -302,7 +306,7 @@ def test_a_society_lives_under_the_game_master(society):
 
 def test_the_summary_counts_the_game_masters_calls_as_they_happened(society):
     summary = json.loads((society / "summary.json").read_text())
-    flags = [r.flags for r in iter_chronicle(society)]
+    flags = [[f for f in r.flags if not f.startswith("error: ")] for r in iter_chronicle(society)]
     fallbacks, repaired = flags.count(["fallback"]), flags.count(["repaired"])
     gm = summary["game_master"]
     assert (gm["fallbacks"], gm["repaired"], gm["failures"]) == (fallbacks, repaired, 0) == (1, 1, 0)

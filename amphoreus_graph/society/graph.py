@@ -161,7 +161,7 @@ def game_master(state: SocietyState) -> dict[str, Any]:
     return {
         "world": resolution.state,
         "round_events": [e.model_dump(mode="json") for e in resolution.events],
-        "round_flags": list(cost.flags),
+        "round_flags": [*cost.flags, *([f"error: {cost.error}"] if cost.error else [])],
         "stats": add_stats(state.get("stats"), game_master_cost(cost)),
         # The turns have read their memories: keep only which were used (for `remember`), not their text.
         "recalled": {},
