@@ -27,8 +27,10 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check amphoreus_graph graphs tests benchmarks
+	$(VENV)/bin/ruff check amphoreus_graph graphs tests benchmarks tools
 	$(VENV)/bin/mypy amphoreus_graph
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) tools/world_words.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/society.py --json
