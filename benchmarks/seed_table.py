@@ -3,14 +3,16 @@
     python benchmarks/seed_table.py [--json] [--steps 150] [--dpo-steps 20] [--rounds 8] [--base tiny]
 
 Three PES models, each pre-trained on the same number of rows (the first rows of each export, as many as the
-smaller one holds: heirs who walk only Destruction die sooner) for the same number of steps:
-  (a) single-Path generated data: a society where every heir decides as one Path (`single-path:<Path>`),
-  (b) multi-agent interaction data: the same society with each heir on its own Path (the offline policy),
+smaller one holds: in a world where agents can fall, those who walk only one Path may leave the game sooner) for the
+same number of steps:
+  (a) single-Path generated data: a society where every agent decides as one Path (`single-path:<Path>`),
+  (b) multi-agent interaction data: the same society with each agent on its own Path (the offline policy),
   (c) (b) then DPO on expert-judged pairs from (b)'s society (the DPO steps are extra).
-Each is benchmarked as `pes:CKPT` on the chosen tasks. Constrained decoding makes every reply a Decision (a
-fault would fall back and score as a silent first option: `fallback_rate`); each row also reports how willingly
-the model chose: the probability it gave the offered actions (`action_mass`) and how often greedy free decoding
-would have written the chosen action and target (`top_choice_rate`).
+Each is benchmarked as `pes:CKPT` on the chosen tasks, posed in the societies' world (`--scenario`, any world).
+Constrained decoding makes every reply a Decision (a fault would fall back and score as a silent first option:
+`fallback_rate`); each row also reports how willingly the model chose: the probability it gave the offered actions
+(`action_mass`) and how often greedy free decoding would have written the chosen action and target
+(`top_choice_rate`).
 Writes benchmarks/results/seed_table.{json,md,png}.
 """
 
@@ -84,7 +86,7 @@ def decoding_table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default="amphoreus")
+    parser.add_argument("--scenario", default="amphoreus", help="the world of the societies and of the bench items")
     parser.add_argument("--cycles", type=int, default=1, help="cycles of the societies that make the data")
     parser.add_argument("--rounds", type=int, default=8, help="rounds per cycle of those societies")
     parser.add_argument("--single-path", default="Destruction", help="the one Path of row (a)")
@@ -125,7 +127,7 @@ def main() -> None:
         dpo = DpoSettings(steps=args.dpo_steps, seed=args.seed, device=args.device)
         c = timed("dpo_c", train_dpo, pairs, root / "ckpt-b", root / "ckpt-c", dpo)
         tasks = args.tasks.split(",")
-        settings = BenchSettings(split=args.split, seed=args.seed)
+        settings = BenchSettings(scenario=args.scenario, split=args.split, seed=args.seed)
         rows = []
         for key in ROWS:
             policy = load_pes_policy(str(root / f"ckpt-{key}"), max_field_tokens=args.max_field_tokens)

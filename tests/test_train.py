@@ -1,5 +1,5 @@
 """The PES model: pre-training (loss falls, resume is exact), DPO (held-out margin rises), `pes:` as a policy
-(constrained decoding) in simulate, bench and judge."""
+(constrained decoding) in simulate, bench and judge, and on a world whose actions it never saw."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from amphoreus_graph.bench.items import ChoiceItem, load_items
 from amphoreus_graph.bench.tasks.path_choice import choice_turn
+from amphoreus_graph.contracts.turn import Option, TurnContext
 from amphoreus_graph.data.export import export_sft
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.memory.store import NullMemory
@@ -25,6 +26,7 @@ from amphoreus_graph.train.configs import PretrainConfig
 from amphoreus_graph.train.constrained import _closing_quote, _unescape
 from amphoreus_graph.train.corpus import read_sft_rows
 from amphoreus_graph.train.dpo import DpoSettings, train_dpo
+from amphoreus_graph.train.policy import load_pes_policy
 from amphoreus_graph.train.pretrain import pretrain
 from amphoreus_graph.train.tokenizer import chat_ids
 
@@ -223,6 +225,51 @@ def test_judge_samples_pes_proposals_at_temperature(society, pretrained, cli, tm
     assert not any("fallback" in c["flags"] for c in sampled)
     # sampled at temperature 1 and seeded per call: a turn's k samples are draws, not copies
     assert len({json.dumps(c["decision"], sort_keys=True) for c in sampled}) > len(judgements)
+
+
+def _unseen_world_turn(round_: int) -> TurnContext:
+    """A turn of a made-up harbour world posed outside any scenario: the trio-trained model never saw these
+    actions, places or agents (the packaged Path catalog frames it, as for any turn without a world)."""
+    options = [
+        Option(action="light_beacon", targets=["Gull Rock", "North Cape"], help="Kindle a beacon.", tags=["creation"]),
+        Option(action="harvest", help="Bring in the kelp before the storm.", tags=["acquisition", "care"]),
+        Option(action="ring_bell", targets=["Maren", "Tobin"], help="Warn someone with the bell.", tags=["protection"]),
+        Option(action="mend_nets", help="Sit and mend the nets.", tags=["withdrawal"]),
+    ]
+    return TurnContext(
+        run_id="harbour",
+        seed=3,
+        cycle=1,
+        round=round_,
+        role="harbour keeper",
+        agent="Wenna",
+        path=["Preservation", "Abundance", "Erudition", "Destruction"][round_ % 4],
+        aim="a lit coast",
+        aim_target="North Cape",
+        location="the quay",
+        status={"lamp oil": str(round_), "storm": "rising"},
+        situation="Fog rolls in over the bay; a boat is still out.",
+        options=options,
+        trust={"Maren": 0.6, "Tobin": -0.2},
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("temperature", [None, 1.0])
+def test_pes_decides_validly_among_actions_it_never_saw_in_training(pretrained, temperature):
+    """Constrained decoding scores each offered action as text, so a checkpoint trained on one world still
+    writes an offered action with a valid target in another, whatever the world calls its actions."""
+    model, _ = pretrained
+    policy = load_pes_policy(str(model), temperature=temperature)
+    turns = [_unseen_world_turn(r) for r in range(1, 9)]
+    results = [asyncio.run(policy.adecide(turn)) for turn in turns]
+    for turn, result in zip(turns, results, strict=True):
+        assert result.flags == [] and result.error is None  # the model decided, not the fallback
+        assert result.decision.action in turn.offered
+        assert turn.problem_with(result.decision) is None, result.decision
+        assert (result.decision.target is None) == (not turn.targets(result.decision.action))
+    assert policy.stats.decisions == len(turns) and policy.stats.fallbacks == 0
+    assert 0.0 < policy.stats.mean_action_mass <= 1.0
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from amphoreus_graph.actions import Action
-from amphoreus_graph.contracts.turn import Decision
+from amphoreus_graph.contracts.turn import Decision, Option
 from amphoreus_graph.train.tokenizer import chat_ids
 
 if TYPE_CHECKING:
@@ -131,7 +130,7 @@ class _Writer:
             wanted = torch.tensor(tail, device=steps.device)
             logps.append(steps.gather(1, wanted[:, None]).sum().item())
             tops.append(bool((steps.argmax(dim=-1) == wanted).all()))
-        scores = torch.tensor(logps)
+        scores = torch.tensor(logps, dtype=torch.float64)  # an unfamiliar action's mass must not underflow
         if self.temperature is None:
             index = int(scores.argmax())
         else:
@@ -173,31 +172,35 @@ class _Writer:
 def write_decision(
     model: PESModel,
     messages: list[dict[str, str]],
-    options: dict[Action, list[str]],
+    options: list[Option],
     *,
     temperature: float | None,
     seed: int,
     max_field_tokens: int,
 ) -> Written:
-    """The turn's Decision, decoded under the constraints of its options (greedy when temperature is None)."""
+    """The turn's Decision, decoded under the constraints of its options (greedy when temperature is None).
+
+    Action names are whatever the world calls them: each is scored as the text it is, so a checkpoint can
+    choose among actions it never saw in training (its log-probabilities then rest on their spelling and on
+    the help the prompt shows)."""
     import torch
 
     budget = 2 * max_field_tokens + 96  # the reply's tokens besides the free text: keys, action, target
     prompt = chat_ids(model.tokenizer, messages, generation_prompt=True)[-(model.context - budget) :]
     generator = torch.Generator().manual_seed(seed)
     writer = _Writer(model, prompt, temperature, generator)
-    actions = list(options)
-    opened = [f'{{"action": {_quoted(a.value)}, "rationale": "' for a in actions]
+    opened = [f'{{"action": {_quoted(o.action)}, "rationale": "' for o in options]
     action = writer.choose(opened)
+    chosen = options[action.index]
     reply = opened[action.index]
     rationale, closed_rationale = writer.text(reply, max_field_tokens)
     reply += _quoted(rationale)[1:] + ', "speech": "'
     speech, closed_speech = writer.text(reply, max_field_tokens)
     reply += _quoted(speech)[1:] + ', "target": '
-    targets: list[str | None] = list(options[actions[action.index]]) or [None]
+    targets: list[str | None] = list(chosen.targets) or [None]
     target = writer.choose([reply + _quoted(t) + "}" for t in targets], finished=True)
     reply += _quoted(targets[target.index]) + "}"
-    decision = Decision(action=actions[action.index], target=targets[target.index], speech=speech, rationale=rationale)
+    decision = Decision(action=chosen.action, target=targets[target.index], speech=speech, rationale=rationale)
     return Written(
         decision=decision,
         reply=reply,

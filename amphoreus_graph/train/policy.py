@@ -1,4 +1,4 @@
-"""`--model pes:CKPT`: a trained checkpoint decides heirs' turns.
+"""`--model pes:CKPT`: a trained checkpoint decides agents' turns.
 
 The turn is rendered like every sample (`render_messages`) through the checkpoint's chat template and the reply
 is written by constrained decoding (`amphoreus_graph.train.constrained`): the action and target are chosen among
@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from amphoreus_graph.actions import Action
-from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
+from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, TurnContext
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
@@ -99,7 +98,7 @@ class PESModel:
     def write(
         self,
         messages: list[dict[str, str]],
-        options: dict[Action, list[str]],
+        options: list[Option],
         *,
         temperature: float | None,
         seed: int,
@@ -187,7 +186,7 @@ class PESPolicy:
 
     def _seed(self, turn: TurnContext) -> int:
         """Seeded per turn and repeat call, so sampled runs are reproducible yet k samples of a turn differ."""
-        key = f"{turn.run_id}|{turn.seed}|{turn.cycle}|{turn.round}|{turn.heir}"
+        key = f"{turn.run_id}|{turn.seed}|{turn.cycle}|{turn.round}|{turn.agent}"
         call = self._calls.get(key, 0)
         self._calls[key] = call + 1
         if len(self._calls) > 4096:  # bounded: repeat calls on one turn come close together
@@ -196,7 +195,7 @@ class PESPolicy:
         return int.from_bytes(digest[:4], "big")
 
     async def adecide(self, turn: TurnContext) -> PolicyResult:
-        result = PolicyResult(decision=Decision(action=next(iter(turn.options))), model_calls=1)
+        result = PolicyResult(decision=Decision(action=turn.offered[0]), model_calls=1)
         self.stats.decisions += 1
         seed = self._seed(turn)
         async with self._locks.get():
