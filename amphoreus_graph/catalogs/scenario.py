@@ -91,7 +91,7 @@ class ScenarioSettings(_Strict):
 ENGINE_KEYS = frozenset(ScenarioSettings.model_fields)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per scenario file and process (scenario_of): identity is equality
 class Scenario:
     """A world to live in, with the Path catalog its agents walk and how their memory behaves."""
 

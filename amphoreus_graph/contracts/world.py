@@ -86,7 +86,10 @@ class Perception(BaseModel):
     aim_target: str | None = Field(default=None, description="the option target that pursues the aim, if any")
     status: dict[str, str] = Field(default_factory=dict, description="status lines, e.g. {'health': '80/100'}")
     observations: list[str] = Field(default_factory=list)
-    options: list[Option]
+    options: list[Option] = Field(
+        description="the actions allowed now, with their targets; each option's brief (help, tags, verb…) is its "
+        "action's in `World.actions` (the engine fills it in from there)"
+    )
     pressures: dict[str, float] = Field(default_factory=dict, description="how pressing each option is now")
     trust: dict[str, float] = Field(default_factory=dict)
 

@@ -1,13 +1,14 @@
 """The society graph: one cycle of rounds, in any world.
 
-    genesis → director → perceive ─Send×N→ agent_turn → game_master → remember → record ─┐
+    genesis → director → perceive ─Send×N→ agent_turn → game_master → record → remember ─┐
                  ▲                                                                     │
                  └──────────────────────── next round ◄───────────────────────────────┘ → END
 
 The world (the scenario's `World`) does everything that names its concepts: it frames each round, shows each
 agent its situation and options, and resolves the round's decisions. The graph only moves state between it,
 memory and the policy: `perceive` recalls for all agents in one embedding batch; agent turns run concurrently;
-`remember` embeds the round's events in one batch; `record` writes samples and the chronicle.
+`record` writes samples and the chronicle (and lets go of the round's turns, so fewer checkpoints carry them);
+`remember` embeds the round's events in one batch.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from langgraph.types import Send
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
-from amphoreus_graph.contracts.turn import CallStats, Decision, PolicyResult, RecalledMemory, TurnContext
+from amphoreus_graph.contracts.turn import CallStats, Decision, PolicyResult, RecalledMemory
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
-from amphoreus_graph.society.perception import build_turn
+from amphoreus_graph.society.perception import build_turn, lean, restore
 from amphoreus_graph.society.samples import Sample
 from amphoreus_graph.society.services import Services, SocietySettings, default_settings
 from amphoreus_graph.society.state import SocietyInput, SocietyState, add_stats
@@ -120,7 +121,7 @@ def fan_out(state: SocietyState) -> list[Send]:
         sends.append(
             Send(
                 "agent_turn",
-                {"turn": turn.model_dump(mode="json"), "run_id": state["run_id"], "scenario": state["scenario"]},
+                {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]},
             )
         )
     return sends
@@ -128,8 +129,8 @@ def fan_out(state: SocietyState) -> list[Send]:
 
 async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """An agent decides. The policy never raises: model faults come back flagged."""
-    turn = TurnContext.model_validate(payload["turn"])
     scenario = scenario_of(payload["scenario"])
+    turn = restore(payload["turn"], scenario)
     services = await asyncio.to_thread(settings_of(runtime).services, payload["run_id"], scenario)
     result = await services.policy.adecide(turn)
     decision = result.decision
@@ -143,7 +144,7 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
         }
     )
     record = {
-        "turn": turn.model_dump(mode="json"),
+        "turn": lean(turn),
         "result": result.model_dump(mode="json"),
         "path": turn.path,
         "model": services.policy.name,
@@ -211,7 +212,7 @@ def round_samples(state: SocietyState) -> list[Sample]:
     samples = []
     for agent in [a for a in scenario.agent_names if a in state["turns"]]:
         turn = state["turns"][agent]
-        context = TurnContext.model_validate(turn["turn"])
+        context = restore(turn["turn"], scenario)
         result = PolicyResult.model_validate(turn["result"])
         samples.append(
             Sample(
@@ -301,7 +302,7 @@ def build_society_graph() -> StateGraph[Any, SocietySettings, Any, Any]:
     add_cycle_nodes(builder)
     builder.add_edge(START, "genesis")
     builder.add_edge("genesis", "director")
-    builder.add_conditional_edges("record", next_round, ["director", END])
+    builder.add_conditional_edges("remember", next_round, ["director", END])
     return builder
 
 
@@ -317,5 +318,5 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     builder.add_edge("director", "perceive")
     builder.add_conditional_edges("perceive", fan_out, ["agent_turn"])
     builder.add_edge("agent_turn", "game_master")
-    builder.add_edge("game_master", "remember")
-    builder.add_edge("remember", "record")
+    builder.add_edge("game_master", "record")
+    builder.add_edge("record", "remember")

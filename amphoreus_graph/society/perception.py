@@ -1,11 +1,22 @@
 """What each agent knows as its turn starts: who it is (from the scenario), what its world shows it (the world's
-perception) and what it recalls (from memory), assembled into the TurnContext a policy decides on."""
+perception) and what it recalls (from memory), assembled into the TurnContext a policy decides on.
+
+Each offered option carries its action's brief (help, tags, verb…) from the world's declared actions, so a turn
+read back from a sample needs no world. In the graph's own state a turn travels lean, without the briefs (every
+checkpoint until the round is recorded holds every turn), and is restored from the world's actions on arrival.
+"""
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
 from amphoreus_graph.catalogs.scenario import Scenario
+from amphoreus_graph.contracts.actions import ActionBrief
 from amphoreus_graph.contracts.turn import RecalledMemory, TurnContext
 from amphoreus_graph.contracts.world import WorldState
+
+_BRIEF = {field: True for field in ActionBrief.model_fields}
 
 
 def build_turn(
@@ -40,7 +51,31 @@ def build_turn(
         situation=situation,
         observations=seen.observations,
         memories=memories,
-        options=seen.options,
+        options=[with_brief(option.action, option.targets, scenario) for option in seen.options],  # type: ignore[misc]
         pressures=seen.pressures,
         trust=seen.trust,
     )
+
+
+def with_brief(action: str, targets: list[str], scenario: Scenario) -> dict[str, Any]:
+    """An offered action as a policy sees it (as the fields of an Option, validated with its turn): its targets,
+    and its brief from the world's declared actions."""
+    return {**briefs(scenario)[action], "action": action, "targets": targets}
+
+
+@cache
+def briefs(scenario: Scenario) -> dict[str, dict[str, Any]]:
+    """Each declared action's brief as keyword arguments, worked out once per scenario (a scenario is read once
+    per process, and these are asked for every option of every turn)."""
+    return {name: spec.brief().model_dump() for name, spec in scenario.world.actions.items()}
+
+
+def lean(turn: TurnContext) -> dict[str, Any]:
+    """A turn as the graph's state carries it: no defaults, and options without the briefs `restore` puts back."""
+    return turn.model_dump(mode="json", exclude_defaults=True, exclude={"options": {"__all__": _BRIEF}})
+
+
+def restore(raw: dict[str, Any], scenario: Scenario) -> TurnContext:
+    """A turn from the graph's state, its options' briefs put back from the world's actions."""
+    options = [with_brief(o["action"], o.get("targets", []), scenario) for o in raw["options"]]
+    return TurnContext.model_validate({**raw, "options": options})

@@ -88,6 +88,6 @@ def build_recurrence_graph() -> StateGraph[Any, SocietySettings, Any, Any]:
     builder.add_node("end_cycle", end_cycle)
     builder.add_edge(START, "genesis")
     builder.add_edge("genesis", "director")
-    builder.add_conditional_edges("record", after_round, ["director", "end_cycle"])
+    builder.add_conditional_edges("remember", after_round, ["director", "end_cycle"])
     builder.add_conditional_edges("end_cycle", after_cycle, ["genesis", END])
     return builder

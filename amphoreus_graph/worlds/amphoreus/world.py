@@ -61,6 +61,7 @@ class AmphoreusWorld:
         self.description = spec.description
         self.rounds_per_cycle = spec.rounds_per_cycle
         self.actions = amphoreus_actions()
+        self._briefs = {name: dict(spec.brief()) for name, spec in self.actions.items()}
         self.labels = WorldLabels(
             agent="heir",
             agents="heirs",
@@ -90,7 +91,9 @@ class AmphoreusWorld:
         return AmphoreusState.genesis(self.spec, cycle).model_dump(mode="json")
 
     def actors(self, state: WorldState) -> list[str]:
-        world = self._state(state)
+        return self._actors(self._state(state))
+
+    def _actors(self, world: AmphoreusState) -> list[str]:
         return [h for h in self.spec.heir_names if not world.heirs[h].fallen]
 
     def frame(self, state: WorldState, rng: random.Random) -> tuple[WorldState, dict[str, str]]:
@@ -105,7 +108,7 @@ class AmphoreusWorld:
             f"{self.spec.director} watches over the Flame-Chase: {len(world.delivered)} of "
             f"{len(self.spec.titans)} Coreflames delivered, {len(world.free_coreflames)} still held by Titans."
         )
-        situations = {h: f"{flavour[world.heirs[h].location]} {stakes}" for h in self.actors(state)}
+        situations = {h: f"{flavour[world.heirs[h].location]} {stakes}" for h in self._actors(world)}
         return world.model_dump(mode="json"), situations
 
     def memory_query(self, state: WorldState, agent: str, situation: str) -> str:
@@ -135,7 +138,7 @@ class AmphoreusWorld:
 
     def _options(self, agent: str, world: AmphoreusState) -> list[Option]:
         """Every action the heir may take now, with its valid targets."""
-        others = [h for h in self.actors(world.model_dump(mode="json")) if h != agent]
+        others = [h for h in self._actors(world) if h != agent]
         here = world.heirs[agent].location
         targets: dict[TargetKind, list[str]] = {
             TargetKind.NONE: [],
@@ -150,7 +153,8 @@ class AmphoreusWorld:
                 continue
             if name == "deliver_coreflame" and not world.heirs[agent].holding:
                 continue
-            options.append(Option(action=name, targets=allowed, **spec.brief().model_dump()))
+            # built from validated specs every turn: constructed, not validated again
+            options.append(Option.model_construct(action=name, targets=allowed, **self._briefs[name]))
         return options
 
     def _pressures(self, agent: str, world: AmphoreusState, options: list[Option]) -> dict[str, float]:
