@@ -154,7 +154,7 @@ def test_bad_yaml_names_line_and_column(tmp_path, cli):
 @pytest.fixture
 def wide(monkeypatch):
     """Tables drawn on a wide terminal, so a row is one line to read."""
-    from amphoreus_graph.console import console
+    from amphoreus_graph.cli.console import console
 
     monkeypatch.setattr(console, "width", 240)
 

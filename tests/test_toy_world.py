@@ -20,7 +20,9 @@ from amphoreus_graph.society.samples import read_samples
 
 TOY = str(Path(__file__).parent / "worlds" / "toy" / "toy.yaml")
 DEFAULT_WORLD = re.compile(
-    r"amphoreus(?![-_]graph)|chrysos|coreflame|titan|black tide|lycurgus|vortex|flame-chase|era nova|okhema|\bheirs?\b", re.I
+    r"amphoreus(?![-_]graph)|chrysos|coreflame|titan|black tide|lycurgus|vortex|flame-chase|era nova|okhema|"
+    r"\bheirs?\b",
+    re.I,
 )
 
 

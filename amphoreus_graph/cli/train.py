@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from amphoreus_graph.console import console, err_console, one_line_errors
+from amphoreus_graph.cli.console import console, err_console, one_line_errors
 from amphoreus_graph.errors import AmphoreusError
 
 train_app = typer.Typer(help="Train the PES model on a society's data: pre-train, then DPO.", no_args_is_help=True)

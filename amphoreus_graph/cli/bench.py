@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from amphoreus_graph.console import console, one_line_errors
+from amphoreus_graph.cli.console import console, one_line_errors
 from amphoreus_graph.errors import AmphoreusError
 
 

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from amphoreus_graph.console import SkipBadRows, bad_rows, console, one_line_errors
+from amphoreus_graph.cli.console import SkipBadRows, bad_rows, console, one_line_errors
 from amphoreus_graph.errors import AmphoreusError
 
 export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)

@@ -1,4 +1,5 @@
-"""`amphoreus`: simulate societies, list Paths and scenarios. User errors print one line and exit 2."""
+"""`amphoreus`: simulate societies, list Paths, scenarios and worlds, write a new world; the other parts'
+commands are added here. User errors print one line and exit 2."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from amphoreus_graph.bench.commands import bench_command
-from amphoreus_graph.console import (
+from amphoreus_graph.cli.bench import bench_command
+from amphoreus_graph.cli.console import (
     OneLineUsageErrors,
     SkipBadRows,
     bad_rows,
@@ -21,10 +22,10 @@ from amphoreus_graph.console import (
     follow,
     one_line_errors,
 )
-from amphoreus_graph.data.commands import export_app, judge_command
+from amphoreus_graph.cli.data import export_app, judge_command
+from amphoreus_graph.cli.train import train_app
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
-from amphoreus_graph.train.commands import train_app
 
 app = typer.Typer(
     cls=OneLineUsageErrors,
@@ -86,7 +87,7 @@ def worlds() -> None:
 
 
 def _scenarios_table() -> Table:
-    from amphoreus_graph.onboarding import packaged_worlds
+    from amphoreus_graph.cli.onboarding import packaged_worlds
 
     table = Table(title="Packaged scenarios")
     for column in ("Name", "World", "Title", "Agents", "Paths", "Actions", "Rounds/cycle"):
@@ -111,7 +112,7 @@ def new_world(
     where: Annotated[Path, typer.Option(help="the folder to write NAME/ into")] = Path("."),
 ) -> None:
     """Write a commented starter world (scenario YAML, seed memories, README card) that runs as written."""
-    from amphoreus_graph.onboarding import write_starter
+    from amphoreus_graph.cli.onboarding import write_starter
 
     written = write_starter(name, where)
     for path in written:
@@ -234,8 +235,8 @@ def _simulate_many(
     parallel: int | None = None,
 ) -> None:
     """The Scepter: a new plan, or the Scepter run in a directory to resume (engine settings may change)."""
+    from amphoreus_graph.cli.scepter import drive, print_summary
     from amphoreus_graph.scepter import Scepter
-    from amphoreus_graph.scepter.display import drive, print_summary
 
     resume = isinstance(plan_or_run, Path)
     if resume:
@@ -387,11 +388,3 @@ app.add_typer(export_app, name="export")
 app.add_typer(train_app, name="train")
 app.command("judge")(judge_command)
 app.command("bench")(bench_command)
-
-
-def main() -> None:  # pragma: no cover - console entry for `python -m amphoreus_graph.cli`
-    app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from amphoreus_graph.console import follow
+from amphoreus_graph.cli.console import follow
 from amphoreus_graph.scepter.runner import Scepter
 
 SHOWN_SOCIETIES = 20
