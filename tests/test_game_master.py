@@ -22,7 +22,8 @@ from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.contracts.world import Resolution, WorldState
 from amphoreus_graph.errors import ScenarioError
-from amphoreus_graph.policy.llm import MalformedOutput, parse_reply
+from amphoreus_graph.policy.gateway import MalformedOutput
+from amphoreus_graph.policy.llm import parse_reply
 from amphoreus_graph.society.chronicle import iter_chronicle
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import read_samples
@@ -308,11 +309,12 @@ def test_the_summary_counts_the_game_masters_calls_as_they_happened(society):
     summary = json.loads((society / "summary.json").read_text())
     flags = [[f for f in r.flags if not f.startswith("error: ")] for r in iter_chronicle(society)]
     fallbacks, repaired = flags.count(["fallback"]), flags.count(["repaired"])
-    gm = summary["game_master"]
-    assert (gm["fallbacks"], gm["repaired"], gm["failures"]) == (fallbacks, repaired, 0) == (1, 1, 0)
-    assert gm["calls"] == 2 * fallbacks + 2 * repaired + flags.count([]) == 5
+    gm = summary["models"]["game_master"]
+    assert (gm["fallbacks"], gm["repairs"]) == (fallbacks, fallbacks + repaired) == (1, 2), "a repair before each"
+    assert gm["failures"] == {"garbage": 2 * fallbacks + repaired} == {"garbage": 3}
+    assert gm["calls"] == 2 * fallbacks + 2 * repaired + flags.count([]) == 5 == summary["model_calls"]
     assert gm["tokens_in"] > gm["tokens_out"] > 0
-    assert summary["model_calls"] == summary["tokens_in"] == summary["fallbacks"] == 0, "the agents' own are apart"
+    assert set(summary["models"]) == {"game_master"} and summary["fallbacks"] == 0, "the agents' own are apart"
     assert summary["cycles"][0]["outcome"] == "long_tide" and summary["cycles"][0]["rounds"] == 3
 
 

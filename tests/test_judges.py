@@ -16,7 +16,7 @@ from amphoreus_graph.data.dpo import read_judgements
 from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge, rules
 from amphoreus_graph.data.judges.classifier import calibration_texts
 from amphoreus_graph.policy.fake import ScriptedChatModel
-from amphoreus_graph.policy.llm import ChatCaller
+from amphoreus_graph.policy.gateway import ChatCaller
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import read_samples
 

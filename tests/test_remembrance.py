@@ -13,6 +13,7 @@ from amphoreus_graph.memory.importance import ModelImportance, PathImportance
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector
 from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.society.inspect import inspect_recall
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
@@ -95,8 +96,8 @@ def test_offline_importance_weighs_involvement_and_path():
 
 
 def test_model_importance_is_asked_once_per_event_and_falls_back():
-    model = FakeListChatModel(responses=["9", "no idea"])
-    rater = ModelImportance(model, PathImportance(TRIO))
+    model = FakeListChatModel(responses=["9", "no idea", "still none"])  # e1: a reply, a repair, both unusable
+    rater = ModelImportance(ChatCaller(model, role=Role.IMPORTANCE), PathImportance(TRIO))
     events = [
         MemoryEvent(id=f"e{i}", text=f"event {i}", cycle=1, round=1, importance=3, witnesses=["Cyrene"])
         for i in range(2)
@@ -126,12 +127,12 @@ def _records(n: int) -> list[MemoryRecord]:
 
 def test_model_reflection_cites_its_evidence_or_falls_back():
     good = FakeListChatModel(responses=[json.dumps({"insight": "Phainon never sleeps.", "cites": [1, 2]})])
-    insight, cites = ModelReflector(good, OfflineReflector(TRIO.agent_names)).reflect(
+    insight, cites = ModelReflector(ChatCaller(good, role=Role.REFLECT), OfflineReflector(TRIO.agent_names)).reflect(
         "Cyrene", "Remembrance", _records(3)
     )
     assert insight == "Phainon never sleeps." and cites == ["r0@Cyrene", "r1@Cyrene"]
-    bad = FakeListChatModel(responses=["I cannot reflect."])
-    insight, cites = ModelReflector(bad, OfflineReflector(TRIO.agent_names)).reflect(
+    bad = FakeListChatModel(responses=["I cannot reflect."])  # asked, then asked to repair: still unusable
+    insight, cites = ModelReflector(ChatCaller(bad, role=Role.REFLECT), OfflineReflector(TRIO.agent_names)).reflect(
         "Cyrene", "Remembrance", _records(3)
     )
     assert insight.startswith("Cyrene reflects:") and cites

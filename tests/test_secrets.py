@@ -215,7 +215,8 @@ async def test_a_model_that_says_its_secret_is_caught_by_the_judges(embedder):
     """An LLMPolicy over a scripted model that quotes the first memory it is shown, whatever the prompt says."""
     from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge
     from amphoreus_graph.policy.fake import ScriptedChatModel
-    from amphoreus_graph.policy.llm import ChatCaller, LLMPolicy
+    from amphoreus_graph.policy.gateway import ChatCaller
+    from amphoreus_graph.policy.llm import LLMPolicy
 
     turn = _turn([SECRET, WALK])
     careless = await LLMPolicy(ScriptedChatModel(quote_memories=True)).adecide(turn)

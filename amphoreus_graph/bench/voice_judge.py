@@ -15,7 +15,8 @@ from pydantic import BaseModel
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.data.judges.classifier import path_classifier
-from amphoreus_graph.policy.llm import ChatCaller, parse_reply, reply_text
+from amphoreus_graph.policy.gateway import ChatCaller, Role, reply_text
+from amphoreus_graph.policy.llm import parse_reply
 from amphoreus_graph.policy.registry import chat_caller
 
 
@@ -79,4 +80,4 @@ class ModelVoiceJudge:
 def resolve_voice_judge(spec: str, *, base_url: str | None = None) -> VoiceJudge:
     if spec == "offline":
         return ClassifierVoiceJudge()
-    return ModelVoiceJudge(name=spec, caller=chat_caller(spec, base_url=base_url, temperature=0.0))
+    return ModelVoiceJudge(name=spec, caller=chat_caller(spec, role=Role.JUDGE, base_url=base_url, temperature=0.0))

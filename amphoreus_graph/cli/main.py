@@ -315,23 +315,49 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         )
     console.print(table)
     top = sorted(summary["tally_per_agent"].items(), key=lambda kv: -kv[1])[:3]
-    gm = summary.get("game_master") or {}
-    gm_line = (
-        f"game master: calls {gm['calls']} · failures {gm['failures']} · repaired {gm['repaired']} · "
-        f"fallbacks {gm['fallbacks']} · tokens {gm['tokens_in']}/{gm['tokens_out']}\n"
-        if gm.get("calls")
-        else ""
-    )
+    if roles := _roles_table(summary.get("models") or {}):
+        console.print(roles)
     console.print(
         f"samples {summary['samples_written']} · model calls {summary['model_calls']} · "
         f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
         f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
-        f"{gm_line}"
         f"most {summary['score_label']}: {', '.join(f'{name} {n:g}' for name, n in top)}\n"
         f"written to {out}/ (summary.json, samples/, chronicle/, checkpoint.sqlite)\n"
         f"see it: amphoreus report {out} --open",
         highlight=False,
     )
+
+
+def _roles_table(models: dict[str, Any]) -> Table | None:
+    """Every model call of the run by role, as the gateway counted it (None when no model was called)."""
+    if not any(use["calls"] or use["cache_hits"] for use in models.values()):
+        return None
+    table = Table(title="Model calls by role")
+    for column in (
+        "Role",
+        "Calls",
+        "Failed (by kind)",
+        "Retries",
+        "Repairs",
+        "Fallbacks",
+        "Tokens in/out",
+        "p50/p90 ms",
+    ):
+        table.add_column(column)
+    for role, use in models.items():
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(use["failures"].items()))
+        latency = use["latency_ms"]
+        table.add_row(
+            role,
+            str(use["calls"]) + (f" (+{use['cache_hits']} cached)" if use["cache_hits"] else ""),
+            f"{use['failed']}" + (f" ({kinds})" if kinds else ""),
+            str(use["retries"]),
+            str(use["repairs"]),
+            str(use["fallbacks"]),
+            f"{use['tokens_in']}/{use['tokens_out']}",
+            f"{latency['p50'] or '–'}/{latency['p90'] or '–'}",
+        )
+    return table
 
 
 @app.command()

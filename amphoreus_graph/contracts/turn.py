@@ -115,6 +115,9 @@ class PolicyResult(CallStats):
     """A decision plus what it cost and whether it had to be repaired or replaced."""
 
     decision: Decision
+    decided_by: str = Field(
+        default="", description="who actually decided (a model's stand-in says so); '' = the policy"
+    )
 
 
 class Policy(Protocol):

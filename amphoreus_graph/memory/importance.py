@@ -7,14 +7,17 @@ by event id); a failed rating falls back to the offline one.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Protocol
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.actions import ActionBrief
 from amphoreus_graph.contracts.memory import MemoryEvent
+from amphoreus_graph.contracts.turn import CallStats
+from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
 
 
 class ImportanceRater(Protocol):
@@ -57,8 +60,8 @@ class ModelImportance:
         "Event: {text}"
     )
 
-    def __init__(self, model: BaseChatModel, offline: PathImportance, world: str = "") -> None:
-        self.model = model
+    def __init__(self, caller: ChatCaller, offline: PathImportance, world: str = "") -> None:
+        self.caller = caller
         self.offline = offline
         self.world = world
         self._cache: dict[str, float] = {}
@@ -66,14 +69,31 @@ class ModelImportance:
     def rate(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
         todo = [e for e in events if e.id not in self._cache]
         if todo:
-            replies = self.model.batch(
-                [self.PROMPT.format(world=self.world, text=e.text) for e in todo], return_exceptions=True
-            )
-            for event, reply in zip(todo, replies, strict=True):
-                number = re.search(r"\d+", str(getattr(reply, "content", "")))
-                self._cache[event.id] = _clamp(float(number.group())) if number else event.importance
+            for event, rating in zip(todo, asyncio.run(self._ask(todo)), strict=True):
+                self._cache[event.id] = event.importance if rating is None else rating
         out: dict[str, dict[str, float]] = {}
         for event in events:
             based = event.model_copy(update={"importance": self._cache[event.id]})
             out[event.id] = {w: self.offline.rate_one(based, w) for w in event.witnesses}
         return out
+
+    async def _ask(self, events: list[MemoryEvent]) -> list[float | None]:
+        """Each event's rating from the model (its calls run together, bounded by the gateway's slots); None
+        where the model failed or did not answer with a number (the base weight stands, counted a fallback)."""
+        return list(await asyncio.gather(*(self._rate_one(e) for e in events)))
+
+    async def _rate_one(self, event: MemoryEvent) -> float | None:
+        prompt: list[BaseMessage] = [HumanMessage(self.PROMPT.format(world=self.world, text=event.text))]
+        try:
+            rating, _ = await ask(self.caller, prompt, _rating, CallStats())
+            return rating
+        except Exception:
+            note(self.caller.role, fallbacks=1)
+            return None
+
+
+def _rating(text: str) -> float:
+    number = re.search(r"\d+", text)
+    if number is None:
+        raise MalformedOutput("the reply holds no integer; expected one integer from 1 to 10")
+    return _clamp(float(number.group()))

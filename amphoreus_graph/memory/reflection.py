@@ -7,16 +7,19 @@ is asked for it, and a reply that cites no valid evidence falls back to the offl
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections import Counter
 from typing import Protocol
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
+from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.memory.records import MemoryRecord
+from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
 
 
 class Reflector(Protocol):
@@ -53,23 +56,35 @@ class ModelReflector:
         'What is one high-level insight you draw from them? Answer as JSON: {{"insight": "...", "cites": [1, 2]}}'
     )
 
-    def __init__(self, model: BaseChatModel, offline: OfflineReflector) -> None:
-        self.model = model
+    def __init__(self, caller: ChatCaller, offline: OfflineReflector) -> None:
+        self.caller = caller
         self.offline = offline
 
     def reflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
         listing = "\n".join(f"{i}. {gist(r.text)}" for i, r in enumerate(salient, 1))
+        prompt: list[BaseMessage] = [HumanMessage(self.PROMPT.format(agent=agent, path=path, memories=listing))]
         try:
-            reply = self.model.invoke(self.PROMPT.format(agent=agent, path=path, memories=listing))
-            found = re.search(r"\{.*\}", str(reply.content), re.DOTALL)
-            parsed = json.loads(found.group()) if found else {}
-            cites = [salient[int(i) - 1].id for i in parsed.get("cites", []) if 1 <= int(i) <= len(salient)]
-            insight = str(parsed.get("insight", "")).strip()
-            if insight and cites:
-                return insight, cites
+            (insight, cites), _ = asyncio.run(
+                ask(self.caller, prompt, lambda text: _insight(text, salient), CallStats())
+            )
+            return insight, cites
         except Exception:
-            pass
-        return self.offline.reflect(agent, path, salient)
+            note(self.caller.role, fallbacks=1)
+            return self.offline.reflect(agent, path, salient)
+
+
+def _insight(text: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+    """One insight and the ids of the memories it cites, from a reply; MalformedOutput says what is missing."""
+    found = re.search(r"\{.*\}", text, re.DOTALL)
+    try:
+        parsed = json.loads(found.group()) if found else {}
+        cites = [salient[int(i) - 1].id for i in parsed.get("cites", []) if 1 <= int(i) <= len(salient)]
+    except (ValueError, TypeError, AttributeError):
+        raise MalformedOutput('expected {"insight": "...", "cites": [numbers of the memories above]}') from None
+    insight = str(parsed.get("insight", "")).strip()
+    if not insight or not cites:
+        raise MalformedOutput("expected a non-empty insight citing at least one memory by its number")
+    return insight, cites
 
 
 def salient(records: list[MemoryRecord], n: int) -> list[MemoryRecord]:

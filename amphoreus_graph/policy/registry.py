@@ -3,6 +3,7 @@ name with an OpenAI-compatible `--base-url`, `scripted:...`."""
 
 from __future__ import annotations
 
+import os
 from importlib import metadata
 from typing import Any
 
@@ -14,7 +15,8 @@ from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.baselines import RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.fake import ScriptedChatModel
-from amphoreus_graph.policy.llm import ChatCaller, LLMPolicy
+from amphoreus_graph.policy.gateway import ChatCaller, Role
+from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 
 _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
@@ -60,8 +62,10 @@ def resolve_model(
     max_concurrency: int = 16,
     timeout_s: float = 60.0,
     temperature: float | None = None,
+    role: Role = Role.DECIDE,
 ) -> Policy:
-    """Turn a `--model` value into a Policy; any problem is one ModelSpecError line."""
+    """Turn a `--model` value into a Policy (its model calls counted under `role`); any problem is one
+    ModelSpecError line."""
     if spec == "offline":
         return OfflinePathPolicy()
     if spec == "random":
@@ -74,24 +78,32 @@ def resolve_model(
     prefix, _, rest = spec.partition(":")
     if rest and prefix in (plugged := registered_policies()):  # e.g. pes:CKPT, registered by the train package
         return plugged[prefix].load()(rest, temperature=temperature)
-    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
-    return LLMPolicy(chat, name=spec, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=_backoff_s(chat))
+    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature, timeout_s=timeout_s)
+    return LLMPolicy(
+        chat, name=spec, role=role, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=_backoff_s(chat)
+    )
 
 
 def chat_caller(
     spec: str,
     *,
+    role: Role,
     base_url: str | None = None,
     temperature: float | None = None,
     max_concurrency: int = 16,
     timeout_s: float = 60.0,
     attempts: int = 3,
 ) -> ChatCaller:
-    """A `--model` string as a chat model behind the shared retry/timeout machinery (for judges and a world's
-    game master)."""
-    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature)
+    """A `--model` string as a chat model behind the gateway, counted under `role` (judges, proposers, a world's
+    game master, interviews)."""
+    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature, timeout_s=timeout_s)
     return ChatCaller(
-        chat, max_concurrency=max_concurrency, timeout_s=timeout_s, attempts=attempts, backoff_s=_backoff_s(chat)
+        chat,
+        role=role,
+        max_concurrency=max_concurrency,
+        timeout_s=timeout_s,
+        attempts=attempts,
+        backoff_s=_backoff_s(chat),
     )
 
 
@@ -100,8 +112,17 @@ def _backoff_s(chat: BaseChatModel) -> float:
     return 0.01 if isinstance(chat, ScriptedChatModel) else 0.5
 
 
-def resolve_chat_model(spec: str, *, base_url: str | None = None, temperature: float | None = None) -> BaseChatModel:
-    """`provider:model`, a model name with `base_url` (OpenAI-compatible) or `scripted:...` as a chat model."""
+# Providers whose clients retry on their own unless told not to: the gateway retries (and counts) instead.
+_CLIENT_RETRIES_OFF = {"openai", "azure_openai", "anthropic", "groq", "mistralai", "fireworks", "together", "xai"}
+
+
+def resolve_chat_model(
+    spec: str, *, base_url: str | None = None, temperature: float | None = None, timeout_s: float | None = None
+) -> BaseChatModel:
+    """`provider:model`, a model name with `base_url` (OpenAI-compatible) or `scripted:...` as a chat model.
+
+    The client's own retries are turned off (the gateway's count what is sent), and a local OpenAI-compatible
+    `base_url` needs no key: a placeholder is passed when none is set."""
     provider, _, model_name = spec.partition(":")
     if provider == "scripted":
         return _scripted(model_name)
@@ -115,8 +136,14 @@ def resolve_chat_model(spec: str, *, base_url: str | None = None, temperature: f
     kwargs: dict[str, Any] = {}
     if base_url is not None:
         kwargs["base_url"] = base_url
+        if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "not-needed"  # vLLM, Ollama, LM Studio… ignore it; the client insists on one
     if temperature is not None:
         kwargs["temperature"] = temperature
+    if provider in _CLIENT_RETRIES_OFF:
+        kwargs["max_retries"] = 0
+    if timeout_s is not None and provider in _CLIENT_RETRIES_OFF:
+        kwargs["timeout"] = timeout_s
     try:
         from langchain.chat_models import init_chat_model
 

@@ -25,8 +25,9 @@ from langgraph.types import Send
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
-from amphoreus_graph.contracts.turn import CallStats, Decision, PolicyResult, RecalledMemory
+from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory
 from amphoreus_graph.memory.seeds import load_seeds
+from amphoreus_graph.policy.gateway import metered
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.perception import build_turn, lean, restore
@@ -69,12 +70,14 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     scenario = scenario_of(inputs.scenario)
     cycle = inputs.cycle
     run_id = inputs.run_id or str(get_config().get("configurable", {}).get("thread_id") or "studio")
-    if cycle == 1:
-        services = await asyncio.to_thread(settings_of(runtime).services, run_id, scenario)
-        seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
-        await asyncio.to_thread(services.memory.remember, seeds)
+    with metered() as meter:
+        if cycle == 1:
+            services = await asyncio.to_thread(settings_of(runtime).services, run_id, scenario)
+            seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
+            await asyncio.to_thread(services.memory.remember, seeds)
     emit({"type": "cycle_started", "cycle": cycle, "agents": len(scenario.agents)})
     return {
+        "model_use": meter.as_json(),
         "scenario": inputs.scenario,
         "seed": inputs.seed,
         "rounds": inputs.rounds,
@@ -132,7 +135,8 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
     scenario = scenario_of(payload["scenario"])
     turn = restore(payload["turn"], scenario)
     services = await asyncio.to_thread(settings_of(runtime).services, payload["run_id"], scenario)
-    result = await services.policy.adecide(turn)
+    with metered() as meter:
+        result = await services.policy.adecide(turn)
     decision = result.decision
     emit(
         {
@@ -149,7 +153,8 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
         "path": turn.path,
         "model": services.policy.name,
     }
-    return {"turns": {turn.agent: record}}
+    spent = meter.as_json()
+    return {"turns": {turn.agent: record}, "model_use": spent, "agent_use": {turn.agent: spent}}
 
 
 def game_master(state: SocietyState) -> dict[str, Any]:
@@ -157,28 +162,17 @@ def game_master(state: SocietyState) -> dict[str, Any]:
     world = scenario_of(state["scenario"]).world
     decisions = {a: Decision.model_validate(t["result"]["decision"]) for a, t in state["turns"].items()}
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], state["world"]["round"], "game-master")
-    resolution = world.resolve(state["world"], decisions, rng, now_of(state), round_limit(state))
+    with metered() as meter:
+        resolution = world.resolve(state["world"], decisions, rng, now_of(state), round_limit(state))
     cost = resolution.cost
     return {
         "world": resolution.state,
         "round_events": [e.model_dump(mode="json") for e in resolution.events],
         "round_flags": [*cost.flags, *([f"error: {cost.error}"] if cost.error else [])],
-        "stats": add_stats(state.get("stats"), game_master_cost(cost)),
+        "model_use": meter.as_json(),
         # The turns have read their memories: keep only which were used (for `remember`), not their text.
         "recalled": {},
         "used_memories": [m["id"] for found in state["recalled"].values() for m in found if not m.get("public")],
-    }
-
-
-def game_master_cost(cost: CallStats) -> dict[str, float]:
-    """What the world's own model calls cost this round, counted apart from the agents' (`gm_*` totals)."""
-    return {
-        "gm_calls": cost.model_calls,
-        "gm_failures": cost.failures,
-        "gm_tokens_in": cost.tokens_in,
-        "gm_tokens_out": cost.tokens_out,
-        "gm_repaired": int("repaired" in cost.flags),
-        "gm_fallbacks": int("fallback" in cost.flags),
     }
 
 
@@ -189,19 +183,23 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
     now = now_of(state)
-    await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
-    gained = await asyncio.to_thread(services.memory.remember, events)
-    pending = dict(state.get("unreflected") or {})
-    for agent, importance in gained.items():
-        pending[agent] = pending.get(agent, 0.0) + importance
-    due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
-    if due:
-        reflections = await asyncio.to_thread(services.memory.reflect, due, now)
-        for event in reflections:
-            emit({"type": "reflected", "agent": event.witnesses[0], "text": event.text, "evidence": event.evidence})
-        for agent in due:
-            pending[agent] = 0.0
-    return {"unreflected": {a: round(v, 3) for a, v in pending.items()}, "used_memories": []}
+    with metered() as meter:
+        await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
+        gained = await asyncio.to_thread(services.memory.remember, events)
+        pending = dict(state.get("unreflected") or {})
+        for agent, importance in gained.items():
+            pending[agent] = pending.get(agent, 0.0) + importance
+        due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
+        reflections = await asyncio.to_thread(services.memory.reflect, due, now) if due else []
+    for event in reflections:
+        emit({"type": "reflected", "agent": event.witnesses[0], "text": event.text, "evidence": event.evidence})
+    for agent in due:
+        pending[agent] = 0.0
+    return {
+        "unreflected": {a: round(v, 3) for a, v in pending.items()},
+        "used_memories": [],
+        "model_use": meter.as_json(),
+    }
 
 
 def round_samples(state: SocietyState) -> list[Sample]:
@@ -226,6 +224,8 @@ def round_samples(state: SocietyState) -> list[Sample]:
                 model=turn["model"],
                 messages=[*render_messages(context), {"role": "assistant", "content": decision_json(result.decision)}],
                 decision=result.decision,
+                decided_by=result.decided_by or turn["model"],
+                error=result.error,
                 flags=result.flags,
                 context=context.as_recorded(),
             )
@@ -245,19 +245,12 @@ def round_chronicle(state: SocietyState) -> RoundRecord:
 
 
 def round_cost(state: SocietyState) -> Counter[str]:
-    """What the round's turns cost (model calls, tokens, faults), to add to the run's totals."""
+    """How the round's turns went: how many, and how many a stand-in decided or a repair pass saved (what the
+    model calls cost is counted by the gateway, in `model_use`)."""
     delta: Counter[str] = Counter()
     for turn in state["turns"].values():
-        result = PolicyResult.model_validate(turn["result"])
-        delta.update(
-            turns=1,
-            model_calls=result.model_calls,
-            failures=result.failures,
-            tokens_in=result.tokens_in,
-            tokens_out=result.tokens_out,
-            fallbacks=int("fallback" in result.flags),
-            repaired=int("repaired" in result.flags),
-        )
+        flags = turn["result"].get("flags") or []
+        delta.update(turns=1, fallbacks=int("fallback" in flags), repaired=int("repaired" in flags))
     return delta
 
 

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
+from amphoreus_graph.policy.gateway import metered
 from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
@@ -64,10 +65,14 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
         services.memory.remember([echo])
         return services.memory.carry_over(retention, view.cycle + 1)
 
-    kept = await asyncio.to_thread(carry)
+    with metered() as meter:
+        kept = await asyncio.to_thread(carry)
     summary = cycle_summary(end, view) | {"memories_kept": kept}
     emit({"type": "cycle_done", **summary})
-    update: dict[str, Any] = {"cycle_summaries": [*(state.get("cycle_summaries") or []), summary]}
+    update: dict[str, Any] = {
+        "cycle_summaries": [*(state.get("cycle_summaries") or []), summary],
+        "model_use": meter.as_json(),
+    }
     if view.cycle < cycles_of(state):
         update["cycle"] = view.cycle + 1
     return update

@@ -14,6 +14,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncGenerator
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory
+from amphoreus_graph.policy.gateway import RoleUse
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
@@ -50,7 +52,6 @@ from amphoreus_graph.society.services import (
     open_store,
 )
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
-from amphoreus_graph.society.state import STAT_KEYS
 
 __all__ = ["CHECKPOINT_FILE", "CONFIG_FILE", "SUMMARY_FILE", "RunConfig", "Simulation", "build_summary"]
 
@@ -238,30 +239,41 @@ class Simulation:
 
 def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s: float) -> dict[str, Any]:
     """RUN/summary.json: each cycle's outcome in the world's words, each agent's tally over the cycles, samples,
-    model calls, tokens, faults, wall time."""
+    and every model call by role (calls, failures by kind, retries, repairs, fallbacks, tokens, latency) and by
+    agent, with totals; wall time."""
     stats = {k: int(v) for k, v in (state.get("stats") or {}).items()}
     cycles = state.get("cycle_summaries") or []
     tally: dict[str, float] = {}
     for cycle in cycles:
         for agent, count in cycle["tally"].items():
             tally[agent] = tally.get(agent, 0.0) + count
+    roles = {role: RoleUse.model_validate(use) for role, use in (state.get("model_use") or {}).items()}
+    per_agent = {
+        agent: reduce(RoleUse.add, (RoleUse.model_validate(use) for use in uses.values()), RoleUse())
+        for agent, uses in sorted((state.get("agent_use") or {}).items())
+    }
+    scenario = scenario_of(cfg.scenario)
     return {
         "run": cfg.run_id,
         "scenario": cfg.scenario,
         "model": model,
         "seed": cfg.seed,
         "cycles": cycles,
-        "world": scenario_of(cfg.scenario).name,
-        "score_label": scenario_of(cfg.scenario).world.labels.score,
+        "world": scenario.name,
+        "score_label": scenario.world.labels.score,
         "tally_per_agent": tally,
         "samples_written": count_rows(cfg.out / SAMPLES_DIR),
         "turns": stats.get("turns", 0),
-        "model_calls": stats.get("model_calls", 0),
-        "tokens_in": stats.get("tokens_in", 0),
-        "tokens_out": stats.get("tokens_out", 0),
-        "failures": stats.get("failures", 0),
         "fallbacks": stats.get("fallbacks", 0),
         "repaired": stats.get("repaired", 0),
-        "game_master": {key.removeprefix("gm_"): stats.get(key, 0) for key in STAT_KEYS if key.startswith("gm_")},
+        "model_calls": sum(use.calls for use in roles.values()),
+        "failures": sum(sum(use.failures.values()) for use in roles.values()),
+        "tokens_in": sum(use.tokens_in for use in roles.values()),
+        "tokens_out": sum(use.tokens_out for use in roles.values()),
+        "models": {role: use.summary() for role, use in roles.items()},
+        "per_agent": {
+            agent: {"calls": use.calls, "tokens_in": use.tokens_in, "tokens_out": use.tokens_out}
+            for agent, use in per_agent.items()
+        },
         "wall_time_s": round(wall_time_s, 3),
     }

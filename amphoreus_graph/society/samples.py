@@ -38,6 +38,8 @@ class Sample(BaseModel):
     model: str
     messages: list[dict[str, str]] = Field(description="system, user, then the assistant's Decision as JSON")
     decision: Decision
+    decided_by: str = Field(default="", description="who actually decided: the model, or its stand-in, saying so")
+    error: str | None = Field(default=None, description="why the model did not decide (kind: message), if it did not")
     flags: list[str] = Field(default_factory=list)
     context: TurnContext | None = Field(
         default=None, description="the turn as the agent saw it, so experts can re-pose it to other policies"

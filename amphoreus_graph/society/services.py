@@ -28,6 +28,7 @@ from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, 
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_chroma
+from amphoreus_graph.policy.gateway import Role
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
@@ -105,8 +106,8 @@ def build_memory(
     reflector: Reflector = offline
     rater: ImportanceRater = importance
     if isinstance(policy, LLMPolicy):
-        rater = ModelImportance(policy.model, importance, scenario.world.description)
-        reflector = ModelReflector(policy.model, offline)
+        rater = ModelImportance(policy.caller.for_role(Role.IMPORTANCE), importance, scenario.world.description)
+        reflector = ModelReflector(policy.caller.for_role(Role.REFLECT), offline)
     return ChromaMemory(
         client,
         society,

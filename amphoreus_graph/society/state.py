@@ -13,7 +13,17 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # not typing's: pydantic (langgraph-api's schemas) needs it on 3.11
 
+from amphoreus_graph.policy.gateway import merge_use
+
 JSON = dict[str, Any]
+
+
+def merge_agent_use(current: dict[str, JSON] | None, update: dict[str, JSON] | None) -> dict[str, JSON]:
+    """Per-agent model use from concurrent turns, added up."""
+    merged = dict(current or {})
+    for agent, use in (update or {}).items():
+        merged[agent] = merge_use(merged.get(agent), use)
+    return merged
 
 
 def merge_turns(current: dict[str, JSON] | None, update: dict[str, JSON] | None) -> dict[str, JSON]:
@@ -53,6 +63,8 @@ class SocietyState(TypedDict, total=False):
     recalled: dict[str, list[JSON]]
     turns: Annotated[dict[str, JSON], merge_turns]
     round_events: list[JSON]
+    model_use: Annotated[JSON, merge_use]  # every model call of the run, by role (what it cost, how it went)
+    agent_use: Annotated[dict[str, JSON], merge_agent_use]  # the agents' own decisions' calls, by agent
     round_flags: list[str]
     stats: dict[str, float]
     sample_offsets: dict[str, int]  # samples/ and chronicle/ shards: where the next round appends
@@ -65,23 +77,7 @@ class RecurrenceState(SocietyState, total=False):
     cycle_summaries: list[JSON]
 
 
-STAT_KEYS = (
-    "samples_written",
-    "turns",
-    "model_calls",
-    "failures",
-    "fallbacks",
-    "repaired",
-    "tokens_in",
-    "tokens_out",
-    # the world's own model calls (an LLM game master), apart from the agents'
-    "gm_calls",
-    "gm_failures",
-    "gm_repaired",
-    "gm_fallbacks",
-    "gm_tokens_in",
-    "gm_tokens_out",
-)
+STAT_KEYS = ("samples_written", "turns", "fallbacks", "repaired")  # what model calls cost is in `model_use`
 
 
 def add_stats(current: dict[str, float] | None, delta: Mapping[str, float]) -> dict[str, float]:

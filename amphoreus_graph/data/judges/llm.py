@@ -24,7 +24,8 @@ from amphoreus_graph.contracts.world import WorldLabels
 from amphoreus_graph.data.judges import rules
 from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict, world_of
 from amphoreus_graph.data.judges.offline import OfflineJudge
-from amphoreus_graph.policy.llm import ChatCaller, MalformedOutput, parse_reply, reply_text
+from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, ask, note
+from amphoreus_graph.policy.llm import parse_reply
 from amphoreus_graph.policy.prompt import decision_json
 
 _FOCUS: dict[Panel, str] = {
@@ -137,7 +138,7 @@ class LLMJudge:
 
     def __init__(self, model: BaseChatModel, *, name: str = "llm", caller: ChatCaller | None = None) -> None:
         self.name = name
-        self._call = caller or ChatCaller(model)
+        self._call = caller or ChatCaller(model, role=Role.JUDGE)
         self._fallback = OfflineJudge()
         self.stats = CallStats()
 
@@ -159,14 +160,7 @@ class LLMJudge:
         messages = judge_messages(panel, item)
         stats = CallStats()
         try:
-            reply = await self._call(messages, stats)
-            try:
-                answer = parse_answer(reply_text(reply), panel)
-            except MalformedOutput as problem:
-                repair = f"That answer cannot be used: {problem}. Reply again with only the corrected JSON object."
-                reply = await self._call([*messages, reply, HumanMessage(repair)], stats)
-                answer = parse_answer(reply_text(reply), panel)
-                stats.flags.append("repaired")
+            answer, _ = await ask(self._call, messages, lambda text: parse_answer(text, panel), stats)
             return kept_discreet(
                 item,
                 Verdict(
@@ -177,6 +171,7 @@ class LLMJudge:
                 ),
             )
         except Exception:
+            note(self._call.role, fallbacks=1)  # the offline panels stand in (ascore)
             return None
         finally:
             self._count(stats)

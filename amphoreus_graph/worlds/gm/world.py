@@ -10,6 +10,7 @@ falls back to the kit's own rules with the round flagged `fallback`; every call 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import random
 import threading
 from collections.abc import Coroutine
@@ -33,7 +34,8 @@ from amphoreus_graph.contracts.world import (
     WorldView,
 )
 from amphoreus_graph.errors import AmphoreusError, ScenarioError
-from amphoreus_graph.policy.llm import ChatCaller, MalformedOutput, parse_reply, reply_text
+from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, note, reply_text
+from amphoreus_graph.policy.llm import parse_reply
 from amphoreus_graph.policy.registry import chat_caller
 from amphoreus_graph.worlds.gm import prompt
 from amphoreus_graph.worlds.gm.apply import Applier
@@ -116,6 +118,7 @@ class GameMasterWorld:
         try:
             work = run_blocking(self._ask(caller, state, decisions, rng, now, round_limit, cost))
         except Exception as exc:
+            note(Role.GAME_MASTER, fallbacks=1)
             cost.flags.append("fallback")
             cost.error = f"{type(exc).__name__}: {exc}"[:300]
             kept = self.kit.resolve(state, decisions, rng, now, round_limit)
@@ -149,8 +152,13 @@ class GameMasterWorld:
         try:
             return carry_out(reply_text(answer))
         except MalformedOutput as problem:
+            note(caller.role, garbage=1, repairs=1)
             answer = await caller([*messages, answer, prompt.repair(str(problem))], cost)
-            work = carry_out(reply_text(answer))
+            try:
+                work = carry_out(reply_text(answer))
+            except MalformedOutput:
+                note(caller.role, garbage=1)
+                raise
             cost.flags.append("repaired")
             return work
 
@@ -163,6 +171,7 @@ class GameMasterWorld:
                 try:
                     self._caller = chat_caller(
                         cfg.model,
+                        role=Role.GAME_MASTER,
                         base_url=cfg.base_url,
                         temperature=cfg.temperature,
                         timeout_s=cfg.timeout_s,
@@ -180,8 +189,8 @@ def run_blocking(work: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="game-master") as pool:
-        return pool.submit(asyncio.run, work).result()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="game-master") as pool:  # keeps this context's meter
+        return pool.submit(contextvars.copy_context().run, asyncio.run, work).result()
 
 
 def load_game_master_world(raw: dict[str, Any], source: Path) -> GameMasterWorld:

@@ -1,0 +1,349 @@
+"""The model gateway: every model call of a run goes through here — agents' decisions, importance, reflection,
+judges, proposers, a world's game master, interviews — so every attempt is counted by the role it served.
+
+A `ChatCaller` is one role's handle on a chat model: a concurrency slot, a timeout, and our own retries (the
+client library's hidden retries are turned off where the model is made, so what is counted is what was sent).
+Failures are classified (connection, timeout, HTTP status, rate limit, garbage, other); a 429's `Retry-After` is
+honoured before the next attempt. What each attempt cost is recorded on the `Meter` of the current context: the
+graph node that made the call opens one (`metered()`), so concurrent agent turns count apart, and the node
+hands the meter's `ModelUse` to the run's state, where it is checkpointed with the step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, Field
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from amphoreus_graph.contracts.turn import CallStats
+
+ROLE_HEADER = "X-Amphoreus-Role"
+T = TypeVar("T")
+
+
+class Role(StrEnum):
+    """What a model call is for: counts, budgets and the test server's log are kept per role."""
+
+    DECIDE = "decide"
+    IMPORTANCE = "importance"
+    REFLECT = "reflect"
+    JUDGE = "judge"
+    PROPOSE = "propose"
+    GAME_MASTER = "game_master"
+    INTERVIEW = "interview"
+
+
+class Failure(StrEnum):
+    CONNECTION = "connection"
+    TIMEOUT = "timeout"
+    HTTP_STATUS = "http_status"
+    RATE_LIMIT = "rate_limit"
+    GARBAGE = "garbage"
+    OTHER = "other"
+
+
+class MalformedOutput(ValueError):
+    """The model answered, but not with what was asked (the message says what was wrong, for the repair)."""
+
+
+# Latency histogram: upper bounds in ms, about 25% apart from 1 ms to 10 minutes (mergeable and bounded in size).
+LATENCY_BOUNDS_MS: tuple[float, ...] = tuple(round(1.25**i, 1) for i in range(60))
+
+
+class RoleUse(BaseModel):
+    """What one role's model calls cost and how they went. `calls` are requests sent to the model (retries
+    included; answers from the response cache are not calls), so they equal what the server saw."""
+
+    calls: int = 0
+    failures: dict[str, int] = Field(default_factory=dict, description="by kind: connection, timeout, …")
+    retries: int = 0
+    repairs: int = Field(default=0, description="repair passes asked after a reply that could not be used")
+    fallbacks: int = Field(default=0, description="times a stand-in decided after the model kept failing")
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cache_hits: int = 0
+    latency_ms: list[int] = Field(default_factory=list, description="answered calls per LATENCY_BOUNDS_MS bucket")
+
+    def add(self, other: RoleUse) -> RoleUse:
+        failures = dict(self.failures)
+        for kind, count in other.failures.items():
+            failures[kind] = failures.get(kind, 0) + count
+        width = max(len(self.latency_ms), len(other.latency_ms))
+        mine, theirs = self.latency_ms + [0] * (width - len(self.latency_ms)), other.latency_ms
+        return RoleUse(
+            calls=self.calls + other.calls,
+            failures=failures,
+            retries=self.retries + other.retries,
+            repairs=self.repairs + other.repairs,
+            fallbacks=self.fallbacks + other.fallbacks,
+            tokens_in=self.tokens_in + other.tokens_in,
+            tokens_out=self.tokens_out + other.tokens_out,
+            cache_hits=self.cache_hits + other.cache_hits,
+            latency_ms=[a + (theirs[i] if i < len(theirs) else 0) for i, a in enumerate(mine)],
+        )
+
+    def percentile_ms(self, q: float) -> float | None:
+        """The upper bound of the latency bucket holding the q-th quantile of answered calls (None: none)."""
+        total = sum(self.latency_ms)
+        if not total:
+            return None
+        seen = 0
+        for bound, count in zip(LATENCY_BOUNDS_MS, self.latency_ms, strict=False):
+            seen += count
+            if seen >= q * total:
+                return bound
+        return LATENCY_BOUNDS_MS[-1]
+
+    def summary(self) -> dict[str, Any]:
+        """As summary.json shows it: the counts, and latency percentiles instead of the histogram."""
+        shown = self.model_dump(exclude={"latency_ms"})
+        shown["failed"] = sum(self.failures.values())
+        shown["latency_ms"] = {f"p{int(q * 100)}": self.percentile_ms(q) for q in (0.5, 0.9, 0.99)}
+        return shown
+
+
+ModelUse = dict[str, RoleUse]  # role -> what its calls cost
+
+
+def merge_use(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+    """A graph-state reducer: add up per-role uses (as JSON) from concurrent nodes and successive steps."""
+    merged = {role: RoleUse.model_validate(use) for role, use in (current or {}).items()}
+    for role, use in (update or {}).items():
+        merged[role] = merged.get(role, RoleUse()).add(RoleUse.model_validate(use))
+    return {role: use.model_dump() for role, use in sorted(merged.items())}
+
+
+class Meter:
+    """What the model calls made in one context (one graph node, one benchmark task) cost, by role."""
+
+    def __init__(self) -> None:
+        self.use: ModelUse = {}
+
+    def role(self, role: Role) -> RoleUse:
+        return self.use.setdefault(role.value, RoleUse())
+
+    def as_json(self) -> dict[str, Any]:
+        return {role: use.model_dump() for role, use in self.use.items()}
+
+
+_METER: ContextVar[Meter | None] = ContextVar("amphoreus_meter", default=None)
+
+
+@contextmanager
+def metered() -> Iterator[Meter]:
+    """Count the model calls made inside this block (and in tasks and threads it starts) on a fresh Meter."""
+    meter = Meter()
+    token = _METER.set(meter)
+    try:
+        yield meter
+    finally:
+        _METER.reset(token)
+
+
+def _meter() -> Meter:
+    """The current context's meter; calls made outside any `metered()` block are counted on a throwaway one."""
+    return _METER.get() or Meter()
+
+
+def note(role: Role, *, repairs: int = 0, fallbacks: int = 0, garbage: int = 0) -> None:
+    """Record what a caller did with replies: a repair pass asked, a stand-in used, a reply that did not parse."""
+    use = _meter().role(role)
+    use.repairs += repairs
+    use.fallbacks += fallbacks
+    if garbage:
+        use.failures[Failure.GARBAGE.value] = use.failures.get(Failure.GARBAGE.value, 0) + garbage
+
+
+def classify(exc: BaseException) -> Failure:
+    """What kind of failure an exception from a chat model is (OpenAI-style clients and plain exceptions)."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, MalformedOutput):
+        return Failure.GARBAGE
+    if isinstance(exc, TimeoutError) or "Timeout" in name:
+        return Failure.TIMEOUT
+    if status == 429 or "RateLimit" in name:
+        return Failure.RATE_LIMIT
+    if isinstance(status, int):
+        return Failure.HTTP_STATUS
+    if "Connection" in name or isinstance(exc, ConnectionError):
+        return Failure.CONNECTION
+    return Failure.OTHER
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The wait a 429 asks for (`Retry-After`, in seconds), if the exception carries its response."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    try:
+        return float(headers.get("retry-after") or headers.get("Retry-After"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    """A request that was refused as bad (4xx other than 429) will be refused again: not retried."""
+    kind = classify(exc)
+    status = getattr(exc, "status_code", None)
+    return not (kind is Failure.HTTP_STATUS and isinstance(status, int) and 400 <= status < 500)
+
+
+class _LoopSemaphores:
+    """One semaphore per event loop, so a caller can be reused across `asyncio.run` calls."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._by_loop: dict[int, asyncio.Semaphore] = {}
+
+    def get(self) -> asyncio.Semaphore:
+        key = id(asyncio.get_running_loop())
+        if key not in self._by_loop:
+            self._by_loop[key] = asyncio.Semaphore(self.limit)
+        return self._by_loop[key]
+
+
+class ChatCaller:
+    """One role's handle on a chat model: a concurrency slot, a timeout, our own retries (backing off, and
+    honouring a 429's Retry-After); every attempt's cost is counted on the current Meter and on the caller's
+    CallStats. Handles for other roles share the model and its slots (`for_role`)."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        role: Role = Role.DECIDE,
+        max_concurrency: int = 16,
+        timeout_s: float = 60.0,
+        attempts: int = 3,
+        backoff_s: float = 0.5,
+        slots: _LoopSemaphores | None = None,
+    ) -> None:
+        self.model = model
+        self.role = role
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self._slots = slots or _LoopSemaphores(max_concurrency)
+        self._tagged = _tags_requests(model)
+
+    def for_role(self, role: Role) -> ChatCaller:
+        """The same model, slots and retry policy, counted under another role."""
+        return ChatCaller(
+            self.model,
+            role=role,
+            timeout_s=self.timeout_s,
+            attempts=self.attempts,
+            backoff_s=self.backoff_s,
+            slots=self._slots,
+        )
+
+    def _wait_s(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        asked = retry_after_s(exc) if exc is not None else None
+        backoff = min(self.backoff_s * 2 ** (state.attempt_number - 1), self.backoff_s * 16)
+        return max(backoff, asked or 0.0)
+
+    async def __call__(self, messages: list[BaseMessage], result: CallStats) -> AIMessage:
+        use = _meter().role(self.role)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=self._wait_s,
+            retry=retry_if_exception(_worth_retrying),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                if attempt.retry_state.attempt_number > 1:
+                    use.retries += 1
+                    if "retried" not in result.flags:
+                        result.flags.append("retried")
+                reply = await self._attempt(messages, result, use)
+                return reply
+        raise AssertionError("unreachable: tenacity reraises the last error")
+
+    async def _attempt(self, messages: list[BaseMessage], result: CallStats, use: RoleUse) -> AIMessage:
+        result.model_calls += 1
+        use.calls += 1
+        started = time.perf_counter()
+        try:
+            async with self._slots.get(), asyncio.timeout(self.timeout_s):
+                reply = await self.model.ainvoke(messages, **self._request_options())
+        except Exception as exc:
+            result.failures += 1
+            kind = classify(exc).value
+            use.failures[kind] = use.failures.get(kind, 0) + 1
+            raise
+        _record_latency(use, (time.perf_counter() - started) * 1000)
+        _count_usage(reply, result, use)
+        if not isinstance(reply, AIMessage):
+            raise MalformedOutput(f"expected an AIMessage, got {type(reply).__name__}")
+        return reply
+
+    def call_sync(self, messages: list[BaseMessage], result: CallStats) -> AIMessage:
+        """The same call from synchronous code (memory's raters run in a worker thread): its own event loop."""
+        return asyncio.run(self(messages, result))
+
+    def _request_options(self) -> dict[str, Any]:
+        """Tag each request with its role, for a server (or a proxy) to count by: OpenAI-style clients only."""
+        return {"extra_headers": {ROLE_HEADER: self.role.value}} if self._tagged else {}
+
+
+def _tags_requests(model: BaseChatModel) -> bool:
+    """Whether the model's client takes per-request headers (the OpenAI family does)."""
+    return hasattr(model, "openai_api_base") or type(model).__name__ in {"ChatOpenAI", "AzureChatOpenAI"}
+
+
+def _record_latency(use: RoleUse, ms: float) -> None:
+    bucket = min(bisect.bisect_left(LATENCY_BOUNDS_MS, ms), len(LATENCY_BOUNDS_MS) - 1)
+    if len(use.latency_ms) <= bucket:
+        use.latency_ms.extend([0] * (bucket + 1 - len(use.latency_ms)))
+    use.latency_ms[bucket] += 1
+
+
+def _count_usage(reply: BaseMessage, result: CallStats, use: RoleUse) -> None:
+    usage = getattr(reply, "usage_metadata", None) or {}
+    tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+    result.tokens_in += tokens_in
+    result.tokens_out += tokens_out
+    use.tokens_in += tokens_in
+    use.tokens_out += tokens_out
+
+
+async def ask(
+    caller: ChatCaller, messages: list[BaseMessage], parse: Callable[[str], T], stats: CallStats
+) -> tuple[T, AIMessage]:
+    """Ask, and make something of the reply with `parse`; a reply it cannot use (MalformedOutput) is shown to the
+    model once with what was wrong (a repair pass, flag `repaired`). Raises if the repaired reply fails too, or
+    the calls do: the caller decides what stands in, and says so with `note(role, fallbacks=1)`."""
+    reply = await caller(messages, stats)
+    try:
+        return parse(reply_text(reply)), reply
+    except MalformedOutput as problem:
+        note(caller.role, garbage=1, repairs=1)
+        repair = f"That answer cannot be used: {problem}. Reply again with only the corrected JSON object."
+        reply = await caller([*messages, reply, HumanMessage(repair)], stats)
+        try:
+            parsed = parse(reply_text(reply))
+        except MalformedOutput:
+            note(caller.role, garbage=1)
+            raise
+        stats.flags.append("repaired")
+        return parsed, reply
+
+
+def reply_text(reply: AIMessage) -> str:
+    content: Any = reply.content
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
