@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -36,6 +36,7 @@ from amphoreus_graph.data.dpo import (
 )
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.gateway import Role, RoleUse, merge_use, metered
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.samples import Sample, iter_samples
 from amphoreus_graph.society.services import SocietySettings
@@ -79,6 +80,7 @@ class ExpertsState(TypedDict, total=False):
     judgements: list[JSON]
     review_index: int
     review_error: str
+    model_use: Annotated[JSON, merge_use]  # the proposers' and judges' model calls, by role
     report: JSON
 
 
@@ -136,17 +138,19 @@ async def propose_alternatives(state: ExpertsState) -> dict[str, Any]:
             lambda: [offline_alternatives(s, _context(s), request.alternatives, request.seed) for s in samples]
         )
     else:
-        policy = resolve_model(request.proposer, base_url=request.base_url, temperature=1.0)
-        found = await asyncio.gather(
-            *(sampled_alternatives(s, _context(s), request.alternatives, policy) for s in samples)
-        )
+        policy = resolve_model(request.proposer, base_url=request.base_url, temperature=1.0, role=Role.PROPOSE)
+        with metered() as meter:
+            found = await asyncio.gather(
+                *(sampled_alternatives(s, _context(s), request.alternatives, policy) for s in samples)
+            )
+        spent = meter.as_json()
     candidates = {
         s.id: [c.model_dump(mode="json") for c in [original(s), *alternatives]]
         for s, alternatives in zip(samples, found, strict=True)
     }
     total = sum(map(len, candidates.values()))
     get_stream_writer()({"type": "candidates_proposed", "turns": len(samples), "candidates": total})
-    return {"candidates": candidates}
+    return {"candidates": candidates, "model_use": spent if request.proposer != "offline" else {}}
 
 
 async def score_candidates(state: ExpertsState) -> dict[str, Any]:
@@ -155,7 +159,8 @@ async def score_candidates(state: ExpertsState) -> dict[str, Any]:
     judge = resolve_judge(request.judge, base_url=request.base_url)
     samples = [Sample.model_validate(t) for t in state["turns"]]
     owners = [(s, Candidate.model_validate(c)) for s in samples for c in state["candidates"][s.id]]
-    verdicts = await judge.ascore([JudgeItem(turn=_context(s), decision=c.decision) for s, c in owners])
+    with metered() as meter:
+        verdicts = await judge.ascore([JudgeItem(turn=_context(s), decision=c.decision) for s, c in owners])
     by_turn: dict[str, list[ScoredCandidate]] = {}
     for (sample, candidate), verdict in zip(owners, verdicts, strict=True):
         by_turn.setdefault(sample.id, []).append(ScoredCandidate(candidate=candidate, verdicts=verdict))
@@ -176,7 +181,7 @@ async def score_candidates(state: ExpertsState) -> dict[str, Any]:
     ]
     event = {"type": "candidates_scored", "turns": len(samples), "candidates": len(owners), "judge": judge.name}
     get_stream_writer()(event)
-    return {"judgements": [j.model_dump(mode="json") for j in judgements]}
+    return {"judgements": [j.model_dump(mode="json") for j in judgements], "model_use": meter.as_json()}
 
 
 def human_review(state: ExpertsState) -> dict[str, Any]:
@@ -241,6 +246,7 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
         "judge": request.judge,
         "calibration": _calibration(request.judge, _context(Sample.model_validate(state["turns"][0])).world),
         "files": [str(out / JUDGEMENTS_FILE), str(out / DPO_FILE)],
+        "models": {role: RoleUse.model_validate(use).summary() for role, use in (state.get("model_use") or {}).items()},
     }
     (out / SUMMARY_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
     get_stream_writer()(
