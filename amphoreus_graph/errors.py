@@ -36,3 +36,10 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
     got = first.get("input")
     got_text = "" if first["type"] == "missing" or isinstance(got, dict | list) else f", got {got!r}"
     return f"{source}: {field_path(first['loc'])}: {first['msg']}{got_text}{suffix}"
+
+
+class RunStopped(AmphoreusError):
+    """A run stopped on purpose, checkpointed and resumable: a budget spent, a model unreachable, too many
+    fallbacks. The CLI prints it as one line and exits 3 (2 is for input the user can correct)."""
+
+    exit_code = 3

@@ -56,8 +56,8 @@ def test_filters_and_fallback_exclusion(runs, tmp_path):
     only = export_sft([offline], tmp_path / "a", filters=SftFilters(paths=["Remembrance"], cycles=[2]))
     rows = _rows(tmp_path / "a" / "train.jsonl")
     assert only.rows == len(rows) > 0 and {(r["path"], r["cycle"]) for r in rows} == {("Remembrance", 2)}
-    everything = export_sft([faulty], tmp_path / "b")
-    clean = export_sft([faulty], tmp_path / "c", filters=SftFilters(exclude_fallback=True))
+    everything = export_sft([faulty], tmp_path / "b", filters=SftFilters(exclude_fallback=False))
+    clean = export_sft([faulty], tmp_path / "c")  # a stand-in's decisions are left out unless asked for
     assert any("fallback" in r["flags"] for r in _rows(tmp_path / "b" / "train.jsonl"))
     assert clean.rows < everything.rows
     assert not any("fallback" in r["flags"] for r in _rows(tmp_path / "c" / "train.jsonl"))

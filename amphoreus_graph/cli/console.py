@@ -78,7 +78,8 @@ def bad_rows(skip: bool) -> AbstractContextManager[None]:
 
 
 def one_line_errors(command: F) -> F:
-    """Turn a user error into `error: …` on stderr and exit code 2 (no traceback)."""
+    """Turn a user error into `error: …` on stderr and exit code 2, a run stopped on purpose (a budget, an
+    unreachable model) into exit code 3 (no traceback)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -86,7 +87,7 @@ def one_line_errors(command: F) -> F:
             return command(*args, **kwargs)
         except AmphoreusError as exc:
             print_error(str(exc))
-            raise typer.Exit(2) from None
+            raise typer.Exit(getattr(exc, "exit_code", 2)) from None
         except KeyboardInterrupt:
             err_console.print("interrupted: resume with `amphoreus simulate --resume RUN`")
             raise typer.Exit(130) from None

@@ -75,7 +75,13 @@ def export_sft_command(
     agent: Annotated[list[str] | None, typer.Option("--agent", help="keep only these agents (repeatable)")] = None,
     cycle: Annotated[list[int] | None, typer.Option("--cycle", help="keep only these cycles (repeatable)")] = None,
     action: Annotated[list[str] | None, typer.Option("--action", help="keep only these actions (repeatable)")] = None,
-    exclude_fallback: Annotated[bool, typer.Option(help="drop turns the offline policy had to decide")] = False,
+    exclude_fallback: Annotated[
+        bool,
+        typer.Option(
+            "--exclude-fallback/--include-fallback",
+            help="drop turns a stand-in decided when the model failed (they are not the model's)",
+        ),
+    ] = True,
     judged: Annotated[
         list[Path] | None, typer.Option("--judged", help="`amphoreus judge` folders (repeatable)")
     ] = None,

@@ -158,9 +158,29 @@ def simulate(
     fresh_memory: Annotated[
         bool, typer.Option(help="wipe this society's memories in the store first (with --resume: restart the run)")
     ] = False,
+    api_key: Annotated[
+        str | None, typer.Option(help="the provider's key (else its env var); never saved: give it again on --resume")
+    ] = None,
+    temperature: Annotated[float | None, typer.Option(min=0, help="the model's sampling temperature")] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="seconds one model call may take")] = 60.0,
+    max_retries: Annotated[int, typer.Option(min=0, help="retries of a failed model call")] = 2,
+    max_calls: Annotated[int | None, typer.Option(min=1, help="stop (resumably) once this many calls are made")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="stop (resumably) once this many tokens are used")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="stop (resumably) at this cost (needs --prices)")
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="YAML: model -> {input_per_1k, output_per_1k}, for --max-cost")
+    ] = None,
+    max_fallback_rate: Annotated[
+        float | None, typer.Option(min=0, max=1, help="stop if a stand-in decides more of the turns (default 0.2)")
+    ] = None,
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
     from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
+    from amphoreus_graph.society.guard import Limits
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
     scenarios = scenario or [RunConfig.model_fields["scenario"].default]
@@ -178,6 +198,7 @@ def simulate(
     if resume is not None and is_scepter_run(resume):
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
         return
+    limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     config = RunConfig(
         scenario=scenarios[0],
@@ -193,6 +214,10 @@ def simulate(
         recall_k=recall_k,
         seeds_dir=str(seeds_dir) if seeds_dir is not None else None,
         embedder=embedder,
+        temperature=temperature,
+        timeout_s=timeout,
+        max_retries=max_retries,
+        limits=Limits().model_copy(update=limits),
     )
     if resume is None and (societies > 1 or engine == "ray"):
         from amphoreus_graph.scepter.plan import ScepterConfig
@@ -217,12 +242,34 @@ def simulate(
     if resume is None and is_scepter_run(config.out):
         raise AmphoreusError(f"{config.out}: already holds a run; expected a new --out, or --resume {config.out}")
     if resume is not None:
-        sim = Simulation.resume(resume, fresh_memory=fresh_memory)
+        sim = Simulation.resume(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
     else:
-        sim = Simulation(config, fresh_memory=fresh_memory)
+        sim = Simulation(config, fresh_memory=fresh_memory, api_key=api_key)
     drive = _drive_live(sim, resume=resume is not None) if live else _drive(sim, resume=resume is not None, quiet=quiet)
     summary = asyncio.run(drive)
     _print_summary(summary, sim.config.out)
+
+
+def _limits(
+    max_calls: int | None,
+    max_tokens: int | None,
+    max_cost: float | None,
+    prices: Path | None,
+    max_fallback_rate: float | None,
+) -> dict[str, Any]:
+    """The budget and breaker options given (a resume changes only these)."""
+    from amphoreus_graph.society.guard import load_prices
+
+    given: dict[str, Any] = {
+        "max_calls": max_calls,
+        "max_tokens": max_tokens,
+        "max_cost": max_cost,
+        "max_fallback_rate": max_fallback_rate,
+        "prices": load_prices(prices) if prices is not None else None,
+    }
+    if max_cost is not None and prices is None:
+        raise AmphoreusError("--max-cost: needs --prices FILE (model -> {input_per_1k, output_per_1k})")
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _simulate_many(

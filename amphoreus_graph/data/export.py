@@ -29,7 +29,7 @@ class SftFilters(BaseModel):
     agents: list[str] = Field(default_factory=list)
     cycles: list[int] = Field(default_factory=list)
     actions: list[str] = Field(default_factory=list)
-    exclude_fallback: bool = False
+    exclude_fallback: bool = Field(default=True, description="a stand-in's decision is not the model's: left out")
     min_judge_score: float | None = None
     judge_scores: dict[str, float] = Field(
         default_factory=dict, description="sample id -> its original decision's score (see `original_scores`)"

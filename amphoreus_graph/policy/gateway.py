@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from enum import StrEnum
 from typing import Any, TypeVar
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, Field
@@ -347,3 +348,18 @@ def reply_text(reply: AIMessage) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def unreachable_server(policy: object) -> str | None:
+    """Why a policy's model server cannot be reached (None: it can, or there is no server to ask): an
+    OpenAI-style endpoint is asked for its model list, which costs nothing. A run must not start with a model
+    that cannot answer: every turn would fall back, under the model's name."""
+    model = getattr(getattr(policy, "caller", None), "model", None)
+    base = getattr(model, "openai_api_base", None)
+    if not base:
+        return None
+    try:
+        httpx.get(f"{str(base).rstrip('/')}/models", timeout=5.0)
+    except httpx.HTTPError as exc:
+        return f"{base}: the model's server is unreachable ({type(exc).__name__})"
+    return None

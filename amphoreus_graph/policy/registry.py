@@ -63,6 +63,8 @@ def resolve_model(
     timeout_s: float = 60.0,
     temperature: float | None = None,
     role: Role = Role.DECIDE,
+    api_key: str | None = None,
+    attempts: int = 3,
 ) -> Policy:
     """Turn a `--model` value into a Policy (its model calls counted under `role`); any problem is one
     ModelSpecError line."""
@@ -78,9 +80,15 @@ def resolve_model(
     prefix, _, rest = spec.partition(":")
     if rest and prefix in (plugged := registered_policies()):  # e.g. pes:CKPT, registered by the train package
         return plugged[prefix].load()(rest, temperature=temperature)
-    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature, timeout_s=timeout_s)
+    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature, timeout_s=timeout_s, api_key=api_key)
     return LLMPolicy(
-        chat, name=spec, role=role, max_concurrency=max_concurrency, timeout_s=timeout_s, backoff_s=_backoff_s(chat)
+        chat,
+        name=spec,
+        role=role,
+        max_concurrency=max_concurrency,
+        timeout_s=timeout_s,
+        attempts=attempts,
+        backoff_s=_backoff_s(chat),
     )
 
 
@@ -117,7 +125,12 @@ _CLIENT_RETRIES_OFF = {"openai", "azure_openai", "anthropic", "groq", "mistralai
 
 
 def resolve_chat_model(
-    spec: str, *, base_url: str | None = None, temperature: float | None = None, timeout_s: float | None = None
+    spec: str,
+    *,
+    base_url: str | None = None,
+    temperature: float | None = None,
+    timeout_s: float | None = None,
+    api_key: str | None = None,
 ) -> BaseChatModel:
     """`provider:model`, a model name with `base_url` (OpenAI-compatible) or `scripted:...` as a chat model.
 
@@ -134,9 +147,11 @@ def resolve_chat_model(
             )
         provider, model_name = "openai", spec
     kwargs: dict[str, Any] = {}
+    if api_key is not None:
+        kwargs["api_key"] = api_key
     if base_url is not None:
         kwargs["base_url"] = base_url
-        if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
+        if provider == "openai" and api_key is None and not os.environ.get("OPENAI_API_KEY"):
             kwargs["api_key"] = "not-needed"  # vLLM, Ollama, LM Studio… ignore it; the client insists on one
     if temperature is not None:
         kwargs["temperature"] = temperature

@@ -62,7 +62,8 @@ class Shared:
 
 
 def status(cfg: RunConfig) -> Status:
-    if (cfg.out / SUMMARY_FILE).is_file():
+    """A society with a summary is done, unless the summary says it stopped (a budget, the breaker): resumable."""
+    if (cfg.out / SUMMARY_FILE).is_file() and "stopped" not in read_summary(cfg):
         return "done"
     if (cfg.out / CHECKPOINT_FILE).exists():
         return "started"

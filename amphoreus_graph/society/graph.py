@@ -88,9 +88,14 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     }
 
 
-def director(state: SocietyState) -> dict[str, Any]:
-    """The world's director opens a round: the clock advances and each acting agent is told its situation."""
-    world = scenario_of(state["scenario"]).world
+def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """The world's director opens a round: the clock advances and each acting agent is told its situation. A
+    run whose budget is spent, or whose model has stopped deciding, stops here, before the round begins."""
+    scenario = scenario_of(state["scenario"])
+    guard = settings_of(runtime).services(state["run_id"], scenario).guard
+    if guard is not None:
+        guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents))
+    world = scenario.world
     opening = int(state["world"]["round"]) + 1
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], opening, world.labels.director)
     framed, situations = world.frame(state["world"], rng)
@@ -304,7 +309,7 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     builder.add_node("genesis", genesis)
     builder.add_node("director", director)
     builder.add_node("perceive", perceive)
-    builder.add_node("agent_turn", agent_turn)  # type: ignore[arg-type]
+    builder.add_node("agent_turn", agent_turn)  # type: ignore[arg-type,call-overload]
     builder.add_node("game_master", game_master)
     builder.add_node("remember", remember)
     builder.add_node("record", record)

@@ -25,14 +25,15 @@ from pydantic import BaseModel, Field, ValidationError
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Policy
-from amphoreus_graph.errors import AmphoreusError, format_validation_error
+from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory
-from amphoreus_graph.policy.gateway import RoleUse
+from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
+from amphoreus_graph.society.guard import Guard, Limits
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
@@ -72,6 +73,10 @@ class RunConfig(BaseModel):
     recall_k: int = Field(default=5, ge=0)
     embedder: str = DEFAULT_MODEL
     seeds_dir: str | None = Field(default=None, description="SEEDS_DIR/<scenario>/*.yaml; default: the scenario's")
+    temperature: float | None = Field(default=None, ge=0, description="the model's sampling temperature")
+    timeout_s: float = Field(default=60.0, gt=0, description="one model call's time limit")
+    max_retries: int = Field(default=2, ge=0, description="retries of a failed model call (ours, not the client's)")
+    limits: Limits = Field(default_factory=Limits, description="budgets and the circuit breaker")
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
 
     @property
@@ -136,8 +141,10 @@ class Simulation:
         memory: Memory | None = None,
         store: ChromaMemory | None = None,
         fresh_memory: bool = False,
+        api_key: str | None = None,
     ) -> None:
         self.config = config
+        self.api_key = api_key  # never written to config.json: give it again (or its env var) on --resume
         self._policy = policy
         self._memory = memory
         self._store = store
@@ -145,10 +152,22 @@ class Simulation:
         self.summary: dict[str, Any] | None = None
 
     @classmethod
-    def resume(cls, run_dir: Path, *, policy: Policy | None = None, fresh_memory: bool = False) -> Simulation:
-        """Reopen a run from its directory; its checkpoint decides where it goes on."""
-        config = stored_config(run_dir)
-        return cls(config.model_copy(update={"out": run_dir}), policy=policy, fresh_memory=fresh_memory)
+    def resume(
+        cls,
+        run_dir: Path,
+        *,
+        policy: Policy | None = None,
+        fresh_memory: bool = False,
+        limits: dict[str, Any] | None = None,
+        api_key: str | None = None,
+    ) -> Simulation:
+        """Reopen a run from its directory; its checkpoint decides where it goes on. `limits` changes its budgets
+        or circuit breaker (a run stopped by a budget goes on with a higher one), and is saved with the run."""
+        config = stored_config(run_dir).model_copy(update={"out": run_dir})
+        if limits:
+            config.limits = config.limits.model_copy(update=limits)
+            write_json(run_dir / CONFIG_FILE, json.loads(config.model_dump_json()))
+        return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
     def _services(self, policy: Policy) -> tuple[Services, ChromaMemory | None]:
         cfg = self.config
@@ -164,6 +183,7 @@ class Simulation:
             chronicle=ChronicleWriter(cfg.out),
             recall_k=cfg.recall_k,
             seeds=seeds_folder(scenario_of(cfg.scenario), cfg.seeds_dir),
+            guard=Guard(cfg.limits, cfg.model, str(cfg.out)),
         )
         return services, owned
 
@@ -174,7 +194,17 @@ class Simulation:
         scenario = scenario_of(cfg.scenario)
         check_seeds_dir(cfg.seeds_dir)
         load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
-        policy = self._policy or resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
+        policy = self._policy or resolve_model(
+            cfg.model,
+            base_url=cfg.base_url,
+            api_key=self.api_key,
+            max_concurrency=cfg.max_concurrency,
+            timeout_s=cfg.timeout_s,
+            attempts=cfg.max_retries + 1,
+            temperature=cfg.temperature,
+        )
+        if (unreachable := await asyncio.to_thread(unreachable_server, policy)) is not None:
+            raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
         prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
@@ -210,15 +240,23 @@ class Simulation:
                     }
                 context = cfg.settings().using(cfg.run_id, services)
                 state = await graph.aget_state(thread)
-                if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
-                    async for event in graph.astream(start, thread, context=context, stream_mode="custom"):
-                        yield event
+                stopped: RunStopped | None = None
+                try:
+                    if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
+                        async for event in graph.astream(start, thread, context=context, stream_mode="custom"):
+                            yield event
+                except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
+                    stopped = stop
                 final = (await graph.aget_state(thread)).values
         finally:
             if owned is not None:
                 owned.close()
         self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started)
+        if stopped is not None:
+            self.summary["stopped"] = str(stopped)
         write_json(cfg.out / SUMMARY_FILE, self.summary)
+        if stopped is not None:
+            raise stopped
         yield {"type": "done", "summary": self.summary}
 
     def _claim(self, store: ChromaMemory, *, resume: bool, values: dict[str, Any]) -> None:

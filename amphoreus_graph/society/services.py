@@ -32,6 +32,7 @@ from amphoreus_graph.policy.gateway import Role
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
+from amphoreus_graph.society.guard import Guard, Limits
 from amphoreus_graph.society.samples import SAMPLES_DIR, ShardWriter
 
 
@@ -43,6 +44,7 @@ class Services:
     chronicle: ChronicleWriter | None = None
     recall_k: int = 5
     seeds: Path | None = None
+    guard: Guard | None = None
 
 
 class SocietySettings(BaseSettings):
@@ -88,6 +90,7 @@ class SocietySettings(BaseSettings):
             chronicle=ChronicleWriter(run_dir),
             recall_k=self.recall_k,
             seeds=seeds_folder(scenario, self.seeds_dir),
+            guard=Guard(Limits(), self.model, str(run_dir)),
         )
 
 

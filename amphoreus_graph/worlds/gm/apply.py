@@ -8,7 +8,7 @@ the round's working copy is then thrown away, so a refused reply changes nothing
 
 from __future__ import annotations
 
-from amphoreus_graph.policy.llm import MalformedOutput
+from amphoreus_graph.policy.gateway import MalformedOutput
 from amphoreus_graph.worlds.gm.reply import (
     ClockChange,
     EndChange,
