@@ -11,6 +11,7 @@ import pytest
 from amphoreus_graph.data.export import SftFilters, export_sft
 from amphoreus_graph.memory.store import NullMemory
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
 
@@ -22,7 +23,7 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("export")
     offline = Simulation(RunConfig(scenario="trio", cycles=2, seed=5, out=root / "offline"), memory=NullMemory())
     faulty = Simulation(
-        RunConfig(scenario="trio", cycles=2, seed=5, out=root / "faulty"),
+        RunConfig(scenario="trio", cycles=2, seed=5, out=root / "faulty", limits=Limits(max_fallback_rate=1.0)),
         policy=resolve_model("scripted:fail=0.6,malformed=0.3,seed=2"),
         memory=NullMemory(),
     )

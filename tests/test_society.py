@@ -7,6 +7,7 @@ from pathlib import Path
 
 from amphoreus_graph.memory.store import NullMemory
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import ShardWriter, read_samples
 
@@ -35,7 +36,9 @@ async def test_a_12_heir_round_with_a_half_second_model_takes_under_a_second(tmp
 
 async def test_faulty_model_run_completes_and_counts_faults(tmp_path):
     sim = Simulation(
-        RunConfig(scenario="amphoreus", cycles=2, rounds=2, out=tmp_path / "faulty"),
+        RunConfig(
+            scenario="amphoreus", cycles=2, rounds=2, out=tmp_path / "faulty", limits=Limits(max_fallback_rate=1.0)
+        ),
         policy=resolve_model("scripted:fail=0.3,malformed=0.2,seed=1"),
         memory=NullMemory(),
     )
