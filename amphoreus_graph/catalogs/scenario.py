@@ -7,7 +7,8 @@ The plug-in is a `World` object or a factory `(raw, source) -> World` that gets 
 engine's own keys below. Every mistake is one ScenarioError line: the file, the field path, what was expected.
 
 The engine's own keys: `paths` (a Path catalog file, default the packaged one), `seeds` (a folder of seed
-memories; default `seeds/` beside the scenario when there is one), `memory`, `retention`, `default_retention`.
+memories; default `seeds/` beside the scenario when there is one), `models` (a `--model` string per agent or
+Path), `memory`, `retention`, `default_retention`.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class ScenarioSettings(_Strict):
     paths: str | None = Field(default=None, description="a Path catalog file, relative to the scenario")
     seeds: str | None = Field(default=None, description="seed memories folder, relative to the scenario")
     memory: MemoryConfig = MemoryConfig()
+    models: dict[str, str] = Field(
+        default_factory=dict, description="agent or Path -> a --model string for its turns (the run's otherwise)"
+    )
     retention: dict[str, Retention] = Field(default_factory=dict, description="per Path")
     default_retention: Retention = Retention(mode=RetentionMode.ECHOES)
 

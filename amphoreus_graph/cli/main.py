@@ -158,6 +158,10 @@ def simulate(
     fresh_memory: Annotated[
         bool, typer.Option(help="wipe this society's memories in the store first (with --resume: restart the run)")
     ] = False,
+    model_for: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=MODEL: this agent (or every agent of this Path) decides with MODEL; repeatable"),
+    ] = None,
     api_key: Annotated[
         str | None, typer.Option(help="the provider's key (else its env var); never saved: give it again on --resume")
     ] = None,
@@ -179,6 +183,7 @@ def simulate(
     ] = None,
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
+    from amphoreus_graph.policy.routing import parse_model_for
     from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
     from amphoreus_graph.society.guard import Limits
     from amphoreus_graph.society.runner import RunConfig, Simulation
@@ -218,6 +223,7 @@ def simulate(
         timeout_s=timeout,
         max_retries=max_retries,
         limits=Limits().model_copy(update=limits),
+        models=parse_model_for(model_for or []),
     )
     if resume is None and (societies > 1 or engine == "ray"):
         from amphoreus_graph.scepter.plan import ScepterConfig

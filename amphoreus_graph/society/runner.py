@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_json
-from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -32,6 +32,7 @@ from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory
 from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.policy.routing import routed
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
@@ -77,6 +78,9 @@ class RunConfig(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0, description="one model call's time limit")
     max_retries: int = Field(default=2, ge=0, description="retries of a failed model call (ours, not the client's)")
     limits: Limits = Field(default_factory=Limits, description="budgets and the circuit breaker")
+    models: dict[str, str] = Field(
+        default_factory=dict, description="agent or Path -> a --model string (the rest use `model`)"
+    )
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
 
     @property
@@ -169,6 +173,24 @@ class Simulation:
             write_json(run_dir / CONFIG_FILE, json.loads(config.model_dump_json()))
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
+    def _resolve_policy(self, scenario: Scenario) -> Policy:
+        """The run's decider: its `model`, with the scenario's and the run's routes per agent or Path."""
+        cfg = self.config
+
+        def resolve(spec: str) -> Policy:
+            return resolve_model(
+                spec,
+                base_url=cfg.base_url,
+                api_key=self.api_key,
+                max_concurrency=cfg.max_concurrency,
+                timeout_s=cfg.timeout_s,
+                attempts=cfg.max_retries + 1,
+                temperature=cfg.temperature,
+            )
+
+        known = set(scenario.agent_names) | {a.path for a in scenario.agents}
+        return routed(resolve(cfg.model), {**scenario.settings.models, **cfg.models}, known, resolve)
+
     def _services(self, policy: Policy) -> tuple[Services, ChromaMemory | None]:
         cfg = self.config
         owned: ChromaMemory | None = None
@@ -194,15 +216,7 @@ class Simulation:
         scenario = scenario_of(cfg.scenario)
         check_seeds_dir(cfg.seeds_dir)
         load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
-        policy = self._policy or resolve_model(
-            cfg.model,
-            base_url=cfg.base_url,
-            api_key=self.api_key,
-            max_concurrency=cfg.max_concurrency,
-            timeout_s=cfg.timeout_s,
-            attempts=cfg.max_retries + 1,
-            temperature=cfg.temperature,
-        )
+        policy = self._policy or self._resolve_policy(scenario)
         if (unreachable := await asyncio.to_thread(unreachable_server, policy)) is not None:
             raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
         if self.fresh_memory and self._memory is not None:

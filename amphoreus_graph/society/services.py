@@ -28,8 +28,7 @@ from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, 
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_chroma
-from amphoreus_graph.policy.gateway import Role
-from amphoreus_graph.policy.llm import LLMPolicy
+from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
@@ -103,14 +102,15 @@ def default_settings() -> SocietySettings:
 def build_memory(
     client: ClientAPI, society: str, scenario: Scenario, embedder: str, policy: Policy, lock: StoreLock | None = None
 ) -> ChromaMemory:
-    """A society's Chroma memory set up from its scenario; a chat-model policy also rates and reflects."""
+    """A society's Chroma memory set up from its scenario; a policy that asks a chat model also has it rate
+    importance and reflect (counted under those roles)."""
     importance = PathImportance(scenario)
     offline = OfflineReflector(scenario.agent_names, scenario.catalog)
     reflector: Reflector = offline
     rater: ImportanceRater = importance
-    if isinstance(policy, LLMPolicy):
-        rater = ModelImportance(policy.caller.for_role(Role.IMPORTANCE), importance, scenario.world.description)
-        reflector = ModelReflector(policy.caller.for_role(Role.REFLECT), offline)
+    if isinstance(caller := getattr(policy, "caller", None), ChatCaller):  # a model decides: it also rates, reflects
+        rater = ModelImportance(caller.for_role(Role.IMPORTANCE), importance, scenario.world.description)
+        reflector = ModelReflector(caller.for_role(Role.REFLECT), offline)
     return ChromaMemory(
         client,
         society,
