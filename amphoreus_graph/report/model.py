@@ -132,6 +132,8 @@ class RunReport(BaseModel):
     memory: MemoryView | None
     memory_note: str = ""
     leaderboard: Leaderboard | None
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict, description="model calls by role (summary.json)")
+    stopped: str | None = None
 
     @property
     def fact_names(self) -> list[str]:
@@ -252,6 +254,8 @@ class RunSummary(BaseModel):
     seed: int
     wall_time_s: float = 0.0
     cycles: list[CycleSummary]
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict, description="model calls by role, as counted")
+    stopped: str | None = Field(default=None, description="why the run stopped before its end, if it did")
 
 
 def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: list[Sample]) -> RunSummary:
@@ -327,6 +331,8 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
         memory=memory,
         memory_note=note,
         leaderboard=load_leaderboard(run, bench),
+        models=summary.models,
+        stopped=summary.stopped,
     )
 
 

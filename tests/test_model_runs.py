@@ -1,0 +1,71 @@
+"""Real models, honestly run: what a run with a model spends and how it stops (the gateway's own tests are in
+tests/test_gateway.py; runs against the OpenAI-compatible test server in tests/test_openai_server.py)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from amphoreus_graph.society.samples import read_samples
+
+TRIO = ["--scenario", "trio", "--cycles", "1", "--rounds", "3", "--quiet"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_model_server_stops_before_anything_is_written(cli, tmp_path):
+    pytest.importorskip("langchain_openai")
+    run = tmp_path / "down"
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    code, out, err = cli("simulate", *TRIO, "--model", "some-model", "--base-url", url, "--out", str(run))
+    assert code == 3, out + err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "unreachable" in errors[0] and url in errors[0]
+    assert not run.exists(), "no samples, no config: nothing under the model's name"
+
+
+def test_a_model_that_keeps_failing_trips_the_breaker_and_says_who_decided(cli, tmp_path):
+    run = tmp_path / "failing"
+    code, out, err = cli("simulate", *TRIO, "--model", "scripted:fail=1", "--max-retries", "0", "--out", str(run))
+    assert code == 3 and "the model is not deciding" in err, out + err
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["stopped"] and summary["turns"] == 3, "round 1 ran, round 2 was not begun"
+    samples = read_samples(run / "samples")
+    assert len(samples) == 3
+    assert all(s.decided_by == "offline (fallback)" and s.error and "fallback" in s.flags for s in samples)
+    assert all(s.model == "scripted:fail=1" for s in samples), "the run's model, and beside it who really decided"
+    decide = summary["models"]["decide"]
+    assert decide["calls"] == 3 and decide["failed"] == 3 and decide["fallbacks"] == 3
+
+
+def test_a_budget_stops_at_a_round_boundary_and_a_higher_one_finishes_the_run(cli, tmp_path):
+    whole, budgeted = tmp_path / "whole", tmp_path / "budget" / "whole"
+    assert cli("simulate", *TRIO, "--model", "scripted:seed=4", "--out", str(whole))[0] == 0
+    code, out, err = cli("simulate", *TRIO, "--model", "scripted:seed=4", "--max-calls", "4", "--out", str(budgeted))
+    assert code == 3 and "budget spent" in err and "--max-calls 4" in err, out + err
+    stopped = json.loads((budgeted / "summary.json").read_text())
+    assert stopped["stopped"] and stopped["model_calls"] >= 4 and stopped["turns"] % 3 == 0, "whole rounds only"
+    code, out, err = cli("simulate", "--resume", str(budgeted), "--max-calls", "1000", "--quiet")
+    assert code == 0, out + err
+    assert "stopped" not in json.loads((budgeted / "summary.json").read_text())
+    assert [s.model_dump() for s in read_samples(budgeted / "samples")] == [
+        s.model_dump() for s in read_samples(whole / "samples")
+    ]
+
+
+def test_the_report_shows_every_model_call_by_role(cli, tmp_path):
+    run = tmp_path / "scripted"
+    assert cli("simulate", *TRIO, "--model", "scripted:seed=2,malformed=0.3", "--out", str(run))[0] == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert {"decide", "importance"} <= set(summary["models"])
+    assert summary["model_calls"] == sum(use["calls"] for use in summary["models"].values())
+    assert summary["models"]["decide"]["repairs"] > 0 and summary["models"]["decide"]["failures"]["garbage"] > 0
+    assert cli("report", str(run), "--no-alignment")[0] == 0
+    page = (run / "report.html").read_text()
+    assert "Model calls by role" in page and "importance" in page
