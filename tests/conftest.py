@@ -58,3 +58,17 @@ def chroma_client(request, tmp_path):
     yield client
     if lock is not None:
         lock.release()
+
+
+@pytest.fixture
+def openai_server(monkeypatch):
+    """A fresh OpenAI-compatible server on 127.0.0.1 for one test (tests/openai_server.py: schedules, switches,
+    the request log), stopped after it; starting one takes about a millisecond, so no state leaks between tests.
+    Loopback is kept off any proxy the environment names, so nothing leaves the machine."""
+    from tests.openai_server import OpenAIServer
+
+    loopback = "127.0.0.1,localhost"
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(name, ",".join(filter(None, [os.environ.get(name), loopback])))
+    with OpenAIServer(retry_after_s=0.1) as server:
+        yield server
