@@ -47,6 +47,7 @@ class LiveDashboard:
         self.cycles, self.rounds, self.run = cycles, rounds, run
         self.cycle, self.round, self.turns_done = 0, 0, 0
         self.recent: deque[str] = deque(maxlen=RECENT)
+        self.models: dict[str, dict[str, int]] = {}
         self._reset_world()
 
     def _reset_world(self) -> None:
@@ -71,6 +72,7 @@ class LiveDashboard:
             self.flags[event["agent"]] = list(event.get("flags") or [])
         elif kind == "round_done":
             self.view = WorldView.model_validate(event["view"])
+            self.models = dict(event.get("models") or {})
         elif kind == "cycle_done":
             outcome = str(event["outcome"]).replace("_", " ")
             self.recent.append(f"cycle {event['cycle']} ended ({outcome}): {event['text']}")
@@ -88,6 +90,13 @@ class LiveDashboard:
         if self.view.objectives:
             counts = Counter(self.view.objectives.values())
             status.append(f"  ·  {labels.objectives}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        if self.models:
+            calls = ", ".join(
+                f"{role} {use['calls']}"
+                + (f" ({use['failed']} failed, {use['fallbacks']} fell back)" if use["failed"] else "")
+                for role, use in self.models.items()
+            )
+            status.append(f"\nmodel calls: {calls}", style="dim")
         bars = Table.grid(padding=(0, 1))
         for gauge in self.view.gauges:
             span = max(gauge.high - gauge.low, 0.0)

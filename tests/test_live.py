@@ -90,3 +90,12 @@ def test_simulate_live_prints_the_dashboard(cli, tmp_path):
 def test_live_with_many_societies_is_one_line(cli, tmp_path):
     code, _, err = cli("simulate", "--live", "--societies", "2", "--out", str(tmp_path / "r"))
     assert code == 2 and "--live shows one society" in err and not (tmp_path / "r").exists()
+
+
+def test_the_dashboard_counts_a_models_calls_by_role(cli, tmp_path):
+    code, out, err = cli(
+        "simulate", "--scenario", "trio", "--cycles", "1", "--rounds", "2", "--live", "--out", str(tmp_path / "m"),
+        "--model", "scripted:seed=3",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "model calls: decide" in err and "importance" in err

@@ -27,7 +27,7 @@ from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory
 from amphoreus_graph.memory.seeds import load_seeds
-from amphoreus_graph.policy.gateway import metered
+from amphoreus_graph.policy.gateway import RoleUse, metered
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.perception import build_turn, lean, restore
@@ -281,9 +281,19 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
             "actions": {s.agent: s.decision.action for s in samples},
             "targets": {s.agent: s.decision.target for s in samples},
             "view": chronicle.world.model_dump(mode="json"),
+            "models": calls_so_far(state.get("model_use") or {}),
         }
     )
     return {"stats": add_stats(state.get("stats"), delta), "sample_offsets": offsets, "turns": {}}
+
+
+def calls_so_far(model_use: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """The run's model calls so far by role, in brief, for a live view (summary.json has the full counts)."""
+    uses = {role: RoleUse.model_validate(use) for role, use in model_use.items()}
+    return {
+        role: {"calls": use.calls, "failed": sum(use.failures.values()), "fallbacks": use.fallbacks}
+        for role, use in uses.items()
+    }
 
 
 def ended(state: SocietyState) -> bool:
