@@ -241,6 +241,7 @@ def test_bad_rows_are_one_line_or_skipped_with_a_warning(reference, copy, tmp_pa
         (["simulate", *ARGS, "--out", "OUT", "--memory-dir", "A_FILE"], "--memory-dir"),
         (["simulate", *ARGS, "--out", "/proc/amphoreus-run"], "cannot write there"),
         (["simulate", *ARGS, "--out", "OUT", "--model", "scripted:quote=0.5"], "scripted:quote=0.5"),
+        (["simulate", *ARGS, "--out", "OUT", "--chroma-url", "http://127.0.0.1:9"], "cannot open the memory store"),
     ],
 )
 def test_a_mistaken_command_is_one_line(copy, tmp_path, args, needle):
