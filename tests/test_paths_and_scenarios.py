@@ -4,6 +4,8 @@ and every mistake in them as one clear line that writes nothing."""
 from __future__ import annotations
 
 import shutil
+import sys
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +194,21 @@ def test_cli_lists_and_checks_a_users_path_catalog(tmp_path, cli, wide):
     _one_line(*cli("paths", "--catalog", str(tmp_path / "none.yaml")), "no such Path catalog")
 
 
-def test_unknown_model_is_one_line(cli, tmp_path):
+@pytest.fixture
+def without_openai_extra(monkeypatch):
+    """As if `pip install 'amphoreus-graph[openai]'` had not been run, whether or not it was (so the suite passes
+    the same either way): langchain-openai cannot be imported, and langchain forgets the provider factories it
+    caches once loaded (before and after, so no other test sees the pretence)."""
+    from langchain.chat_models import base
+
+    forget = getattr(getattr(base, "_get_chat_model_creator", None), "cache_clear", lambda: None)
+    monkeypatch.setitem(sys.modules, "langchain_openai", None)
+    forget()
+    yield
+    forget()
+
+
+def test_unknown_model_is_one_line(cli, tmp_path, without_openai_extra):
     code, _, err = cli("simulate", "--scenario", "trio", "--model", "nonsense", "--out", str(tmp_path / "r"), "--quiet")
     assert code == 2 and "--model 'nonsense'" in err and "Traceback" not in err
     code, _, err = cli(
@@ -202,7 +218,16 @@ def test_unknown_model_is_one_line(cli, tmp_path):
     assert not (tmp_path / "r").exists() and not (tmp_path / "s").exists()
 
 
-def test_base_url_without_the_openai_extra_is_one_line(cli, tmp_path):
+@pytest.mark.skipif(find_spec("langchain_openai") is None, reason="needs the [openai] extra")
+def test_a_missing_api_key_with_the_openai_extra_is_one_line(cli, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "s"
+    code, _, err = cli("simulate", "--scenario", "trio", "--model", "openai:gpt-4o-mini", "--out", str(out), "--quiet")
+    assert code == 2 and "OPENAI_API_KEY" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_base_url_without_the_openai_extra_is_one_line(cli, tmp_path, without_openai_extra):
     code, _, err = cli(
         "simulate", "--model", "qwen2.5", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "b")
     )
