@@ -45,7 +45,7 @@ whichever request gets which), `always(b)`, or any function of the request, e.g.
 tools used, tokens returned, the client's `x-stainless-retry-count`), thread-safe, with `by_status()`,
 `by_behaviour()`, `by_role()` counters (chat requests only unless asked).
 
-**The role header.** The gateway tags each request with its caller's role in `X-Amphoreus-Role` (`ROLE_HEADER`);
+**The role header.** The gateway tags each request with its caller's role in `X-Amphoreus-Graph-Role` (`ROLE_HEADER`);
 the log reads it (`LoggedRequest.role`). With `ChatOpenAI` (langchain-openai 1.7) a per-call header is attached:
 - per call: `invoke(messages, extra_headers={ROLE_HEADER: "judge"})`, likewise `ainvoke`, `batch`, `abatch`,
   and on a structured model too: `chat.with_structured_output(S).invoke(m, extra_headers=h)` (with json_schema or

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 CONCEPTS = re.compile(
-    r"Amphoreus(?!Error)|Chrysos|Coreflame|Titan|Black Tide|black_tide|Lycurgus|Vortex|Flame-Chase|Era Nova|Okhema|"
+    r"Amphoreus(?!Error|-Graph)|Chrysos|Coreflame|Titan|Black Tide|black_tide|Lycurgus|Vortex|Flame-Chase|Era Nova|Okhema|"
     r"\b[Hh]eirs?\b"
 )
 SCANNED = ("amphoreus_graph", "graphs")

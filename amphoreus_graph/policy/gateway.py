@@ -28,7 +28,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from amphoreus_graph.contracts.turn import CallStats
 
-ROLE_HEADER = "X-Amphoreus-Role"
+ROLE_HEADER = "X-Amphoreus-Graph-Role"
 T = TypeVar("T")
 
 
