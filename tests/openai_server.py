@@ -14,11 +14,11 @@ Endpoints: `POST /v1/chat/completions` (JSON or, with `stream: true`, server-sen
 (lists the one model: a reachability probe); anything else is a 404 with an OpenAI-style error body.
 
 **Replies.** `server.replier` is a function of the request (`ChatRequest`) returning the reply text (or a
-`ToolCall`). The default, `default_reply`, answers the project's prompts sensibly and deterministically (a hash
-of the prompt picks, with the same helpers and the same key as `ScriptedChatModel`, so both pick alike): an agent
-turn's options (`- action [targets]: help`) get a valid Decision, a judge's `Dimensions: ...` get integer scores,
-an importance prompt (`Answer with one integer`) gets an integer, a game master's round a resolution, `Choose one
-of: ...` a choice; anything else gets a short plain reply. With `response_format: json_schema` the reply is built
+`ToolCall`). The default, `default_reply`, answers the project's prompts sensibly and deterministically, as
+`ScriptedChatModel` does (`scripted_answer`, with the same key, so both pick alike): an agent turn's options
+(`- action [targets]: help`) get a valid Decision, a judge's `Dimensions: ...` get integer scores, an importance
+prompt an integer, a reflection an insight citing memories, a game master's round a resolution, `Choose one of:
+...` a choice; anything else gets a short plain reply. With `response_format: json_schema` the reply is built
 to validate against the schema (`fill_schema`: the Decision schema and simple flat schemas, `$ref`/`anyOf`
 included), filled from that prompt-derived answer where its keys fit; with `tools` and a `tool_choice` naming a
 function (or `"required"`) the reply is a `tool_calls` message whose arguments are built the same way from the
@@ -77,7 +77,7 @@ from enum import StrEnum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from amphoreus_graph.policy.fake import _CHOICES, _DIMENSIONS, _GAME_MASTER, _OPTION, _choose, _judge, _resolve_round
+from amphoreus_graph.policy.fake import scripted_answer
 from amphoreus_graph.policy.gateway import ROLE_HEADER  # the gateway tags each request with its role
 
 if TYPE_CHECKING:
@@ -87,7 +87,6 @@ CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 GARBAGE_TEXT = "Well, I would rather not answer in JSON today."
 MALFORMED_BODY = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess'
-IMPORTANCE_MARK = "Answer with one integer"
 PLAIN_REPLY = "Understood."
 # OpenAI's own wording (langchain-openai recognises the first and warns that json_schema is unsupported).
 NO_JSON_SCHEMA = "'response_format' of type 'json_schema' is not supported with this model."
@@ -206,20 +205,9 @@ def count_tokens(text: str) -> int:
 
 
 def prompt_answer(prompt: str, key: str) -> Any:
-    """What the project's prompts ask for, picked deterministically by `key` (the prompt's hash); the helpers are
-    `ScriptedChatModel`'s, so the server and the in-process stand-in answer a prompt alike."""
-    if _GAME_MASTER.search(prompt):
-        return _resolve_round(prompt)
-    if choices := _CHOICES.search(prompt):
-        names = choices["names"].split(", ")
-        return {"choice": names[int(key[:8], 16) % len(names)]}
-    if dimensions := _DIMENSIONS.search(prompt):
-        return _judge(dimensions["names"].split(", "), key)
-    if IMPORTANCE_MARK in prompt:
-        return 1 + int(key[:8], 16) % 10
-    if _OPTION.search(prompt):
-        return _choose(prompt, key)
-    return PLAIN_REPLY
+    """What the project's prompts ask for, as `ScriptedChatModel` answers them; a plain reply to anything else."""
+    answer = scripted_answer(prompt, key)
+    return PLAIN_REPLY if answer is None else answer
 
 
 def default_reply(request: ChatRequest) -> str:

@@ -93,7 +93,7 @@ def test_live_with_many_societies_is_one_line(cli, tmp_path):
 
 
 def test_the_dashboard_counts_a_models_calls_by_role(cli, tmp_path):
-    code, out, err = cli(
+    code, _out, err = cli(
         "simulate", "--scenario", "trio", "--cycles", "1", "--rounds", "2", "--live", "--out", str(tmp_path / "m"),
         "--model", "scripted:seed=3",
     )  # fmt: skip

@@ -69,3 +69,75 @@ def test_the_report_shows_every_model_call_by_role(cli, tmp_path):
     assert cli("report", str(run), "--no-alignment")[0] == 0
     page = (run / "report.html").read_text()
     assert "Model calls by role" in page and "importance" in page
+
+
+def _served(cli, server, run, *extra: str) -> dict:
+    """A trio run against the test server; its summary.json."""
+    code, out, err = cli(
+        "simulate", *TRIO, "--model", "served-model", "--base-url", server.url, "--out", str(run), *extra
+    )
+    assert code == 0, out + err
+    return json.loads((run / "summary.json").read_text())
+
+
+def test_what_the_run_says_it_spent_is_what_the_server_received(cli, tmp_path, openai_server):
+    """Per role, the calls and failures in summary.json equal the server's own log, failures and retries
+    included: nothing the gateway did is hidden, nothing is counted that did not happen."""
+    pytest.importorskip("langchain_openai")
+    from tests.openai_server import Behaviour, RandomMix
+
+    openai_server.schedule = RandomMix({Behaviour.FAIL: 0.3, Behaviour.GARBAGE: 0.1}, seed=7)
+    summary = _served(cli, openai_server, tmp_path / "mixed", "--max-fallback-rate", "1.0")
+    received = openai_server.log.by_role()
+    assert None not in received, "every request names its role"
+    assert {role: use["calls"] for role, use in summary["models"].items()} == dict(received)
+    failed = sum(n for status, n in openai_server.log.by_status().items() if status != 200)
+    assert sum(use["failures"].get("http_status", 0) for use in summary["models"].values()) == failed > 0
+    garbage = sum(use["failures"].get("garbage", 0) for use in summary["models"].values())
+    assert garbage == openai_server.log.by_behaviour()[Behaviour.GARBAGE], "every unusable reply, and only those"
+    assert not any("other" in use["failures"] for use in summary["models"].values()), "each failure has its kind"
+    assert summary["model_calls"] == len(openai_server.log.entries())
+    assert sum(use["retries"] for use in summary["models"].values()) > 0
+
+
+def test_rate_limits_are_waited_out_not_failed(cli, tmp_path, openai_server):
+    """A 429 with Retry-After is waited for and retried: every turn is still the model's own."""
+    pytest.importorskip("langchain_openai")
+    from tests.openai_server import Behaviour
+
+    openai_server.queue(*[Behaviour.RATE_LIMIT] * 4)
+    run = tmp_path / "limited"
+    summary = _served(cli, openai_server, run)
+    assert sum(use["failures"].get("rate_limit", 0) for use in summary["models"].values()) == 4
+    assert openai_server.log.by_status()[429] == 4
+    samples = read_samples(run / "samples")
+    assert samples and all(s.decided_by == "served-model" and not s.error for s in samples)
+    assert summary["fallbacks"] == 0
+
+
+def test_one_model_serves_every_event_loop_and_thread(openai_server):
+    """A run's graph, memory's raters (a worker thread) and a benchmark each bring their own event loop; the
+    real client's connections stay bound to the loop they first ran on, so the gateway sends every request
+    from its own: none fails for it."""
+    pytest.importorskip("langchain_openai")
+    import asyncio
+    import contextvars
+    import threading
+
+    from langchain_core.messages import HumanMessage
+
+    from amphoreus_graph.contracts.turn import CallStats
+    from amphoreus_graph.policy.gateway import ChatCaller, metered
+
+    caller = ChatCaller(openai_server.chat(), attempts=1)
+    question = [HumanMessage("Say something.")]
+    with metered() as meter:
+        for _ in range(3):
+            asyncio.run(caller(question, CallStats()))
+        context = contextvars.copy_context()  # a worker thread counts on the run's meter as memory's raters do
+        worker = threading.Thread(target=context.run, args=(caller.call_sync, question, CallStats()))
+        worker.start()
+        worker.join()
+        caller.call_sync(question, CallStats())
+    assert meter.use["decide"].calls == 5 and not meter.use["decide"].failures
+    assert openai_server.log.by_status() == {200: 5}

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 CONCEPTS = re.compile(
-    r"Amphoreus(?!Error|-Graph)|Chrysos|Coreflame|Titan|Black Tide|black_tide|Lycurgus|Vortex|Flame-Chase|Era Nova|Okhema|"
-    r"\b[Hh]eirs?\b"
+    r"Amphoreus(?!Error|-Graph)|Chrysos|Coreflame|Titan|Black Tide|black_tide|Lycurgus|Vortex|Flame-Chase|Era Nova|"
+    r"Okhema|\b[Hh]eirs?\b"
 )
 SCANNED = ("amphoreus_graph", "graphs")
 SUFFIXES = {".py", ".j2", ".md", ".yaml", ".json"}

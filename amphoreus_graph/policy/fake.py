@@ -1,7 +1,8 @@
 """ScriptedChatModel: a deterministic stand-in chat model for tests and benchmarks (not a real LLM).
 
 It reads the options from the prompt and answers with a valid Decision as JSON (asked to judge: seeded 1-10
-scores for the dimensions the prompt lists; asked to choose: a seeded choice; asked to resolve a round as a
+scores for the dimensions the prompt lists; asked to choose: a seeded choice; asked to rate a memory: a seeded
+importance; asked to reflect: an insight citing the first memories listed; asked to resolve a round as a
 world's game master: a plain resolution derived from the round's decisions, see `_resolve_round`), after an
 optional latency; seeded fractions of calls raise or return malformed text, and its first `garbage_replies`
 replies are garbage, to exercise the fault handling (the repair pass, then the fallback). With
@@ -34,6 +35,10 @@ _MEMORY = re.compile(r"^- \(cycle \d+, round \d+\)(?: \([^)]*\))? (?P<text>.+)$"
 # one-line JSON after these labels.
 _GAME_MASTER = re.compile(r"^Resolve this round as the game master\.$", re.MULTILINE)
 _GM_BLOCK = re.compile(r"^(?P<label>STATE|DECISIONS): (?P<json>.+)$", re.MULTILINE)
+# Memory's raters (amphoreus_graph/memory: importance.py, reflection.py): how each prompt asks for its answer.
+_IMPORTANCE = re.compile(r"Answer with one integer")
+_REFLECTION = re.compile(r'Answer as JSON: \{"insight"')
+_LISTED_MEMORY = re.compile(r"^(?P<number>\d+)\. (?P<text>.+)$", re.MULTILINE)
 _GARBAGE = "I would rather not answer in JSON today."
 
 
@@ -65,15 +70,9 @@ class ScriptedChatModel(BaseChatModel):
         self._served += 1
         if draw < self.fail_rate + self.malformed_rate or self._served <= self.garbage_replies:
             content = _GARBAGE
-        elif _GAME_MASTER.search(prompt):
-            content = json.dumps(_resolve_round(prompt))
-        elif choices := _CHOICES.search(prompt):
-            names = choices["names"].split(", ")
-            content = json.dumps({"choice": names[int(key[:8], 16) % len(names)]})
-        elif dimensions := _DIMENSIONS.search(prompt):
-            content = json.dumps(_judge(dimensions["names"].split(", "), key))
         else:
-            content = json.dumps(_choose(prompt, key, quote=self.quote_memories))
+            answer = scripted_answer(prompt, key, quote=self.quote_memories)
+            content = json.dumps(_choose(prompt, key) if answer is None else answer)
         usage = {"input_tokens": len(prompt) // 4, "output_tokens": len(content) // 4}
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         return AIMessage(content=content, usage_metadata=usage)  # type: ignore[arg-type]
@@ -97,6 +96,34 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         await asyncio.sleep(self.latency_s)
         return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
+
+
+def scripted_answer(prompt: str, key: str, *, quote: bool = False) -> Any:
+    """What one of the project's prompts asks for, picked deterministically by `key` (a hash of the prompt): a
+    game master's resolution, a choice, a judge's scores, an importance, a reflection, an agent's Decision; None
+    for a prompt it does not know. The test server answers from here too, so both stand-ins answer alike."""
+    if _GAME_MASTER.search(prompt):
+        return _resolve_round(prompt)
+    if choices := _CHOICES.search(prompt):
+        names = choices["names"].split(", ")
+        return {"choice": names[int(key[:8], 16) % len(names)]}
+    if dimensions := _DIMENSIONS.search(prompt):
+        return _judge(dimensions["names"].split(", "), key)
+    if _IMPORTANCE.search(prompt):
+        return 1 + int(key[:8], 16) % 10
+    if _REFLECTION.search(prompt):
+        return _reflect(prompt)
+    if _OPTION.search(prompt):
+        return _choose(prompt, key, quote=quote)
+    return None
+
+
+def _reflect(prompt: str) -> dict[str, Any]:
+    """An insight citing the first two memories the prompt lists (by their numbers)."""
+    listed = [(int(m["number"]), m["text"]) for m in _LISTED_MEMORY.finditer(prompt)][:2]
+    if not listed:
+        return {"insight": "Nothing stands out yet.", "cites": []}
+    return {"insight": "What stays with me: " + "; ".join(text for _, text in listed), "cites": [n for n, _ in listed]}
 
 
 def _unit(text: str) -> float:

@@ -7,14 +7,21 @@ Failures are classified (connection, timeout, HTTP status, rate limit, garbage, 
 honoured before the next attempt. What each attempt cost is recorded on the `Meter` of the current context: the
 graph node that made the call opens one (`metered()`), so concurrent agent turns count apart, and the node
 hands the meter's `ModelUse` to the run's state, where it is checkpointed with the step.
+
+Every request is sent from one event loop, on the gateway's own thread (`_CLIENT_LOOP`), whichever loop or
+thread asked: async HTTP clients (httpx's, which langchain-openai shares per process) stay bound to the loop
+they first ran on, and a run's graph, memory's raters in worker threads and a benchmark each bring their own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
+import concurrent.futures
+import os
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import StrEnum
@@ -200,18 +207,42 @@ def _worth_retrying(exc: BaseException) -> bool:
     return not (kind is Failure.HTTP_STATUS and isinstance(status, int) and 400 <= status < 500)
 
 
-class _LoopSemaphores:
-    """One semaphore per event loop, so a caller can be reused across `asyncio.run` calls."""
+class _ClientLoop:
+    """The event loop every model request is sent from, running on a daemon thread of its own (started on first
+    use, and again in a forked child, which inherits the loop but not its thread). A coroutine submitted here
+    runs in a copy of the submitter's context, so meters and tracing follow the call."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = 0
+
+    def _running(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._pid != os.getpid():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="model-gateway", daemon=True).start()
+                self._loop, self._pid = loop, os.getpid()
+            return self._loop
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(work, self._running())
+
+
+_CLIENT_LOOP = _ClientLoop()
+
+
+class _Slots:
+    """The concurrency limit on one model's requests, kept on the client loop (where the requests wait)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._by_loop: dict[int, asyncio.Semaphore] = {}
+        self._semaphore: asyncio.Semaphore | None = None
 
     def get(self) -> asyncio.Semaphore:
-        key = id(asyncio.get_running_loop())
-        if key not in self._by_loop:
-            self._by_loop[key] = asyncio.Semaphore(self.limit)
-        return self._by_loop[key]
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.limit)
+        return self._semaphore
 
 
 class ChatCaller:
@@ -228,14 +259,14 @@ class ChatCaller:
         timeout_s: float = 60.0,
         attempts: int = 3,
         backoff_s: float = 0.5,
-        slots: _LoopSemaphores | None = None,
+        slots: _Slots | None = None,
     ) -> None:
         self.model = model
         self.role = role
         self.timeout_s = timeout_s
         self.attempts = attempts
         self.backoff_s = backoff_s
-        self._slots = slots or _LoopSemaphores(max_concurrency)
+        self._slots = slots or _Slots(max_concurrency)
         self._tagged = _tags_requests(model)
 
     def for_role(self, role: Role) -> ChatCaller:
@@ -278,8 +309,7 @@ class ChatCaller:
         use.calls += 1
         started = time.perf_counter()
         try:
-            async with self._slots.get(), asyncio.timeout(self.timeout_s):
-                reply = await self.model.ainvoke(messages, **self._request_options())
+            reply = await asyncio.wrap_future(_CLIENT_LOOP.submit(self._send(messages)))
         except Exception as exc:
             result.failures += 1
             kind = classify(exc).value
@@ -290,6 +320,13 @@ class ChatCaller:
         if not isinstance(reply, AIMessage):
             raise MalformedOutput(f"expected an AIMessage, got {type(reply).__name__}")
         return reply
+
+    async def _send(self, messages: list[BaseMessage]) -> BaseMessage:
+        """One request, on the client loop: waits for a slot, then at most `timeout_s` for the answer (a wait in
+        our own queue is not the server's slowness)."""
+        async with self._slots.get():
+            async with asyncio.timeout(self.timeout_s):
+                return await self.model.ainvoke(messages, **self._request_options())
 
     def call_sync(self, messages: list[BaseMessage], result: CallStats) -> AIMessage:
         """The same call from synchronous code (memory's raters run in a worker thread): its own event loop."""
