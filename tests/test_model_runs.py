@@ -59,6 +59,27 @@ def test_a_budget_stops_at_a_round_boundary_and_a_higher_one_finishes_the_run(cl
     ]
 
 
+def test_a_budgeted_and_resumed_model_run_replays_exactly_from_its_cache(cli, tmp_path, openai_server):
+    """Against the test server: a budget stops the run, a higher one finishes it, and an unbudgeted run over the
+    same cache asks the server nothing and writes the same samples."""
+    pytest.importorskip("langchain_openai")
+    cache, budgeted, replay = tmp_path / "cache", tmp_path / "budgeted" / "run", tmp_path / "replay" / "run"
+    served = ["--model", "served", "--base-url", openai_server.url, "--cache", str(cache)]
+    code, out, err = cli("simulate", *TRIO, *served, "--max-calls", "10", "--out", str(budgeted))
+    assert code == 3 and "budget spent" in err, out + err
+    stopped = json.loads((budgeted / "summary.json").read_text())
+    assert stopped["stopped"] and stopped["turns"] % 3 == 0 and stopped["turns"] < 9
+    code, out, err = cli("simulate", "--resume", str(budgeted), "--max-calls", "1000", "--quiet")
+    assert code == 0, out + err
+    asked = len(openai_server.log)
+    assert cli("simulate", *TRIO, *served, "--out", str(replay))[0] == 0
+    assert len(openai_server.log) == asked, "the replay sent nothing"
+    assert json.loads((replay / "summary.json").read_text())["model_calls"] == 0
+    assert [s.model_dump() for s in read_samples(replay / "samples")] == [
+        s.model_dump() for s in read_samples(budgeted / "samples")
+    ]
+
+
 def test_the_report_shows_every_model_call_by_role(cli, tmp_path):
     run = tmp_path / "scripted"
     assert cli("simulate", *TRIO, "--model", "scripted:seed=2,malformed=0.3", "--out", str(run))[0] == 0
@@ -101,15 +122,25 @@ def test_what_the_run_says_it_spent_is_what_the_server_received(cli, tmp_path, o
 
 
 def test_rate_limits_are_waited_out_not_failed(cli, tmp_path, openai_server):
-    """A 429 with Retry-After is waited for and retried: every turn is still the model's own."""
+    """A 429 with Retry-After is waited for (longer than the gateway's own backoff) and retried: every turn is
+    still the model's own."""
     pytest.importorskip("langchain_openai")
     from tests.openai_server import Behaviour
 
-    openai_server.queue(*[Behaviour.RATE_LIMIT] * 4)
+    refused: list[int] = []
+
+    def schedule(request):  # the first round's three decisions are each refused once
+        if request.role == "decide" and len(refused) < 3:
+            refused.append(1)
+            return Behaviour.RATE_LIMIT
+        return Behaviour.ANSWER
+
+    openai_server.schedule, openai_server.retry_after_s = schedule, 1.5
     run = tmp_path / "limited"
     summary = _served(cli, openai_server, run)
-    assert sum(use["failures"].get("rate_limit", 0) for use in summary["models"].values()) == 4
-    assert openai_server.log.by_status()[429] == 4
+    assert summary["models"]["decide"]["failures"] == {"rate_limit": 3} and summary["models"]["decide"]["retries"] == 3
+    decisions = sorted(e.at for e in openai_server.log.entries() if e.role == "decide")
+    assert min(decisions[3:6]) - max(decisions[:3]) >= 1.4, "the retries waited for Retry-After"
     samples = read_samples(run / "samples")
     assert samples and all(s.decided_by == "served-model" and not s.error for s in samples)
     assert summary["fallbacks"] == 0
@@ -141,3 +172,31 @@ def test_one_model_serves_every_event_loop_and_thread(openai_server):
         caller.call_sync(question, CallStats())
     assert meter.use["decide"].calls == 5 and not meter.use["decide"].failures
     assert openai_server.log.by_status() == {200: 5}
+
+
+def test_societies_run_with_the_same_model_settings_as_one(cli, tmp_path, openai_server):
+    """--societies N: each society's model takes the run's temperature, and every request goes to one endpoint."""
+    pytest.importorskip("langchain_openai")
+    from tests.openai_server import Behaviour
+
+    bodies: list[dict] = []
+
+    def schedule(request):
+        bodies.append(request.body)
+        return Behaviour.ANSWER
+
+    openai_server.schedule = schedule
+    run = tmp_path / "many"
+    code, out, err = cli(
+        "simulate", "--scenario", "trio", "--cycles", "1", "--rounds", "1", "--quiet", "--societies", "2",
+        "--model", "served", "--base-url", openai_server.url, "--temperature", "0.25", "--out", str(run),
+    )  # fmt: skip
+    assert code == 0, out + err
+    assert bodies and all(body.get("temperature") == 0.25 for body in bodies)
+
+
+def test_an_api_key_is_refused_where_societies_could_not_be_given_it(cli, tmp_path):
+    code, out, err = cli("simulate", *TRIO, "--societies", "2", "--api-key", "sk-x", "--out", str(tmp_path / "r"))
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and "OPENAI_API_KEY" in errors[0], out + err
+    assert not (tmp_path / "r").exists()

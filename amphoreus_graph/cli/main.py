@@ -181,6 +181,11 @@ def simulate(
     max_fallback_rate: Annotated[
         float | None, typer.Option(min=0, max=1, help="stop if a stand-in decides more of the turns (default 0.2)")
     ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(help="the response cache's directory, to share between runs (default: the run's own)"),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="ask the model every time; keep no answers")] = False,
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
     from amphoreus_graph.policy.routing import parse_model_for
@@ -196,10 +201,16 @@ def simulate(
     for flag, value in (("--ray-cpus", ray_cpus), ("--parallel", parallel)):
         if value is not None and value < 1:
             raise AmphoreusError(f"{flag} {value}: expected at least 1")
-    if live and (quiet or societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))):
+    many = societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))
+    if live and (quiet or many):
         raise AmphoreusError("--live shows one society as it runs; expected no --quiet, --societies or --engine")
-    if fresh_memory and (societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))):
+    if fresh_memory and many:
         raise AmphoreusError("--fresh-memory wipes one society's memories; expected no --societies or --engine")
+    if api_key is not None and many:
+        raise AmphoreusError(
+            "--api-key with --societies or --engine: the key is never written to the plan its societies read; "
+            "expected the provider's environment variable (e.g. OPENAI_API_KEY) instead"
+        )
     if resume is not None and is_scepter_run(resume):
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
         return
@@ -224,6 +235,8 @@ def simulate(
         max_retries=max_retries,
         limits=Limits().model_copy(update=limits),
         models=parse_model_for(model_for or []),
+        cache=not no_cache,
+        cache_dir=cache,
     )
     if resume is None and (societies > 1 or engine == "ray"):
         from amphoreus_graph.scepter.plan import ScepterConfig
@@ -370,6 +383,14 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     top = sorted(summary["tally_per_agent"].items(), key=lambda kv: -kv[1])[:3]
     if roles := _roles_table(summary.get("models") or {}):
         console.print(roles)
+    if (cached := summary.get("cache") or {}).get("hits"):
+        saved = cached["would_have_cost"]
+        cost = f", cost {saved['cost']:g}" if "cost" in saved else ""
+        console.print(
+            f"response cache: {cached['hits']} answers not asked again (they would have cost tokens "
+            f"{saved['tokens_in']}/{saved['tokens_out']}{cost}) · {out / cached['file']}",
+            highlight=False,
+        )
     console.print(
         f"samples {summary['samples_written']} · model calls {summary['model_calls']} · "
         f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "

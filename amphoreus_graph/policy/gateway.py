@@ -8,6 +8,14 @@ honoured before the next attempt. What each attempt cost is recorded on the `Met
 graph node that made the call opens one (`metered()`), so concurrent agent turns count apart, and the node
 hands the meter's `ModelUse` to the run's state, where it is checkpointed with the step.
 
+Around each request, three more things (each in its own module):
+- the response cache (`cache.py`): a request asked before is answered from disk, counted as a cache hit (not a
+  call, no tokens spent; what it would have cost is counted beside); a new answer is stored;
+- the endpoint's limiter (`limits.py`): one per endpoint in the process, shared by every caller of it, AIMD on
+  429s; a wait for its slot and a halving are counted;
+- native structured output (`structured.py`): a reply format (a JSON schema) asked for where the client sends
+  one, dropped for good on an endpoint that refuses it.
+
 Every request is sent from one event loop, on the gateway's own thread (`_CLIENT_LOOP`), whichever loop or
 thread asked: async HTTP clients (httpx's, which langchain-openai shares per process) stay bound to the loop
 they first ran on, and a run's graph, memory's raters in worker threads and a benchmark each bring their own.
@@ -18,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import concurrent.futures
+import email.utils
 import os
 import threading
 import time
@@ -34,6 +43,23 @@ from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from amphoreus_graph.contracts.turn import CallStats
+from amphoreus_graph.policy.cache import (
+    ResponseCache,
+    endpoint_url,
+    model_identity,
+    model_name,
+    reply_message,
+    reply_record,
+    request_key,
+)
+from amphoreus_graph.policy.limits import EndpointLimiter, Ticket, endpoint_limiter
+from amphoreus_graph.policy.structured import (
+    CAPABILITIES,
+    JSON_SCHEMA,
+    ReplyFormat,
+    offers_json_schema,
+    refused_as_bad,
+)
 
 ROLE_HEADER = "X-Amphoreus-Graph-Role"
 T = TypeVar("T")
@@ -79,7 +105,13 @@ class RoleUse(BaseModel):
     fallbacks: int = Field(default=0, description="times a stand-in decided after the model kept failing")
     tokens_in: int = 0
     tokens_out: int = 0
-    cache_hits: int = 0
+    cache_hits: int = Field(default=0, description="answers from the response cache: no request, no tokens spent")
+    cached_tokens_in: int = Field(default=0, description="what the cache hits would have cost, tokens sent")
+    cached_tokens_out: int = Field(default=0, description="what the cache hits would have cost, tokens received")
+    waits: int = Field(default=0, description="requests that waited for a slot of their endpoint's limiter")
+    wait_ms: int = Field(default=0, description="time those requests waited for their slots")
+    halvings: int = Field(default=0, description="429s that halved their endpoint's concurrency")
+    retry_wait_ms: int = Field(default=0, description="time waited before retries (Retry-After or backoff)")
     latency_ms: list[int] = Field(default_factory=list, description="answered calls per LATENCY_BOUNDS_MS bucket")
 
     def add(self, other: RoleUse) -> RoleUse:
@@ -88,15 +120,10 @@ class RoleUse(BaseModel):
             failures[kind] = failures.get(kind, 0) + count
         width = max(len(self.latency_ms), len(other.latency_ms))
         mine, theirs = self.latency_ms + [0] * (width - len(self.latency_ms)), other.latency_ms
+        counts = {name: getattr(self, name) + getattr(other, name) for name in _COUNTS}
         return RoleUse(
-            calls=self.calls + other.calls,
+            **counts,
             failures=failures,
-            retries=self.retries + other.retries,
-            repairs=self.repairs + other.repairs,
-            fallbacks=self.fallbacks + other.fallbacks,
-            tokens_in=self.tokens_in + other.tokens_in,
-            tokens_out=self.tokens_out + other.tokens_out,
-            cache_hits=self.cache_hits + other.cache_hits,
             latency_ms=[a + (theirs[i] if i < len(theirs) else 0) for i, a in enumerate(mine)],
         )
 
@@ -120,6 +147,7 @@ class RoleUse(BaseModel):
         return shown
 
 
+_COUNTS = tuple(name for name, info in RoleUse.model_fields.items() if info.annotation in (int, "int"))
 ModelUse = dict[str, RoleUse]  # role -> what its calls cost
 
 
@@ -190,21 +218,34 @@ def classify(exc: BaseException) -> Failure:
 
 
 def retry_after_s(exc: BaseException) -> float | None:
-    """The wait a 429 asks for (`Retry-After`, in seconds), if the exception carries its response."""
+    """The wait a refusal asks for, if the exception carries its response: `retry-after-ms` (OpenAI's), else
+    `Retry-After` in seconds or as an HTTP date."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if not headers:
         return None
     try:
-        return float(headers.get("retry-after") or headers.get("Retry-After"))
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
     except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if value is None:
         return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
-def _worth_retrying(exc: BaseException) -> bool:
-    """A request that was refused as bad (4xx other than 429) will be refused again: not retried."""
-    kind = classify(exc)
+def _refused_as_bad(exc: BaseException) -> bool:
+    """A request refused as bad (4xx other than 429) will be refused again."""
     status = getattr(exc, "status_code", None)
-    return not (kind is Failure.HTTP_STATUS and isinstance(status, int) and 400 <= status < 500)
+    return classify(exc) is Failure.HTTP_STATUS and isinstance(status, int) and 400 <= status < 500
 
 
 class _ClientLoop:
@@ -248,7 +289,11 @@ class _Slots:
 class ChatCaller:
     """One role's handle on a chat model: a concurrency slot, a timeout, our own retries (backing off, and
     honouring a 429's Retry-After); every attempt's cost is counted on the current Meter and on the caller's
-    CallStats. Handles for other roles share the model and its slots (`for_role`)."""
+    CallStats. Handles for other roles share the model, its slots, its endpoint's limiter and its response
+    cache (`for_role`).
+
+    `cache`: answer requests asked before from it, and store new answers in it. The endpoint's limiter (`limits.py`)
+    starts at `max_concurrency`. A Retry-After longer than `max_retry_wait_s` is not waited for: the call fails."""
 
     def __init__(
         self,
@@ -260,17 +305,27 @@ class ChatCaller:
         attempts: int = 3,
         backoff_s: float = 0.5,
         slots: _Slots | None = None,
+        cache: ResponseCache | None = None,
+        max_retry_wait_s: float = 120.0,
     ) -> None:
         self.model = model
         self.role = role
         self.timeout_s = timeout_s
         self.attempts = attempts
         self.backoff_s = backoff_s
+        self.max_retry_wait_s = max_retry_wait_s
         self._slots = slots or _Slots(max_concurrency)
         self._tagged = _tags_requests(model)
+        self.endpoint = endpoint_of(model)
+        self.limiter: EndpointLimiter = endpoint_limiter(self.endpoint, self._slots.limit)
+        self.cache = cache
+        if cache is not None:
+            cache.users += 1
+        self._identity: dict[str, Any] | None = None
+        self._structured = offers_json_schema(model)
 
     def for_role(self, role: Role) -> ChatCaller:
-        """The same model, slots and retry policy, counted under another role."""
+        """The same model, slots, limiter, cache and retry policy, counted under another role."""
         return ChatCaller(
             self.model,
             role=role,
@@ -278,63 +333,185 @@ class ChatCaller:
             attempts=self.attempts,
             backoff_s=self.backoff_s,
             slots=self._slots,
+            cache=self.cache,
+            max_retry_wait_s=self.max_retry_wait_s,
         )
 
     def _wait_s(self, state: RetryCallState) -> float:
+        """Before the next attempt: what the refusal asked for (Retry-After), else an exponential backoff."""
         exc = state.outcome.exception() if state.outcome else None
         asked = retry_after_s(exc) if exc is not None else None
-        backoff = min(self.backoff_s * 2 ** (state.attempt_number - 1), self.backoff_s * 16)
-        return max(backoff, asked or 0.0)
+        if asked is not None:
+            return asked
+        return min(self.backoff_s * 2 ** (state.attempt_number - 1), self.backoff_s * 16)
 
-    async def __call__(self, messages: list[BaseMessage], result: CallStats) -> AIMessage:
+    def _worth_retrying(self, exc: BaseException) -> bool:
+        """Not a cancellation (the run is stopping), nor a request refused as bad (it would be refused again), nor
+        one told to come back too late."""
+        if not isinstance(exc, Exception) or _refused_as_bad(exc):
+            return False
+        asked = retry_after_s(exc)
+        return asked is None or asked <= self.max_retry_wait_s
+
+    async def __call__(
+        self, messages: list[BaseMessage], result: CallStats, *, reply_format: ReplyFormat | None = None
+    ) -> AIMessage:
+        """The model's reply to `messages` (from the cache, if it was asked before). `reply_format`: ask for a
+        reply in this JSON schema where the endpoint offers native structured output (an endpoint that refuses
+        it is asked again plainly, at once, and not asked with it again)."""
         use = _meter().role(self.role)
+        options = self._options(reply_format)
+        if not options:
+            return await self._answer(messages, result, use, options)
+        try:
+            return await self._answer(messages, result, use, options)
+        except Exception as exc:
+            if not refused_as_bad(exc):
+                raise
+        reply = await self._answer(messages, result, use, {})
+        CAPABILITIES.mark_missing(self.endpoint, JSON_SCHEMA)
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.mark_unsupported, self.endpoint, JSON_SCHEMA)
+        return reply
+
+    def _options(self, reply_format: ReplyFormat | None) -> dict[str, Any]:
+        """What the request asks of the model's output beyond the messages (part of the cache's key)."""
+        if reply_format is None or not self._structured or not CAPABILITIES.offers(self.endpoint, JSON_SCHEMA):
+            return {}
+        if self.cache is not None and JSON_SCHEMA in self.cache.unsupported(self.endpoint):
+            CAPABILITIES.mark_missing(self.endpoint, JSON_SCHEMA)
+            return {}
+        return {"response_format": reply_format.response_format()}
+
+    async def _answer(
+        self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any]
+    ) -> AIMessage:
+        """From the cache, from an identical request already in flight, or asked (and then stored)."""
+        cache = self.cache
+        if cache is None:
+            return await self._asked(messages, result, use, options)
+        if self._identity is None:
+            self._identity = model_identity(self.model)
+        key = request_key(self._identity, messages, options)
+        record = cache.get(key)
+        if record is None:
+            flight, leading = cache.flight(key)
+            if leading:
+                try:
+                    reply = await self._asked(messages, result, use, options)
+                except BaseException:
+                    cache.land(key, flight, None)
+                    raise
+                record = reply_record(reply)
+                cache.land(key, flight, record)
+                await asyncio.to_thread(cache.put, key, record, model=model_name(self.model), role=self.role.value)
+                return reply
+            record = await asyncio.shield(asyncio.wrap_future(flight))
+            if record is None:  # the request it waited for failed: it asks for itself
+                reply = await self._asked(messages, result, use, options)
+                await asyncio.to_thread(
+                    cache.put, key, reply_record(reply), model=model_name(self.model), role=self.role.value
+                )
+                return reply
+        use.cache_hits += 1
+        use.cached_tokens_in += int(record["usage"].get("input_tokens", 0))
+        use.cached_tokens_out += int(record["usage"].get("output_tokens", 0))
+        return reply_message(record)
+
+    async def _asked(
+        self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any]
+    ) -> AIMessage:
+        """Sent to the model, with our retries."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.attempts),
             wait=self._wait_s,
-            retry=retry_if_exception(_worth_retrying),
+            retry=retry_if_exception(self._worth_retrying),
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                if attempt.retry_state.attempt_number > 1:
-                    use.retries += 1
-                    if "retried" not in result.flags:
-                        result.flags.append("retried")
-                reply = await self._attempt(messages, result, use)
-                return reply
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if attempt.retry_state.attempt_number > 1:
+                        use.retries += 1
+                        if "retried" not in result.flags:
+                            result.flags.append("retried")
+                    reply = await self._attempt(messages, result, use, options)
+                    return reply
+        finally:
+            use.retry_wait_ms += round(float(retrying.statistics.get("idle_for", 0.0)) * 1000)
         raise AssertionError("unreachable: tenacity reraises the last error")
 
-    async def _attempt(self, messages: list[BaseMessage], result: CallStats, use: RoleUse) -> AIMessage:
+    async def _attempt(
+        self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any]
+    ) -> AIMessage:
         result.model_calls += 1
         use.calls += 1
-        started = time.perf_counter()
+        sent = _Sent()
         try:
-            reply = await asyncio.wrap_future(_CLIENT_LOOP.submit(self._send(messages)))
+            reply = await asyncio.wrap_future(_CLIENT_LOOP.submit(self._send(messages, options, sent)))
         except Exception as exc:
             result.failures += 1
             kind = classify(exc).value
             use.failures[kind] = use.failures.get(kind, 0) + 1
             raise
-        _record_latency(use, (time.perf_counter() - started) * 1000)
+        finally:
+            use.waits += sent.waited
+            use.wait_ms += round(sent.waited_s * 1000)
+            use.halvings += sent.halved
+        _record_latency(use, sent.latency_s * 1000)
         _count_usage(reply, result, use)
         if not isinstance(reply, AIMessage):
             raise MalformedOutput(f"expected an AIMessage, got {type(reply).__name__}")
         return reply
 
-    async def _send(self, messages: list[BaseMessage]) -> BaseMessage:
-        """One request, on the client loop: waits for a slot, then at most `timeout_s` for the answer (a wait in
-        our own queue is not the server's slowness)."""
+    async def _send(self, messages: list[BaseMessage], options: dict[str, Any], sent: _Sent) -> BaseMessage:
+        """One request, on the client loop: waits for a slot of its own and of its endpoint, then at most
+        `timeout_s` for the answer (a wait in our own queue is not the server's slowness). What happened on the
+        way is left in `sent`, for the caller to count on its own thread."""
         async with self._slots.get():
-            async with asyncio.timeout(self.timeout_s):
-                return await self.model.ainvoke(messages, **self._request_options())
+            ticket: Ticket = await self.limiter.acquire()
+            sent.waited, sent.waited_s = int(ticket.waited_s > 0), ticket.waited_s
+            rate_limited = answered = False
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    reply = await self.model.ainvoke(messages, **self._request_options(), **options)
+                answered = True
+                return reply
+            except Exception as exc:
+                rate_limited = classify(exc) is Failure.RATE_LIMIT
+                raise
+            finally:
+                sent.latency_s = time.perf_counter() - started
+                sent.halved = int(self.limiter.release(ticket, rate_limited=rate_limited, answered=answered))
 
-    def call_sync(self, messages: list[BaseMessage], result: CallStats) -> AIMessage:
+    def call_sync(
+        self, messages: list[BaseMessage], result: CallStats, *, reply_format: ReplyFormat | None = None
+    ) -> AIMessage:
         """The same call from synchronous code (memory's raters run in a worker thread): its own event loop."""
-        return asyncio.run(self(messages, result))
+        return asyncio.run(self(messages, result, reply_format=reply_format))
 
     def _request_options(self) -> dict[str, Any]:
         """Tag each request with its role, for a server (or a proxy) to count by: OpenAI-style clients only."""
         return {"extra_headers": {ROLE_HEADER: self.role.value}} if self._tagged else {}
+
+
+class _Sent:
+    """What happened to one request on the client loop: its wait for a slot, whether its 429 halved the
+    endpoint's concurrency, how long the model took."""
+
+    __slots__ = ("halved", "latency_s", "waited", "waited_s")
+
+    def __init__(self) -> None:
+        self.waited = 0
+        self.waited_s = 0.0
+        self.halved = 0
+        self.latency_s = 0.0
+
+
+def endpoint_of(model: BaseChatModel) -> str:
+    """What the limiter and capability records are kept by: the base URL, else the client's kind and model."""
+    return endpoint_url(model) or f"{type(model).__name__}:{model_name(model)}"
 
 
 def _tags_requests(model: BaseChatModel) -> bool:
@@ -359,18 +536,24 @@ def _count_usage(reply: BaseMessage, result: CallStats, use: RoleUse) -> None:
 
 
 async def ask(
-    caller: ChatCaller, messages: list[BaseMessage], parse: Callable[[str], T], stats: CallStats
+    caller: ChatCaller,
+    messages: list[BaseMessage],
+    parse: Callable[[str], T],
+    stats: CallStats,
+    *,
+    reply_format: ReplyFormat | None = None,
 ) -> tuple[T, AIMessage]:
     """Ask, and make something of the reply with `parse`; a reply it cannot use (MalformedOutput) is shown to the
     model once with what was wrong (a repair pass, flag `repaired`). Raises if the repaired reply fails too, or
-    the calls do: the caller decides what stands in, and says so with `note(role, fallbacks=1)`."""
-    reply = await caller(messages, stats)
+    the calls do: the caller decides what stands in, and says so with `note(role, fallbacks=1)`. `reply_format`:
+    the JSON schema to ask for natively, where the endpoint offers it (both passes)."""
+    reply = await caller(messages, stats, reply_format=reply_format)
     try:
         return parse(reply_text(reply)), reply
     except MalformedOutput as problem:
         note(caller.role, garbage=1, repairs=1)
         repair = f"That answer cannot be used: {problem}. Reply again with only the corrected JSON object."
-        reply = await caller([*messages, reply, HumanMessage(repair)], stats)
+        reply = await caller([*messages, reply, HumanMessage(repair)], stats, reply_format=reply_format)
         try:
             parsed = parse(reply_text(reply))
         except MalformedOutput:

@@ -1,5 +1,6 @@
 """LLMPolicy: any langchain chat model decides, through the model gateway, with one repair pass and a flagged
-fallback.
+fallback. Where the endpoint offers native structured output, the reply is asked for in the turn's Decision schema
+(its offered actions as an enum: policy/structured.py); the reply is parsed and checked the same way either way.
 
 A model call that raises or times out is retried by the gateway; output that does not parse (or names an
 action or target that is not on offer) gets one repair pass that shows the model its mistake; if that fails
@@ -16,9 +17,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
+from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, ask, classify, note
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
+from amphoreus_graph.policy.structured import decision_format
 
 ReplyT = TypeVar("ReplyT", bound=BaseModel)
 
@@ -58,6 +61,7 @@ class LLMPolicy:
         timeout_s: float = 60.0,
         attempts: int = 3,
         backoff_s: float = 0.5,
+        cache: ResponseCache | None = None,
     ) -> None:
         self.name = name
         self.model = model
@@ -68,6 +72,7 @@ class LLMPolicy:
             timeout_s=timeout_s,
             attempts=attempts,
             backoff_s=backoff_s,
+            cache=cache,
         )
         self._fallback = OfflinePathPolicy(salt="fallback")
 
@@ -78,7 +83,13 @@ class LLMPolicy:
             for m in render_messages(turn)
         ]
         try:
-            result.decision, _ = await ask(self.caller, messages, lambda text: parse_decision(text, turn), result)
+            result.decision, _ = await ask(
+                self.caller,
+                messages,
+                lambda text: parse_decision(text, turn),
+                result,
+                reply_format=decision_format(turn),
+            )
             result.decided_by = self.name
             return result
         except Exception as exc:

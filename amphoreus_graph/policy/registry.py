@@ -14,6 +14,7 @@ from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.baselines import RandomPolicy, SinglePathPolicy
+from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.policy.llm import LLMPolicy
@@ -65,9 +66,10 @@ def resolve_model(
     role: Role = Role.DECIDE,
     api_key: str | None = None,
     attempts: int = 3,
+    cache: ResponseCache | None = None,
 ) -> Policy:
-    """Turn a `--model` value into a Policy (its model calls counted under `role`); any problem is one
-    ModelSpecError line."""
+    """Turn a `--model` value into a Policy (its model calls counted under `role`, answered from `cache` where
+    asked before); any problem is one ModelSpecError line."""
     if spec == "offline":
         return OfflinePathPolicy()
     if spec == "random":
@@ -89,6 +91,7 @@ def resolve_model(
         timeout_s=timeout_s,
         attempts=attempts,
         backoff_s=_backoff_s(chat),
+        cache=cache,
     )
 
 
@@ -101,6 +104,7 @@ def chat_caller(
     max_concurrency: int = 16,
     timeout_s: float = 60.0,
     attempts: int = 3,
+    cache: ResponseCache | None = None,
 ) -> ChatCaller:
     """A `--model` string as a chat model behind the gateway, counted under `role` (judges, proposers, a world's
     game master, interviews)."""
@@ -112,6 +116,7 @@ def chat_caller(
         timeout_s=timeout_s,
         attempts=attempts,
         backoff_s=_backoff_s(chat),
+        cache=cache,
     )
 
 

@@ -17,9 +17,15 @@ from typing import Any, Literal, Protocol
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Policy, PolicyResult, TurnContext
 from amphoreus_graph.memory.store import ChromaMemory, Memory
-from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.progress import SocietyProgress
-from amphoreus_graph.society.runner import CHECKPOINT_FILE, SUMMARY_FILE, RunConfig, Simulation, open_society_memory
+from amphoreus_graph.society.runner import (
+    CHECKPOINT_FILE,
+    SUMMARY_FILE,
+    RunConfig,
+    Simulation,
+    open_society_memory,
+    run_policy,
+)
 
 Status = Literal["new", "started", "done"]
 
@@ -94,7 +100,8 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
         yield {"type": "society_done", "society": name, "summary": finished}
         return
 
-    policy = resolve_model(cfg.model, base_url=cfg.base_url, max_concurrency=cfg.max_concurrency)
+    cache = cfg.response_cache()
+    policy = run_policy(cfg, scenario_of(cfg.scenario), cache=cache)
     memory, close = await asyncio.to_thread(_open_memory, cfg, policy)
     summary: dict[str, Any] | None = None
     try:
@@ -118,6 +125,8 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
                 summary = dict(event["summary"])
     finally:
         await asyncio.to_thread(close)
+        if cache is not None:
+            cache.close()
     if summary is None:
         raise RuntimeError(f"society {name}: the run ended without a summary")
     progress.finish(int(summary["samples_written"]))

@@ -30,6 +30,7 @@ from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory
+from amphoreus_graph.policy.cache import CACHE_FILE, ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
@@ -81,11 +82,22 @@ class RunConfig(BaseModel):
     models: dict[str, str] = Field(
         default_factory=dict, description="agent or Path -> a --model string (the rest use `model`)"
     )
+    cache: bool = Field(default=True, description="answer requests asked before from the response cache")
+    cache_dir: Path | None = Field(default=None, description="the response cache's directory; default: the run's")
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
 
     @property
     def run_id(self) -> str:
         return self.out.name
+
+    def cache_file(self) -> Path | None:
+        """Where the response cache lives (None: off)."""
+        return (self.cache_dir or self.out) / CACHE_FILE if self.cache else None
+
+    def response_cache(self) -> ResponseCache | None:
+        """The run's response cache, opened when a model first asks (`Simulation` opens it at the start)."""
+        path = self.cache_file()
+        return ResponseCache(path) if path is not None else None
 
     def fingerprint(self) -> str:
         """What shapes the run's memories: a resumed run must match the run that wrote them."""
@@ -154,6 +166,7 @@ class Simulation:
         self._store = store
         self.fresh_memory = fresh_memory
         self.summary: dict[str, Any] | None = None
+        self._cache: ResponseCache | None = None
 
     @classmethod
     def resume(
@@ -174,22 +187,8 @@ class Simulation:
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
     def _resolve_policy(self, scenario: Scenario) -> Policy:
-        """The run's decider: its `model`, with the scenario's and the run's routes per agent or Path."""
-        cfg = self.config
-
-        def resolve(spec: str) -> Policy:
-            return resolve_model(
-                spec,
-                base_url=cfg.base_url,
-                api_key=self.api_key,
-                max_concurrency=cfg.max_concurrency,
-                timeout_s=cfg.timeout_s,
-                attempts=cfg.max_retries + 1,
-                temperature=cfg.temperature,
-            )
-
-        known = set(scenario.agent_names) | {a.path for a in scenario.agents}
-        return routed(resolve(cfg.model), {**scenario.settings.models, **cfg.models}, known, resolve)
+        self._cache = self.config.response_cache()
+        return run_policy(self.config, scenario, cache=self._cache, api_key=self.api_key)
 
     def _services(self, policy: Policy) -> tuple[Services, ChromaMemory | None]:
         cfg = self.config
@@ -222,6 +221,8 @@ class Simulation:
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
         prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
+        if self._cache is not None and self._cache.users:  # a model asks: a cache it cannot use is one line now
+            await asyncio.to_thread(self._cache.open)
         token = stored_config(cfg.out).run_token if resume else uuid.uuid4().hex
         cfg = self.config = cfg.model_copy(update={"run_token": token})
         started = time.perf_counter()
@@ -265,6 +266,8 @@ class Simulation:
         finally:
             if owned is not None:
                 owned.close()
+            if self._cache is not None:
+                self._cache.close()
         self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started)
         if stopped is not None:
             self.summary["stopped"] = str(stopped)
@@ -287,6 +290,45 @@ class Simulation:
             pass
         assert self.summary is not None
         return self.summary
+
+
+def run_policy(
+    cfg: RunConfig, scenario: Scenario, *, cache: ResponseCache | None, api_key: str | None = None
+) -> Policy:
+    """A run's decider: its `model`, with the scenario's and the run's routes per agent or Path, every model
+    behind the gateway with the run's settings (key, timeout, retries, temperature, concurrency, cache)."""
+
+    def resolve(spec: str) -> Policy:
+        return resolve_model(
+            spec,
+            base_url=cfg.base_url,
+            api_key=api_key,
+            max_concurrency=cfg.max_concurrency,
+            timeout_s=cfg.timeout_s,
+            attempts=cfg.max_retries + 1,
+            temperature=cfg.temperature,
+            cache=cache,
+        )
+
+    known = set(scenario.agent_names) | {a.path for a in scenario.agents}
+    return routed(resolve(cfg.model), {**scenario.settings.models, **cfg.models}, known, resolve)
+
+
+def cache_summary(cfg: RunConfig, roles: dict[str, RoleUse]) -> dict[str, Any]:
+    """The response cache's part of summary.json: where it is, its hits, and what they would have cost (tokens,
+    and money where --prices names the model) had they been sent."""
+    hits = sum(use.cache_hits for use in roles.values())
+    tokens_in = sum(use.cached_tokens_in for use in roles.values())
+    tokens_out = sum(use.cached_tokens_out for use in roles.values())
+    saved: dict[str, Any] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
+    if (price := cfg.limits.prices.get(cfg.model)) is not None:
+        saved["cost"] = round(tokens_in / 1000 * price.input_per_1k + tokens_out / 1000 * price.output_per_1k, 6)
+    path = cfg.cache_file()
+    if path is not None and path.exists():
+        shown: str | None = path.name if path.parent == cfg.out else str(path)  # a run's own moves with it
+    else:
+        shown = None  # off, or no model asked
+    return {"file": shown, "hits": hits, "would_have_cost": saved}
 
 
 def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s: float) -> dict[str, Any]:
@@ -322,6 +364,7 @@ def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s
         "failures": sum(sum(use.failures.values()) for use in roles.values()),
         "tokens_in": sum(use.tokens_in for use in roles.values()),
         "tokens_out": sum(use.tokens_out for use in roles.values()),
+        "cache": cache_summary(cfg, roles),
         "models": {role: use.summary() for role, use in roles.items()},
         "per_agent": {
             agent: {"calls": use.calls, "tokens_in": use.tokens_in, "tokens_out": use.tokens_out}

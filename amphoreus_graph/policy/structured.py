@@ -1,0 +1,114 @@
+"""Native structured output: where an endpoint offers it, a reply is asked for in a JSON schema, so it cannot
+fail to parse, and an agent cannot name an action it was not offered.
+
+**What is asked.** OpenAI-compatible chat models (`ChatOpenAI`: OpenAI itself, vLLM, Ollama's and LM Studio's
+OpenAI endpoints, llama.cpp's server) get the `json_schema` response format, strict: for an agent's turn the
+Decision schema with the turn's offered actions as an enum and the targets on offer as another (a free-text
+option leaves the target a free string). The reply's text is then parsed by the same code as before, so a reply
+that still does not fit (an action paired with a target it does not take) gets the usual repair pass.
+`json_schema` rather than tool calling: every server above implements it (vLLM and llama.cpp by constrained
+decoding), while tool calling needs a model and server configured for it (vLLM's tool parsers). Other providers
+(Anthropic, Ollama's own client) are asked in the prompt alone, as before.
+
+**Detecting support.** There is no standard way to ask an endpoint what it offers, so the request says: an
+endpoint that refuses a request carrying the response format as bad (400, 404, 415 or 422) is asked the same
+thing again without it, at once; if that plain request is answered, the endpoint does not offer the format, which
+is remembered for the process (and in the response cache, so a replay does not ask again), and its requests go
+plain from then on: the prompt and the parse-repair path, as for any other model. If the plain request is refused
+too, the refusal was about something else, and nothing is remembered.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from amphoreus_graph.contracts.actions import TargetKind
+from amphoreus_graph.contracts.turn import Decision, TurnContext
+
+JSON_SCHEMA = "json_schema"
+# langchain-openai warns on such a refusal and advises another `with_structured_output` method; the gateway
+# detects the refusal itself and asks plainly, so the advice would only mislead.
+warnings.filterwarnings("ignore", "This model does not support OpenAI.s structured output", UserWarning)
+REFUSED_AS_BAD = frozenset({400, 404, 415, 422})
+
+
+@dataclass(frozen=True)
+class ReplyFormat:
+    """The JSON schema a reply must follow, and its name (what OpenAI's `json_schema.name` carries)."""
+
+    name: str
+    schema: dict[str, Any]
+
+    def response_format(self) -> dict[str, Any]:
+        """As an OpenAI-style `response_format` request field (strict: the schema is enforced, not hinted)."""
+        return {"type": JSON_SCHEMA, "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
+
+
+def decision_format(turn: TurnContext) -> ReplyFormat:
+    """A Decision for this turn: one of its offered actions, one of the targets on offer (or none), speech and a
+    rationale. Strict mode's rules: every property required, no others."""
+    fields = Decision.model_fields
+    listed = list(dict.fromkeys(target for option in turn.options for target in option.targets))
+    target: dict[str, Any]
+    if any(option.target is TargetKind.TEXT for option in turn.options):
+        target = {"type": ["string", "null"]}
+    elif listed:
+        target = {"anyOf": [{"type": "string", "enum": listed}, {"type": "null"}]}
+    else:
+        target = {"type": "null"}
+    properties: dict[str, Any] = {
+        "action": {"type": "string", "enum": turn.offered},
+        "target": target,
+        "speech": {"type": "string"},
+        "rationale": {"type": "string"},
+    }
+    for name, schema in properties.items():
+        if description := fields[name].description:
+            schema["description"] = description
+    return ReplyFormat(
+        name="decision",
+        schema={
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+            "additionalProperties": False,
+        },
+    )
+
+
+def offers_json_schema(model: BaseChatModel) -> bool:
+    """Whether the model's client sends OpenAI's `response_format` (the endpoint behind it may still refuse)."""
+    return type(model).__name__ in {"ChatOpenAI", "AzureChatOpenAI"} or hasattr(model, "openai_api_base")
+
+
+def refused_as_bad(exc: BaseException) -> bool:
+    """An HTTP refusal of the request itself (not of the server's state): what an unsupported field gets."""
+    return getattr(exc, "status_code", None) in REFUSED_AS_BAD
+
+
+class Capabilities:
+    """What endpoints were found not to offer, for the life of the process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._missing: set[tuple[str, str]] = set()
+
+    def offers(self, endpoint: str, feature: str) -> bool:
+        with self._lock:
+            return (endpoint, feature) not in self._missing
+
+    def mark_missing(self, endpoint: str, feature: str) -> None:
+        with self._lock:
+            self._missing.add((endpoint, feature))
+
+    def forget(self) -> None:
+        with self._lock:
+            self._missing.clear()
+
+
+CAPABILITIES = Capabilities()
