@@ -322,3 +322,20 @@ def test_nothing_the_game_master_wrote_names_the_default_world(society):
     for path in [*society.glob("samples/*.jsonl"), *society.glob("chronicle/*.jsonl"), society / "summary.json"]:
         found = DEFAULT_WORLD.findall(path.read_text(encoding="utf-8"))
         assert not found, f"{path.name}: {sorted(set(found))}"
+
+
+def test_a_replay_from_the_runs_cache_asks_the_game_master_nothing(society, tmp_path):
+    """The game master's model is shared by every run of the process, yet answers from the run's response cache:
+    a replay over the first run's cache makes no call and lives the same rounds, fallback and repair included."""
+    replay = tmp_path / "run"
+    config = json.loads((society / "config.json").read_text())
+    asyncio.run(
+        Simulation(RunConfig(scenario=config["scenario"], cycles=1, rounds=3, out=replay, cache_dir=society)).run()
+    )
+    summary = json.loads((replay / "summary.json").read_text())
+    gm = summary["models"]["game_master"]
+    assert gm["calls"] == 0 and gm["cache_hits"] == 5 and summary["model_calls"] == 0
+    assert [r.flags for r in iter_chronicle(replay)] == [r.flags for r in iter_chronicle(society)]
+    assert [s.model_dump() for s in read_samples(replay / "samples")] == [
+        s.model_dump() for s in read_samples(society / "samples")
+    ]

@@ -271,21 +271,29 @@ def test_429s_halve_the_endpoints_concurrency_and_calm_brings_it_back(openai_ser
     counter = Concurrency(hold_s=0.03)
     openai_server.replier = counter
     openai_server.retry_after_s = 0.05
-    openai_server.queue(*[Behaviour.RATE_LIMIT] * 8)
+    refused: set[str] = set()
+
+    def first_of_the_burst_refused(request: ChatRequest) -> Behaviour:  # by question, not arrival: load-proof
+        if request.prompt in refused or not request.prompt.startswith("Burst"):
+            return Behaviour.ANSWER
+        refused.add(request.prompt)
+        return Behaviour.RATE_LIMIT
+
+    openai_server.schedule = first_of_the_burst_refused
     caller = _caller(openai_server, max_concurrency=8, attempts=5)
 
-    async def many(n: int):
+    async def many(n: int, word: str):
         with metered() as meter:
-            await asyncio.gather(*(caller([HumanMessage(f"Question {i}.")], CallStats()) for i in range(n)))
+            await asyncio.gather(*(caller([HumanMessage(f"{word} {i}.")], CallStats()) for i in range(n)))
         return meter.use["decide"]
 
-    use = asyncio.run(many(8))
+    use = asyncio.run(many(8, "Burst"))
     stats = caller.limiter.stats()
     assert use.failures == {"rate_limit": 8} and use.halvings == 1, "a burst of 429s is one episode: one halving"
     assert stats.halvings == 1 and [limit for _, limit in stats.history[:2]] == [8, 4]
     assert stats.limit == 5 and stats.regrowths == 1, "the 8 retries answered: 4 calm answers at 4 grow it by one"
     assert max(n for _, n in counter.timeline) <= 5, "the retries went out four (then five) at a time"
-    more = asyncio.run(many(120))
+    more = asyncio.run(many(120, "Calm"))
     stats = caller.limiter.stats()
     assert stats.limit == 8 and stats.regrowths == 4 and more.waits > 0 and more.wait_ms > 0
     assert max(n for _, n in counter.timeline) <= 8 and stats.peak_in_flight <= 8

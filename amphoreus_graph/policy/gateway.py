@@ -160,10 +160,12 @@ def merge_use(current: dict[str, Any] | None, update: dict[str, Any] | None) -> 
 
 
 class Meter:
-    """What the model calls made in one context (one graph node, one benchmark task) cost, by role."""
+    """What the model calls made in one context (one graph node, one benchmark task) cost, by role; and the run's
+    response cache, for callers that keep none of their own (a game master shared by every run of the process)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: ResponseCache | None = None) -> None:
         self.use: ModelUse = {}
+        self.cache = cache
 
     def role(self, role: Role) -> RoleUse:
         return self.use.setdefault(role.value, RoleUse())
@@ -176,9 +178,10 @@ _METER: ContextVar[Meter | None] = ContextVar("amphoreus_meter", default=None)
 
 
 @contextmanager
-def metered() -> Iterator[Meter]:
-    """Count the model calls made inside this block (and in tasks and threads it starts) on a fresh Meter."""
-    meter = Meter()
+def metered(cache: ResponseCache | None = None) -> Iterator[Meter]:
+    """Count the model calls made inside this block (and in tasks and threads it starts) on a fresh Meter; callers
+    without a cache of their own answer from `cache`."""
+    meter = Meter(cache)
     token = _METER.set(meter)
     try:
         yield meter
@@ -359,35 +362,41 @@ class ChatCaller:
         """The model's reply to `messages` (from the cache, if it was asked before). `reply_format`: ask for a
         reply in this JSON schema where the endpoint offers native structured output (an endpoint that refuses
         it is asked again plainly, at once, and not asked with it again)."""
-        use = _meter().role(self.role)
-        options = self._options(reply_format)
+        meter = _meter()
+        use = meter.role(self.role)
+        cache = self.cache if self.cache is not None else meter.cache
+        options = self._options(reply_format, cache)
         if not options:
-            return await self._answer(messages, result, use, options)
+            return await self._answer(messages, result, use, options, cache)
         try:
-            return await self._answer(messages, result, use, options)
+            return await self._answer(messages, result, use, options, cache)
         except Exception as exc:
             if not refused_as_bad(exc):
                 raise
-        reply = await self._answer(messages, result, use, {})
+        reply = await self._answer(messages, result, use, {}, cache)
         CAPABILITIES.mark_missing(self.endpoint, JSON_SCHEMA)
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.mark_unsupported, self.endpoint, JSON_SCHEMA)
+        if cache is not None:
+            await asyncio.to_thread(cache.mark_unsupported, self.endpoint, JSON_SCHEMA)
         return reply
 
-    def _options(self, reply_format: ReplyFormat | None) -> dict[str, Any]:
+    def _options(self, reply_format: ReplyFormat | None, cache: ResponseCache | None) -> dict[str, Any]:
         """What the request asks of the model's output beyond the messages (part of the cache's key)."""
         if reply_format is None or not self._structured or not CAPABILITIES.offers(self.endpoint, JSON_SCHEMA):
             return {}
-        if self.cache is not None and JSON_SCHEMA in self.cache.unsupported(self.endpoint):
+        if cache is not None and JSON_SCHEMA in cache.unsupported(self.endpoint):
             CAPABILITIES.mark_missing(self.endpoint, JSON_SCHEMA)
             return {}
         return {"response_format": reply_format.response_format()}
 
     async def _answer(
-        self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any]
+        self,
+        messages: list[BaseMessage],
+        result: CallStats,
+        use: RoleUse,
+        options: dict[str, Any],
+        cache: ResponseCache | None,
     ) -> AIMessage:
         """From the cache, from an identical request already in flight, or asked (and then stored)."""
-        cache = self.cache
         if cache is None:
             return await self._asked(messages, result, use, options)
         if self._identity is None:

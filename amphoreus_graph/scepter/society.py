@@ -110,6 +110,7 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
             policy=BoundedPolicy(shared.instrument.policy(name, policy), shared.slots),
             memory=shared.instrument.memory(name, memory),
             store=memory,
+            cache=cache,
         )
         progress.save(cfg.out)  # the pid of whoever runs it now (the kill test reads it)
         yield progress.event()

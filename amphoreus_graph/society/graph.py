@@ -162,12 +162,14 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
     return {"turns": {turn.agent: record}, "model_use": spent, "agent_use": {turn.agent: spent}}
 
 
-def game_master(state: SocietyState) -> dict[str, Any]:
-    """The world resolves all of the round's decisions at once into events and a new state."""
-    world = scenario_of(state["scenario"]).world
+def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """The world resolves all of the round's decisions at once into events and a new state (a world whose model
+    resolves it answers from the run's response cache)."""
+    scenario = scenario_of(state["scenario"])
+    world = scenario.world
     decisions = {a: Decision.model_validate(t["result"]["decision"]) for a, t in state["turns"].items()}
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], state["world"]["round"], "game-master")
-    with metered() as meter:
+    with metered(settings_of(runtime).services(state["run_id"], scenario).cache) as meter:
         resolution = world.resolve(state["world"], decisions, rng, now_of(state), round_limit(state))
     cost = resolution.cost
     return {

@@ -1,4 +1,5 @@
-"""A finished (or stopped) run's memory, reopened read-only: `amphoreus memory inspect` and the run report."""
+"""A finished (or stopped) run's memory, reopened read-only: `amphoreus memory inspect`, interviews and the run
+report."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from amphoreus_graph.catalogs.scenario import Scenario, load_scenario
 from amphoreus_graph.contracts.memory import Moment
@@ -16,15 +18,26 @@ from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.services import build_memory
 
 
-@contextmanager
-def run_memory(run: Path) -> Iterator[tuple[Scenario, ChromaMemory]]:
-    """The run's scenario and its Chroma memory, where `config.json` says it lives (directory or server)."""
+def run_config(run: Path) -> dict[str, Any]:
+    """RUN/config.json as the run wrote it (a run made in Studio has none: nothing says where its store lives)."""
     config_path = run / "config.json"
     if not config_path.is_file():
         raise AmphoreusError(f"{config_path}: no such file; expected a run directory written by `amphoreus simulate`")
-    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config: dict[str, Any] = json.loads(config_path.read_text(encoding="utf-8"))
+    return config
+
+
+@contextmanager
+def run_memory(run: Path) -> Iterator[tuple[Scenario, ChromaMemory]]:
+    """The run's scenario and its Chroma memory, where `config.json` says it lives (directory or server).
+
+    A store directory that is not there is one line: opening it would create an empty store, and every agent
+    would seem to remember nothing."""
+    config = run_config(run)
     scenario = load_scenario(config["scenario"])
     memory_dir = Path(config["memory_dir"]) if config.get("memory_dir") else run / "memory"
+    if not config.get("chroma_url") and not memory_dir.is_dir():
+        raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
     client, lock = open_chroma(None if config.get("chroma_url") else memory_dir, config.get("chroma_url"))
     memory = build_memory(
         client, run.name, scenario, config.get("embedder", "all-MiniLM-L6-v2"), OfflinePathPolicy(), lock
@@ -38,20 +51,27 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, ChromaMemory]]:
 def inspect_recall(run: Path, agent: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
     """Recall for one agent as of the run's last moment (recall is read-only: nothing is marked accessed)."""
     with run_memory(run) as (scenario, memory):
-        if agent not in scenario.agent_names:
-            word = scenario.world.labels.agent
-            raise AmphoreusError(
-                f"--agent {agent!r}: not {_article(word)} {word} of {scenario.name}; "
-                f"expected one of {scenario.agent_names}"
-            )
-        records = memory.records(agent)
-        latest = max(records, key=lambda r: (r.cycle, r.last_accessed), default=None)
-        now = (
-            Moment(cycle=latest.cycle, round=latest.round, tick=latest.last_accessed)
-            if latest
-            else Moment(cycle=1, round=0, tick=0)
+        return recall_at_end(scenario, memory, agent, query, k)
+
+
+def recall_at_end(
+    scenario: Scenario, memory: ChromaMemory, agent: str, query: str, k: int
+) -> tuple[Moment, list[RecalledMemory]]:
+    """What `agent` (checked against the scenario's agents) recalls for `query` as of its last memory: its own
+    records and public ones, never another agent's. Read-only: nothing is marked accessed."""
+    if agent not in scenario.agent_names:
+        word = scenario.world.labels.agent
+        raise AmphoreusError(
+            f"--agent {agent!r}: not {_article(word)} {word} of {scenario.name}; expected one of {scenario.agent_names}"
         )
-        return now, memory.recall({agent: query}, k, now)[agent]
+    records = memory.records(agent)
+    latest = max(records, key=lambda r: (r.cycle, r.last_accessed), default=None)
+    now = (
+        Moment(cycle=latest.cycle, round=latest.round, tick=latest.last_accessed)
+        if latest
+        else Moment(cycle=1, round=0, tick=0)
+    )
+    return now, memory.recall({agent: query}, k, now)[agent]
 
 
 def _article(word: str) -> str:

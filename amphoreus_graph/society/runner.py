@@ -158,7 +158,9 @@ class Simulation:
         store: ChromaMemory | None = None,
         fresh_memory: bool = False,
         api_key: str | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
+        """`cache`: the response cache the run's models answer from (default: the run's own, per its config)."""
         self.config = config
         self.api_key = api_key  # never written to config.json: give it again (or its env var) on --resume
         self._policy = policy
@@ -166,7 +168,7 @@ class Simulation:
         self._store = store
         self.fresh_memory = fresh_memory
         self.summary: dict[str, Any] | None = None
-        self._cache: ResponseCache | None = None
+        self._cache = cache if cache is not None else config.response_cache()
 
     @classmethod
     def resume(
@@ -186,10 +188,6 @@ class Simulation:
             write_json(run_dir / CONFIG_FILE, json.loads(config.model_dump_json()))
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
-    def _resolve_policy(self, scenario: Scenario) -> Policy:
-        self._cache = self.config.response_cache()
-        return run_policy(self.config, scenario, cache=self._cache, api_key=self.api_key)
-
     def _services(self, policy: Policy) -> tuple[Services, ChromaMemory | None]:
         cfg = self.config
         owned: ChromaMemory | None = None
@@ -205,6 +203,7 @@ class Simulation:
             recall_k=cfg.recall_k,
             seeds=seeds_folder(scenario_of(cfg.scenario), cfg.seeds_dir),
             guard=Guard(cfg.limits, cfg.model, str(cfg.out)),
+            cache=self._cache,
         )
         return services, owned
 
@@ -215,13 +214,13 @@ class Simulation:
         scenario = scenario_of(cfg.scenario)
         check_seeds_dir(cfg.seeds_dir)
         load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
-        policy = self._policy or self._resolve_policy(scenario)
+        policy = self._policy or run_policy(cfg, scenario, cache=self._cache, api_key=self.api_key)
         if (unreachable := await asyncio.to_thread(unreachable_server, policy)) is not None:
             raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
         prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
-        if self._cache is not None and self._cache.users:  # a model asks: a cache it cannot use is one line now
+        if self._cache is not None and (self._cache.users or self._cache.path.exists()):  # unusable: one line now
             await asyncio.to_thread(self._cache.open)
         token = stored_config(cfg.out).run_token if resume else uuid.uuid4().hex
         cfg = self.config = cfg.model_copy(update={"run_token": token})

@@ -28,6 +28,7 @@ from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, 
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_chroma
+from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
@@ -44,6 +45,7 @@ class Services:
     recall_k: int = 5
     seeds: Path | None = None
     guard: Guard | None = None
+    cache: ResponseCache | None = None  # the run's response cache, for models that keep none (a game master)
 
 
 class SocietySettings(BaseSettings):
