@@ -23,6 +23,7 @@ from amphoreus_graph.cli.console import (
     one_line_errors,
 )
 from amphoreus_graph.cli.data import export_app, judge_command
+from amphoreus_graph.cli.interview import interview_command
 from amphoreus_graph.cli.train import train_app
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -488,3 +489,4 @@ app.add_typer(export_app, name="export")
 app.add_typer(train_app, name="train")
 app.command("judge")(judge_command)
 app.command("bench")(bench_command)
+app.command("interview")(interview_command)

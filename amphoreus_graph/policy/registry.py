@@ -105,10 +105,11 @@ def chat_caller(
     timeout_s: float = 60.0,
     attempts: int = 3,
     cache: ResponseCache | None = None,
+    api_key: str | None = None,
 ) -> ChatCaller:
     """A `--model` string as a chat model behind the gateway, counted under `role` (judges, proposers, a world's
     game master, interviews)."""
-    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature, timeout_s=timeout_s)
+    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature, timeout_s=timeout_s, api_key=api_key)
     return ChatCaller(
         chat,
         role=role,
