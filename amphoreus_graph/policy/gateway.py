@@ -194,6 +194,21 @@ def _meter() -> Meter:
     return _METER.get() or Meter()
 
 
+def count_local_call(
+    role: Role, *, latency_s: float, tokens_in: int = 0, tokens_out: int = 0, failure: Failure | None = None
+) -> None:
+    """Count a call to a model that runs in this process (a trained checkpoint) as the gateway counts a request,
+    so a run's totals hold every model call whichever way it was made."""
+    use = _meter().role(role)
+    use.calls += 1
+    if failure is not None:
+        use.failures[failure.value] = use.failures.get(failure.value, 0) + 1
+        return
+    _record_latency(use, latency_s * 1000)
+    use.tokens_in += tokens_in
+    use.tokens_out += tokens_out
+
+
 def note(role: Role, *, repairs: int = 0, fallbacks: int = 0, garbage: int = 0) -> None:
     """Record what a caller did with replies: a repair pass asked, a stand-in used, a reply that did not parse."""
     use = _meter().role(role)

@@ -62,10 +62,12 @@ class LLMPolicy:
         attempts: int = 3,
         backoff_s: float = 0.5,
         cache: ResponseCache | None = None,
+        caller: ChatCaller | None = None,
     ) -> None:
+        """`caller`: the model's handle behind the gateway, made already (its settings then win over these)."""
         self.name = name
         self.model = model
-        self.caller = ChatCaller(
+        self.caller = caller or ChatCaller(
             model,
             role=role,
             max_concurrency=max_concurrency,

@@ -82,17 +82,18 @@ def resolve_model(
     prefix, _, rest = spec.partition(":")
     if rest and prefix in (plugged := registered_policies()):  # e.g. pes:CKPT, registered by the train package
         return plugged[prefix].load()(rest, temperature=temperature)
-    chat = resolve_chat_model(spec, base_url=base_url, temperature=temperature, timeout_s=timeout_s, api_key=api_key)
-    return LLMPolicy(
-        chat,
-        name=spec,
+    caller = chat_caller(
+        spec,
         role=role,
+        base_url=base_url,
+        temperature=temperature,
         max_concurrency=max_concurrency,
         timeout_s=timeout_s,
         attempts=attempts,
-        backoff_s=_backoff_s(chat),
         cache=cache,
+        api_key=api_key,
     )
+    return LLMPolicy(caller.model, name=spec, caller=caller)
 
 
 def chat_caller(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 
 from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, TurnContext
 from amphoreus_graph.errors import ModelSpecError
+from amphoreus_graph.policy.gateway import Failure, Role, count_local_call, note
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
 from amphoreus_graph.train.constrained import Written, write_decision
@@ -199,6 +201,7 @@ class PESPolicy:
         self.stats.decisions += 1
         seed = self._seed(turn)
         async with self._locks.get():
+            started = time.perf_counter()
             try:
                 written = await asyncio.to_thread(
                     self.model.write,
@@ -209,12 +212,20 @@ class PESPolicy:
                     max_field_tokens=self.max_field_tokens,
                 )
             except Exception as exc:  # a broken checkpoint or device error: the offline policy decides
+                count_local_call(Role.DECIDE, latency_s=time.perf_counter() - started, failure=Failure.OTHER)
+                note(Role.DECIDE, fallbacks=1)
                 self.stats.fallbacks += 1
                 result.failures += 1
                 result.decision = self._fallback.decide(turn)
                 result.flags.append("fallback")
                 result.error = f"{type(exc).__name__}: {exc}"[:300]
                 return result
+        count_local_call(
+            Role.DECIDE,
+            latency_s=time.perf_counter() - started,
+            tokens_in=written.tokens_in,
+            tokens_out=written.tokens_out,
+        )
         self.stats.record(written)
         result.decision = written.decision
         result.tokens_in, result.tokens_out = written.tokens_in, written.tokens_out
