@@ -3,6 +3,7 @@ the CLI and the Studio graph, without changing the run."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -183,3 +184,14 @@ def test_offline_answers_keep_secrets_and_say_when_nothing_is_remembered():
     assert "I remember nothing" in alone
     tenets = scenario.catalog[scenario.agent("Phainon").path].tenets
     assert any(alone.endswith(t) for t in tenets)
+
+
+def test_the_library_call_works_inside_a_running_event_loop(run, openai_server):
+    """A notebook's cell runs in an event loop: asking a model from there must not try to start another on it."""
+    from amphoreus_graph.society.interview import interview
+
+    async def in_a_notebook():
+        return interview(run, "Cyrene", PROMISE, model="served", base_url=openai_server.url, k=4)
+
+    answer = asyncio.run(in_a_notebook())
+    assert answer.decided_by == "served" and answer.answer and answer.model_use["interview"]["calls"] == 1

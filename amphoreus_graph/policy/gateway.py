@@ -26,11 +26,13 @@ from __future__ import annotations
 import asyncio
 import bisect
 import concurrent.futures
+import contextvars
 import email.utils
 import os
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import StrEnum
@@ -512,8 +514,8 @@ class ChatCaller:
     def call_sync(
         self, messages: list[BaseMessage], result: CallStats, *, reply_format: ReplyFormat | None = None
     ) -> AIMessage:
-        """The same call from synchronous code (memory's raters run in a worker thread): its own event loop."""
-        return asyncio.run(self(messages, result, reply_format=reply_format))
+        """The same call from synchronous code (memory's raters in a worker thread, an interview in a notebook)."""
+        return run_blocking(self(messages, result, reply_format=reply_format))
 
     def _request_options(self) -> dict[str, Any]:
         """Tag each request with its role, for a server (or a proxy) to count by: OpenAI-style clients only."""
@@ -607,3 +609,14 @@ def unreachable_server(policy: object) -> str | None:
     except httpx.HTTPError as exc:
         return f"{base}: the model's server is unreachable ({type(exc).__name__})"
     return None
+
+
+def run_blocking(work: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from synchronous code: on this thread when no event loop runs here (the graph
+    runs a sync node in a worker thread), else on a thread of its own, so a running loop is never re-entered."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="blocking") as pool:  # keeps this context's meter
+        return pool.submit(contextvars.copy_context().run, asyncio.run, work).result()

@@ -9,12 +9,8 @@ falls back to the kit's own rules with the round flagged `fallback`; every call 
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import random
 import threading
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,7 +30,7 @@ from amphoreus_graph.contracts.world import (
     WorldView,
 )
 from amphoreus_graph.errors import AmphoreusError, ScenarioError
-from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, note, reply_text
+from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, note, reply_text, run_blocking
 from amphoreus_graph.policy.llm import parse_reply
 from amphoreus_graph.policy.registry import chat_caller
 from amphoreus_graph.worlds.gm import prompt
@@ -180,17 +176,6 @@ class GameMasterWorld:
                 except AmphoreusError as exc:
                     raise ScenarioError(f"{self.source}: game_master.model: {exc}") from None
             return self._caller
-
-
-def run_blocking(work: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to its end from synchronous code: on this thread when no event loop runs here (the graph
-    runs a sync node in a worker thread), else on a thread of its own, so a running loop is never re-entered."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="game-master") as pool:  # keeps this context's meter
-        return pool.submit(contextvars.copy_context().run, asyncio.run, work).result()
 
 
 def load_game_master_world(raw: dict[str, Any], source: Path) -> GameMasterWorld:
