@@ -635,6 +635,7 @@ def _event_stream(
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # socketserver's 5 drops a burst's connects: the client's SYN retry adds a second
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], app: OpenAIServer) -> None:
         self.app = app

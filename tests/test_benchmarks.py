@@ -52,6 +52,17 @@ def test_report_benchmark_reports_its_figures():
 
 
 @pytest.mark.slow
+def test_models_benchmark_reports_its_figures():
+    pytest.importorskip("langchain_openai")
+    result = _run("models.py", "--quick", "--latency", "0.2")
+    assert result["round"]["gateway"]["ratio"] > 0 and result["round"]["society_null_memory"]["rounds"] == 2
+    assert result["round"]["society_null_memory"]["requests_by_role"] == {"decide": 24}
+    shared = result["societies"]
+    assert 0 < shared["peak_in_flight"] <= shared["limit"], "the endpoint's limiter holds its limit"
+    assert result["cache"]["entries"] == result["cache"]["calls"] and result["cache"]["hit_ms_p50"] > 0
+
+
+@pytest.mark.slow
 def test_seed_table_prints_its_three_rows():
     pytest.importorskip("trl", reason="the seed table trains models: the [train] extra")
     tiny = ["--rounds", "1", "--steps", "4", "--dpo-steps", "2", "--judge-turns", "8"]
