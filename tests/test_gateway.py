@@ -381,3 +381,93 @@ def test_a_cancelled_call_is_not_retried(openai_server):
     with metered() as meter:
         asyncio.run(cancelled())
     assert len(openai_server.log) == 1 and meter.use["decide"].retries == 0
+
+
+def test_a_forced_tool_call_asks_for_the_turns_own_actions_and_needs_no_repair(cli, tmp_path, openai_server):
+    recorder = Recorder(openai_server)
+    summary = _simulate(cli, openai_server, tmp_path / "tools", "--structured", "tools")
+    decide = recorder.decide()
+    samples = {(s.round, s.agent): s for s in read_samples(tmp_path / "tools" / "samples")}
+    for request in decide:
+        (tool,) = request.tools
+        assert request.response_format is None
+        assert request.body["tool_choice"] == {"type": "function", "function": {"name": tool["function"]["name"]}}
+        agent = request.prompt.split("You are ", 1)[1].split(",")[0].split(".")[0]
+        round_ = int(request.prompt.split("round ", 1)[1].split(".")[0])
+        offered = tool["function"]["parameters"]["properties"]["action"]["enum"]
+        assert offered == samples[(round_, agent)].context.offered
+    assert decide and summary["models"]["decide"]["repairs"] == 0 and summary["fallbacks"] == 0
+    assert summary["models"]["decide"]["failures"] == {}
+    assert all(s.decided_by == "served" for s in samples.values())
+
+
+def test_an_endpoint_without_tools_is_asked_plainly(cli, tmp_path, openai_server):
+    openai_server.tools = False
+    summary = _simulate(cli, openai_server, tmp_path / "plain", "--structured", "tools")
+    decide = [e for e in openai_server.log.entries() if e.role == "decide"]
+    refused = [e for e in decide if e.tools]
+    assert 1 <= len(refused) <= 3 and all(e.status == 400 for e in refused)
+    assert not any(e.tools for e in decide[len(refused) :]), "found out once; plain from then on"
+    assert summary["fallbacks"] == 0 and summary["models"]["decide"]["failures"] == {"http_status": len(refused)}
+    assert not CAPABILITIES.offers(openai_server.url, "tools")
+
+
+def test_the_mode_is_chosen_by_what_the_client_can_send():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from amphoreus_graph.policy.fake import ScriptedChatModel
+    from amphoreus_graph.policy.structured import structured_mode
+
+    class Tooled(FakeListChatModel):
+        def bind_tools(self, tools, **kwargs):  # a client that takes tools, as Anthropic's does
+            return self.bind(tools=tools, **kwargs)
+
+    served = OpenAIServer().start()
+    try:
+        chat = served.chat()
+        assert structured_mode(chat) == JSON_SCHEMA and structured_mode(chat, "tools") == "tools"
+        assert structured_mode(chat, "off") is None
+    finally:
+        served.stop()
+    tooled = Tooled(responses=["x"])
+    assert structured_mode(tooled) == "tools" == structured_mode(tooled, "json_schema"), "json_schema: not sendable"
+    assert structured_mode(ScriptedChatModel()) is None, "in the prompt alone, as before"
+    with pytest.raises(ValueError, match="expected one of"):
+        structured_mode(ScriptedChatModel(), "grammar")
+
+
+def test_an_unknown_structured_mode_is_one_line(cli, tmp_path):
+    code, out, err = cli("simulate", *TRIO, "--structured", "grammar", "--out", str(tmp_path / "r"))
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and "json_schema" in errors[0], out + err
+
+
+def test_a_tool_call_that_cannot_be_used_is_answered_with_a_tool_message():
+    """The repair pass after a tool call replies to that call (OpenAI refuses a tool call left unanswered)."""
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from amphoreus_graph.policy.gateway import MalformedOutput, ask
+
+    seen: list[list] = []
+
+    class Recording(FakeMessagesListChatModel):
+        def _generate(self, messages, *args, **kwargs):
+            seen.append(list(messages))
+            return super()._generate(messages, *args, **kwargs)
+
+    bad = AIMessage("", tool_calls=[{"name": "decision", "args": {"action": "fly"}, "id": "call-1"}])
+    good = AIMessage("", tool_calls=[{"name": "decision", "args": {"action": "rest"}, "id": "call-2"}])
+    caller = ChatCaller(Recording(responses=[bad, good]), role=Role.DECIDE, backoff_s=0.01)
+
+    def parse(text: str) -> str:
+        action = json.loads(text)["action"]
+        if action != "rest":
+            raise MalformedOutput(f"{action!r} is not on offer")
+        return action
+
+    stats = CallStats()
+    parsed, _ = asyncio.run(ask(caller, [HumanMessage("Choose.")], parse, stats))
+    assert parsed == "rest" and stats.flags == ["repaired"]
+    told = seen[1][-1]
+    assert isinstance(told, ToolMessage) and told.tool_call_id == "call-1" and "'fly' is not on offer" in told.text

@@ -187,6 +187,9 @@ def simulate(
         typer.Option(help="the response cache's directory, to share between runs (default: the run's own)"),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="ask the model every time; keep no answers")] = False,
+    structured: Annotated[
+        str, typer.Option(help="auto | json_schema | tools | off: how a decision is asked for natively")
+    ] = "auto",
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
     from amphoreus_graph.policy.routing import parse_model_for
@@ -238,6 +241,7 @@ def simulate(
         models=parse_model_for(model_for or []),
         cache=not no_cache,
         cache_dir=cache,
+        structured=_structured_mode(structured),
     )
     if resume is None and (societies > 1 or engine == "ray"):
         from amphoreus_graph.scepter.plan import ScepterConfig
@@ -268,6 +272,15 @@ def simulate(
     drive = _drive_live(sim, resume=resume is not None) if live else _drive(sim, resume=resume is not None, quiet=quiet)
     summary = asyncio.run(drive)
     _print_summary(summary, sim.config.out)
+
+
+def _structured_mode(value: str) -> Any:
+    """--structured, checked: one line naming what it takes."""
+    from amphoreus_graph.policy.structured import MODES
+
+    if value not in MODES:
+        raise AmphoreusError(f"--structured {value!r}: expected one of {', '.join(MODES)}")
+    return value
 
 
 def _limits(

@@ -28,6 +28,7 @@ import bisect
 import concurrent.futures
 import contextvars
 import email.utils
+import json
 import os
 import threading
 import time
@@ -40,7 +41,7 @@ from typing import Any, TypeVar
 
 import httpx
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -57,10 +58,10 @@ from amphoreus_graph.policy.cache import (
 from amphoreus_graph.policy.limits import EndpointLimiter, Ticket, endpoint_limiter
 from amphoreus_graph.policy.structured import (
     CAPABILITIES,
-    JSON_SCHEMA,
     ReplyFormat,
-    offers_json_schema,
+    provider_options,
     refused_as_bad,
+    structured_mode,
 )
 
 ROLE_HEADER = "X-Amphoreus-Graph-Role"
@@ -327,6 +328,7 @@ class ChatCaller:
         slots: _Slots | None = None,
         cache: ResponseCache | None = None,
         max_retry_wait_s: float = 120.0,
+        structured: str = "auto",
     ) -> None:
         self.model = model
         self.role = role
@@ -342,7 +344,8 @@ class ChatCaller:
         if cache is not None:
             cache.users += 1
         self._identity: dict[str, Any] | None = None
-        self._structured = offers_json_schema(model)
+        self.structured = structured
+        self._mode = structured_mode(model, structured)
 
     def for_role(self, role: Role) -> ChatCaller:
         """The same model, slots, limiter, cache and retry policy, counted under another role."""
@@ -355,6 +358,7 @@ class ChatCaller:
             slots=self._slots,
             cache=self.cache,
             max_retry_wait_s=self.max_retry_wait_s,
+            structured=self.structured,
         )
 
     def _wait_s(self, state: RetryCallState) -> float:
@@ -391,19 +395,21 @@ class ChatCaller:
             if not refused_as_bad(exc):
                 raise
         reply = await self._answer(messages, result, use, {}, cache)
-        CAPABILITIES.mark_missing(self.endpoint, JSON_SCHEMA)
+        mode = str(self._mode)
+        CAPABILITIES.mark_missing(self.endpoint, mode)
         if cache is not None:
-            await asyncio.to_thread(cache.mark_unsupported, self.endpoint, JSON_SCHEMA)
+            await asyncio.to_thread(cache.mark_unsupported, self.endpoint, mode)
         return reply
 
     def _options(self, reply_format: ReplyFormat | None, cache: ResponseCache | None) -> dict[str, Any]:
         """What the request asks of the model's output beyond the messages (part of the cache's key)."""
-        if reply_format is None or not self._structured or not CAPABILITIES.offers(self.endpoint, JSON_SCHEMA):
+        mode = self._mode
+        if reply_format is None or mode is None or not CAPABILITIES.offers(self.endpoint, mode):
             return {}
-        if cache is not None and JSON_SCHEMA in cache.unsupported(self.endpoint):
-            CAPABILITIES.mark_missing(self.endpoint, JSON_SCHEMA)
+        if cache is not None and mode in cache.unsupported(self.endpoint):
+            CAPABILITIES.mark_missing(self.endpoint, mode)
             return {}
-        return {"response_format": reply_format.response_format()}
+        return reply_format.options(mode)
 
     async def _answer(
         self,
@@ -501,7 +507,9 @@ class ChatCaller:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    reply = await self.model.ainvoke(messages, **self._request_options(), **options)
+                    reply = await self.model.ainvoke(
+                        messages, **self._request_options(), **provider_options(self.model, options)
+                    )
                 answered = True
                 return reply
             except Exception as exc:
@@ -575,18 +583,30 @@ async def ask(
     the JSON schema to ask for natively, where the endpoint offers it (both passes)."""
     reply = await caller(messages, stats, reply_format=reply_format)
     try:
-        return parse(reply_text(reply)), reply
+        return parse(reply_payload(reply)), reply
     except MalformedOutput as problem:
         note(caller.role, garbage=1, repairs=1)
         repair = f"That answer cannot be used: {problem}. Reply again with only the corrected JSON object."
-        reply = await caller([*messages, reply, HumanMessage(repair)], stats, reply_format=reply_format)
+        told: BaseMessage = (
+            ToolMessage(repair, tool_call_id=reply.tool_calls[0].get("id") or "")
+            if reply.tool_calls
+            else HumanMessage(repair)
+        )
+        reply = await caller([*messages, reply, told], stats, reply_format=reply_format)
         try:
-            parsed = parse(reply_text(reply))
+            parsed = parse(reply_payload(reply))
         except MalformedOutput:
             note(caller.role, garbage=1)
             raise
         stats.flags.append("repaired")
         return parsed, reply
+
+
+def reply_payload(reply: AIMessage) -> str:
+    """What a structured reply says: its first tool call's arguments (as JSON), else its text."""
+    if reply.tool_calls:
+        return json.dumps(reply.tool_calls[0]["args"])
+    return reply_text(reply)
 
 
 def reply_text(reply: AIMessage) -> str:

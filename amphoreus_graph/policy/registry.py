@@ -67,6 +67,7 @@ def resolve_model(
     api_key: str | None = None,
     attempts: int = 3,
     cache: ResponseCache | None = None,
+    structured: str = "auto",
 ) -> Policy:
     """Turn a `--model` value into a Policy (its model calls counted under `role`, answered from `cache` where
     asked before); any problem is one ModelSpecError line."""
@@ -92,6 +93,7 @@ def resolve_model(
         attempts=attempts,
         cache=cache,
         api_key=api_key,
+        structured=structured,
     )
     return LLMPolicy(caller.model, name=spec, caller=caller)
 
@@ -107,6 +109,7 @@ def chat_caller(
     attempts: int = 3,
     cache: ResponseCache | None = None,
     api_key: str | None = None,
+    structured: str = "auto",
 ) -> ChatCaller:
     """A `--model` string as a chat model behind the gateway, counted under `role` (judges, proposers, a world's
     game master, interviews)."""
@@ -119,6 +122,7 @@ def chat_caller(
         attempts=attempts,
         backoff_s=_backoff_s(chat),
         cache=cache,
+        structured=structured,
     )
 
 

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncGenerator
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -84,6 +84,9 @@ class RunConfig(BaseModel):
     )
     cache: bool = Field(default=True, description="answer requests asked before from the response cache")
     cache_dir: Path | None = Field(default=None, description="the response cache's directory; default: the run's")
+    structured: Literal["auto", "json_schema", "tools", "off"] = Field(
+        default="auto", description="how decisions are asked for natively: a JSON schema, a forced tool call, or off"
+    )
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
 
     @property
@@ -307,6 +310,7 @@ def run_policy(
             attempts=cfg.max_retries + 1,
             temperature=cfg.temperature,
             cache=cache,
+            structured=cfg.structured,
         )
 
     known = set(scenario.agent_names) | {a.path for a in scenario.agents}

@@ -15,7 +15,5 @@ def resolve_judge(spec: str, *, base_url: str | None = None, max_concurrency: in
     """`offline`, or any `--model` string for a model judge (scored at temperature 0)."""
     if spec == "offline":
         return OfflineJudge()
-    caller = chat_caller(
-        spec, role=Role.JUDGE, base_url=base_url, temperature=0.0, max_concurrency=max_concurrency
-    )
+    caller = chat_caller(spec, role=Role.JUDGE, base_url=base_url, temperature=0.0, max_concurrency=max_concurrency)
     return LLMJudge(caller.model, name=spec, caller=caller)
