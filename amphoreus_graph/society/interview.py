@@ -28,6 +28,7 @@ from amphoreus_graph.policy.gateway import ChatCaller, Role, classify, metered, 
 from amphoreus_graph.policy.prompt import memory_line, system_prompt
 from amphoreus_graph.policy.registry import chat_caller
 from amphoreus_graph.society.inspect import recall_at_end, run_config, run_memory
+from amphoreus_graph.society.perception import persona
 
 OFFLINE = "offline"
 SPOKEN = 3  # memories the offline answer quotes: an answer, not a recital
@@ -103,20 +104,12 @@ def persona_turn(
 ) -> TurnContext:
     """The agent as its scenario describes it, with what it recalled: a turn with no options, so its system
     prompt is the one its turns had (and says to keep secrets when one was recalled)."""
-    profile = scenario.agent(agent)
     return TurnContext(
         run_id=run_id,
         seed=seed,
         cycle=now.cycle,
         round=now.round,
-        world=scenario.ref,
-        role=scenario.world.labels.role,
-        agent=agent,
-        title=profile.title,
-        persona=profile.persona,
-        traits=profile.traits,
-        path=profile.path,
-        secondary_path=profile.secondary_path,
+        **persona(scenario, agent),
         memories=memories,
         options=[],
     )

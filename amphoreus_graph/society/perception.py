@@ -19,6 +19,21 @@ from amphoreus_graph.contracts.world import WorldState
 _BRIEF = {field: True for field in ActionBrief.model_fields}
 
 
+def persona(scenario: Scenario, agent: str) -> dict[str, Any]:
+    """Who an agent is, as every prompt of it says: its world and role there, name, title, persona, traits, Paths."""
+    profile = scenario.agent(agent)
+    return {
+        "world": scenario.ref,
+        "role": scenario.world.labels.role,
+        "agent": agent,
+        "title": profile.title,
+        "persona": profile.persona,
+        "traits": profile.traits,
+        "path": profile.path,
+        "secondary_path": profile.secondary_path,
+    }
+
+
 def build_turn(
     agent: str,
     state: WorldState,
@@ -29,21 +44,13 @@ def build_turn(
     seed: int,
     run_id: str,
 ) -> TurnContext:
-    profile = scenario.agent(agent)
     seen = scenario.world.perceive(state, agent)
     return TurnContext(
         run_id=run_id,
         seed=seed,
         cycle=int(state["cycle"]),
         round=int(state["round"]),
-        world=scenario.ref,
-        role=scenario.world.labels.role,
-        agent=agent,
-        title=profile.title,
-        persona=profile.persona,
-        traits=profile.traits,
-        path=profile.path,
-        secondary_path=profile.secondary_path,
+        **persona(scenario, agent),
         aim=seen.aim,
         aim_target=seen.aim_target,
         location=seen.location,
