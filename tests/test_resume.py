@@ -102,7 +102,8 @@ def test_kill_9_at_random_points_of_a_run_and_its_resumes_changes_nothing(tmp_pa
     process = _simulate(*ARGS, "--out", str(killed))
     for _ in range(5):
         kills += _kill_when_progressed(process, killed, rng)
-        process = _simulate("--resume", str(killed))
+        began = (killed / "config.json").exists()  # killed as it started: the way on is to start it again
+        process = _simulate("--resume", str(killed)) if began else _simulate(*ARGS, "--out", str(killed))
     out, _ = process.communicate(timeout=300)
     assert process.returncode == 0, f"kill seed {seed}: {out.decode()}"
     out, _ = reference.communicate(timeout=300)
@@ -112,6 +113,26 @@ def test_kill_9_at_random_points_of_a_run_and_its_resumes_changes_nothing(tmp_pa
         for shard in sorted((clean / folder).iterdir()):
             assert (killed / folder / shard.name).read_bytes() == shard.read_bytes(), f"seed {seed}: {shard.name}"
     assert _memory(killed) == _memory(clean), f"kill seed {seed}"
+
+
+@pytest.mark.parametrize("same_dir", [True, False])
+def test_a_run_killed_before_its_config_was_written_starts_again(cli, tmp_path, same_dir):
+    """Its claim on the store is the only trace (no config.json, no memory): the same command starts the run again;
+    a claim by another run directory on a shared store still refuses."""
+    from amphoreus_graph.memory.ownership import StoreOwner, write_owner
+
+    run, memory_dir = tmp_path / "run", tmp_path / "shared-memory"
+    claimant = run if same_dir else tmp_path / "elsewhere" / "run"
+    client, lock = open_chroma(memory_dir)
+    write_owner(client, "run", StoreOwner(token="killed", run_dir=str(claimant), fingerprint="-"))
+    assert lock is not None
+    lock.release()
+    args = ["--scenario", "trio", "--cycles", "1", "--rounds", "1", "--quiet", "--memory-dir", str(memory_dir)]
+    code, out, err = cli("simulate", *args, "--out", str(run))
+    if same_dir:
+        assert code == 0, out + err
+    else:
+        assert code == 2 and "has memories written by the run in" in err and str(claimant) in err, out + err
 
 
 def test_resume_of_a_missing_run_is_one_line(cli, tmp_path):

@@ -8,10 +8,13 @@ of these is one error line naming the way out: `--resume` the run that owns them
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.ownership import StoreOwner, forget_owner, latest_tick, read_owner, write_owner
 from amphoreus_graph.memory.store import ChromaMemory
+from amphoreus_graph.society.run_dir import CONFIG_FILE
 
 
 def checkpoint_tick(values: dict[str, object], rounds_per_cycle: int) -> int:
@@ -35,6 +38,8 @@ def claim_store(
     current = read_owner(store.client, society)
     latest = latest_tick(store)
     way_out = "--fresh-memory to wipe them first"
+    if current is not None and current.token != owner.token and never_began(current, owner, latest):
+        current = None  # this run's own first start, killed before its config.json: it filed nothing
     if current is not None and current.token != owner.token:
         raise AmphoreusError(
             f"{where}: society {society!r} has memories written by the run in {current.run_dir}; expected "
@@ -58,3 +63,9 @@ def claim_store(
         )
     if current is None:
         write_owner(store.client, society, owner)
+
+
+def never_began(current: StoreOwner, claimant: StoreOwner, latest: int | None) -> bool:
+    """The claim of an earlier start of the same run directory that filed no memory and wrote no config.json:
+    killed as it started, it can never be resumed, and starting the run again is the way on."""
+    return current.run_dir == claimant.run_dir and latest is None and not (Path(current.run_dir) / CONFIG_FILE).exists()
