@@ -61,6 +61,7 @@ from amphoreus_graph.policy.structured import (
     ReplyFormat,
     provider_options,
     refused_as_bad,
+    speaks_openai,
     structured_mode,
 )
 
@@ -263,7 +264,7 @@ def retry_after_s(exc: BaseException) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _refused_as_bad(exc: BaseException) -> bool:
+def _refused_for_good(exc: BaseException) -> bool:
     """A request refused as bad (4xx other than 429) will be refused again."""
     status = getattr(exc, "status_code", None)
     return classify(exc) is Failure.HTTP_STATUS and isinstance(status, int) and 400 <= status < 500
@@ -337,7 +338,7 @@ class ChatCaller:
         self.backoff_s = backoff_s
         self.max_retry_wait_s = max_retry_wait_s
         self._slots = slots or _Slots(max_concurrency)
-        self._tagged = _tags_requests(model)
+        self._tagged = speaks_openai(model)
         self.endpoint = endpoint_of(model)
         self.limiter: EndpointLimiter = endpoint_limiter(self.endpoint, self._slots.limit)
         self.cache = cache
@@ -372,7 +373,7 @@ class ChatCaller:
     def _worth_retrying(self, exc: BaseException) -> bool:
         """Not a cancellation (the run is stopping), nor a request refused as bad (it would be refused again), nor
         one told to come back too late."""
-        if not isinstance(exc, Exception) or _refused_as_bad(exc):
+        if not isinstance(exc, Exception) or _refused_for_good(exc):
             return False
         asked = retry_after_s(exc)
         return asked is None or asked <= self.max_retry_wait_s
@@ -429,26 +430,37 @@ class ChatCaller:
         if record is None:
             flight, leading = cache.flight(key)
             if leading:
-                try:
-                    reply = await self._asked(messages, result, use, options)
-                except BaseException:
-                    cache.land(key, flight, None)
-                    raise
-                record = reply_record(reply)
-                cache.land(key, flight, record)
-                await asyncio.to_thread(cache.put, key, record, model=model_name(self.model), role=self.role.value)
-                return reply
+                return await self._asked_and_kept(messages, result, use, options, cache, key, flight)
             record = await asyncio.shield(asyncio.wrap_future(flight))
             if record is None:  # the request it waited for failed: it asks for itself
-                reply = await self._asked(messages, result, use, options)
-                await asyncio.to_thread(
-                    cache.put, key, reply_record(reply), model=model_name(self.model), role=self.role.value
-                )
-                return reply
+                return await self._asked_and_kept(messages, result, use, options, cache, key, None)
         use.cache_hits += 1
         use.cached_tokens_in += int(record["usage"].get("input_tokens", 0))
         use.cached_tokens_out += int(record["usage"].get("output_tokens", 0))
         return reply_message(record)
+
+    async def _asked_and_kept(
+        self,
+        messages: list[BaseMessage],
+        result: CallStats,
+        use: RoleUse,
+        options: dict[str, Any],
+        cache: ResponseCache,
+        key: str,
+        flight: concurrent.futures.Future[dict[str, Any] | None] | None,
+    ) -> AIMessage:
+        """Asked, the reply stored, and the flight it leads (if any) landed: with the reply, or None if it failed."""
+        try:
+            reply = await self._asked(messages, result, use, options)
+        except BaseException:
+            if flight is not None:
+                cache.land(key, flight, None)
+            raise
+        record = reply_record(reply)
+        if flight is not None:
+            cache.land(key, flight, record)
+        await asyncio.to_thread(cache.put, key, record, model=model_name(self.model), role=self.role.value)
+        return reply
 
     async def _asked(
         self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any]
@@ -546,11 +558,6 @@ class _Sent:
 def endpoint_of(model: BaseChatModel) -> str:
     """What the limiter and capability records are kept by: the base URL, else the client's kind and model."""
     return endpoint_url(model) or f"{type(model).__name__}:{model_name(model)}"
-
-
-def _tags_requests(model: BaseChatModel) -> bool:
-    """Whether the model's client takes per-request headers (the OpenAI family does)."""
-    return hasattr(model, "openai_api_base") or type(model).__name__ in {"ChatOpenAI", "AzureChatOpenAI"}
 
 
 def _record_latency(use: RoleUse, ms: float) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
@@ -36,7 +36,8 @@ from amphoreus_graph.contracts.turn import Decision, TurnContext
 
 JSON_SCHEMA = "json_schema"
 TOOLS = "tools"
-MODES = ("auto", JSON_SCHEMA, TOOLS, "off")  # what --structured takes
+Mode = Literal["auto", "json_schema", "tools", "off"]  # what --structured takes
+MODES: tuple[str, ...] = get_args(Mode)
 # langchain-openai warns on such a refusal and advises another `with_structured_output` method; the gateway
 # detects the refusal itself and asks plainly, so the advice would only mislead.
 warnings.filterwarnings("ignore", "This model does not support OpenAI.s structured output", UserWarning)
@@ -97,8 +98,9 @@ def decision_format(turn: TurnContext) -> ReplyFormat:
     )
 
 
-def offers_json_schema(model: BaseChatModel) -> bool:
-    """Whether the model's client sends OpenAI's `response_format` (the endpoint behind it may still refuse)."""
+def speaks_openai(model: BaseChatModel) -> bool:
+    """Whether the model's client is OpenAI's (or compatible): it sends `response_format` (the endpoint behind it
+    may still refuse) and per-request headers."""
     return type(model).__name__ in {"ChatOpenAI", "AzureChatOpenAI"} or hasattr(model, "openai_api_base")
 
 
@@ -117,7 +119,7 @@ def structured_mode(model: BaseChatModel, wanted: str = "auto") -> str | None:
         return None
     if wanted == TOOLS and takes_tools(model):
         return TOOLS
-    if offers_json_schema(model):
+    if speaks_openai(model):
         return JSON_SCHEMA
     return TOOLS if takes_tools(model) else None
 

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncGenerator
 from functools import reduce
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -34,6 +34,7 @@ from amphoreus_graph.policy.cache import CACHE_FILE, ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
+from amphoreus_graph.policy.structured import Mode
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
@@ -84,7 +85,7 @@ class RunConfig(BaseModel):
     )
     cache: bool = Field(default=True, description="answer requests asked before from the response cache")
     cache_dir: Path | None = Field(default=None, description="the response cache's directory; default: the run's")
-    structured: Literal["auto", "json_schema", "tools", "off"] = Field(
+    structured: Mode = Field(
         default="auto", description="how decisions are asked for natively: a JSON schema, a forced tool call, or off"
     )
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
