@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+InputT = TypeVar("InputT", bound=BaseModel)
 
 
 class AmphoreusError(Exception):
@@ -36,6 +41,16 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
     got = first.get("input")
     got_text = "" if first["type"] == "missing" or isinstance(got, dict | list) else f", got {got!r}"
     return f"{source}: {field_path(first['loc'])}: {first['msg']}{got_text}{suffix}"
+
+
+def graph_input(schema: type[InputT], state: Mapping[str, Any], source: str) -> InputT:
+    """A graph's input with its schema's defaults applied (LangGraph hands a dict input over without running it
+    through the schema: the HTTP API, Studio, `graph.invoke({})`); a field it cannot take is one line."""
+    given = {name: value for name, value in state.items() if name in schema.model_fields and value is not None}
+    try:
+        return schema.model_validate(given)
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(source, exc)) from None
 
 
 class RunStopped(AmphoreusError):

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
 from amphoreus_graph.data.experts import newest_run
+from amphoreus_graph.errors import graph_input
 from amphoreus_graph.society.interview import interview
 from amphoreus_graph.society.services import SocietySettings
 
@@ -51,9 +52,7 @@ class InterviewState(InterviewOutput, total=False):
 
 def ask(state: InterviewState) -> InterviewOutput:
     """Interview the agent (LangGraph hands dict inputs over without the schema's defaults: applied here)."""
-    request = InterviewInput.model_validate(
-        {k: v for k, v in state.items() if k in InterviewInput.model_fields and v is not None}
-    )
+    request = graph_input(InterviewInput, state, "interview input")
     run = Path(request.run) if request.run else newest_run(Path(SocietySettings().runs_dir))
     got = interview(
         run, request.agent or None, request.question, model=request.model, base_url=request.base_url, k=request.k

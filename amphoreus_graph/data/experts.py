@@ -35,7 +35,7 @@ from amphoreus_graph.data.dpo import (
     write_dpo,
 )
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
-from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.errors import AmphoreusError, graph_input
 from amphoreus_graph.policy.gateway import Role, RoleUse, merge_use, metered
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.samples import Sample, iter_samples
@@ -86,12 +86,7 @@ class ExpertsState(TypedDict, total=False):
 
 def request_of(state: ExpertsState) -> ExpertsInput:
     """The input with defaults applied (LangGraph hands dict inputs over without the pydantic schema)."""
-    fields = {k: v for k, v in state.items() if k in ExpertsInput.model_fields and v is not None}
-    try:
-        return ExpertsInput.model_validate(fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise AmphoreusError(f"experts input: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return graph_input(ExpertsInput, state, "experts input")
 
 
 def newest_run(runs: Path) -> Path:

@@ -26,6 +26,7 @@ from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory
+from amphoreus_graph.errors import graph_input
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.gateway import RoleUse, metered
 from amphoreus_graph.policy.prompt import decision_json, render_messages
@@ -64,9 +65,7 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     the thread if no name was given."""
     # A dict input (the HTTP API, Studio, `graph.invoke({})`) is not run through SocietyInput by LangGraph,
     # so its defaults are applied here and written back to the state for the nodes that follow.
-    raw: dict[str, Any] = dict(state)
-    given = {k: raw[k] for k in SocietyInput.model_fields if raw.get(k) is not None}
-    inputs = SocietyInput.model_validate(given)
+    inputs = graph_input(SocietyInput, state, "society input")
     scenario = scenario_of(inputs.scenario)
     cycle = inputs.cycle
     run_id = inputs.run_id or str(get_config().get("configurable", {}).get("thread_id") or "studio")
