@@ -34,7 +34,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -52,49 +51,10 @@ from amphoreus_graph.policy.gateway import ChatCaller, Role  # noqa: E402
 from amphoreus_graph.policy.limits import forget_limiters, limiter_stats  # noqa: E402
 from amphoreus_graph.policy.registry import chat_caller  # noqa: E402
 from benchmarks.bench_common import environment, publish  # noqa: E402
-from tests.openai_server import ChatRequest, OpenAIServer, default_reply  # noqa: E402
+from tests.openai_server import InFlight, OpenAIServer, mean_in_flight  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "models.json"
 PACKAGES = ("langchain-openai", "langgraph", "chromadb")
-
-
-class InFlight:
-    """A replier that takes `latency_s` and records, at every start and end, how many requests it is answering."""
-
-    def __init__(self, latency_s: float) -> None:
-        self.latency_s = latency_s
-        self.now = 0
-        self.changes: list[tuple[float, int]] = []  # (time, in flight after the change)
-        self.roles: Counter[str] = Counter()  # requests by the gateway's role header
-        self._lock = threading.Lock()
-
-    def __call__(self, request: ChatRequest) -> str:
-        with self._lock:
-            self.roles[request.role or "?"] += 1
-            self.now += 1
-            self.changes.append((time.monotonic(), self.now))
-        time.sleep(self.latency_s)
-        with self._lock:
-            self.now -= 1
-            self.changes.append((time.monotonic(), self.now))
-        return default_reply(request)
-
-    def mean_between(self, start: float, end: float) -> float:
-        """Time-weighted mean of requests in flight over [start, end]."""
-        total, level, last = 0.0, 0, start
-        for at, after in self.changes:
-            if at > end:
-                break
-            if at > start:
-                total += level * (at - last)
-                last = at
-            level = after
-        total += level * (end - last)
-        return total / (end - start)
-
-    @property
-    def peak(self) -> int:
-        return max((n for _, n in self.changes), default=0)
 
 
 class ServerProcess:
@@ -119,11 +79,6 @@ class ServerProcess:
         self._stop.set()
         self.changes, self.roles = self._out.get(timeout=60)
         self._process.join(timeout=10)
-
-    def mean_between(self, start: float, end: float) -> float:
-        replier = InFlight(0)
-        replier.changes = self.changes
-        return replier.mean_between(start, end)
 
 
 def _serve(latency_s: float, stop: Any, out: Any) -> None:
@@ -244,7 +199,7 @@ def shared_endpoint(societies: int, limit: int, agents: int, rounds: int, latenc
         stats = limiter_stats().get(server.url, {})
     first, last = server.changes[0][0], server.changes[-1][0]
     window = (first + latency_s, last - latency_s)
-    mean = server.mean_between(*window)
+    mean = mean_in_flight(server.changes, *window)
     return {
         "societies": societies,
         "agents": agents,

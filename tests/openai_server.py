@@ -220,6 +220,47 @@ def default_reply(request: ChatRequest) -> str:
     return answer if isinstance(answer, str) else json.dumps(answer)
 
 
+class InFlight:
+    """A replier that takes `latency_s` and records, at every start and end, how many requests it is answering (and
+    by which role): what a benchmark or a test of concurrency reads."""
+
+    def __init__(self, latency_s: float) -> None:
+        self.latency_s = latency_s
+        self.now = 0
+        self.changes: list[tuple[float, int]] = []  # (time, in flight after the change)
+        self.roles: Counter[str] = Counter()  # requests by the gateway's role header
+        self._lock = threading.Lock()
+
+    def __call__(self, request: ChatRequest) -> str:
+        with self._lock:
+            self.roles[request.role or "?"] += 1
+            self.now += 1
+            self.changes.append((time.monotonic(), self.now))
+        time.sleep(self.latency_s)
+        with self._lock:
+            self.now -= 1
+            self.changes.append((time.monotonic(), self.now))
+        return default_reply(request)
+
+    @property
+    def peak(self) -> int:
+        return max((n for _, n in self.changes), default=0)
+
+
+def mean_in_flight(changes: list[tuple[float, int]], start: float, end: float) -> float:
+    """Time-weighted mean of requests in flight over [start, end], from an InFlight's `changes`."""
+    total, level, last = 0.0, 0, start
+    for at, after in changes:
+        if at > end:
+            break
+        if at > start:
+            total += level * (at - last)
+            last = at
+        level = after
+    total += level * (end - last)
+    return total / (end - start)
+
+
 def fill_schema(schema: Mapping[str, Any], hint: Any, defs: Mapping[str, Any]) -> Any:
     """A value valid against `schema`, taken from `hint` where it fits (so a Decision schema gets the Decision
     the prompt asks for) and made up where it does not. Covers objects, arrays, scalars, enums, consts, `$ref`

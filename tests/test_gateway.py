@@ -26,7 +26,7 @@ from amphoreus_graph.society.samples import read_samples
 
 pytest.importorskip("langchain_openai")
 
-from tests.openai_server import Behaviour, ChatRequest, OpenAIServer, default_reply
+from tests.openai_server import Behaviour, ChatRequest, InFlight, OpenAIServer
 
 TRIO = ["--scenario", "trio", "--cycles", "1", "--rounds", "3", "--quiet"]
 
@@ -248,27 +248,8 @@ def test_a_retry_after_longer_than_allowed_fails_the_call_at_once(openai_server)
     assert time.perf_counter() - started < 2 and len(openai_server.log) == 1
 
 
-class Concurrency:
-    """A replier that takes `hold_s` and counts how many requests the server is answering at once."""
-
-    def __init__(self, hold_s: float) -> None:
-        self.hold_s = hold_s
-        self.now = 0
-        self.timeline: list[tuple[float, int]] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, request: ChatRequest) -> str:
-        with self._lock:
-            self.now += 1
-            self.timeline.append((time.monotonic(), self.now))
-        time.sleep(self.hold_s)
-        with self._lock:
-            self.now -= 1
-        return default_reply(request)
-
-
 def test_429s_halve_the_endpoints_concurrency_and_calm_brings_it_back(openai_server):
-    counter = Concurrency(hold_s=0.03)
+    counter = InFlight(0.03)
     openai_server.replier = counter
     openai_server.retry_after_s = 0.05
     refused: set[str] = set()
@@ -292,11 +273,11 @@ def test_429s_halve_the_endpoints_concurrency_and_calm_brings_it_back(openai_ser
     assert use.failures == {"rate_limit": 8} and use.halvings == 1, "a burst of 429s is one episode: one halving"
     assert stats.halvings == 1 and [limit for _, limit in stats.history[:2]] == [8, 4]
     assert stats.limit == 5 and stats.regrowths == 1, "the 8 retries answered: 4 calm answers at 4 grow it by one"
-    assert max(n for _, n in counter.timeline) <= 5, "the retries went out four (then five) at a time"
+    assert counter.peak <= 5, "the retries went out four (then five) at a time"
     more = asyncio.run(many(120, "Calm"))
     stats = caller.limiter.stats()
     assert stats.limit == 8 and stats.regrowths == 4 and more.waits > 0 and more.wait_ms > 0
-    assert max(n for _, n in counter.timeline) <= 8 and stats.peak_in_flight <= 8
+    assert counter.peak <= 8 and stats.peak_in_flight <= 8
 
 
 def test_callers_of_one_endpoint_share_its_limiter_and_others_do_not(openai_server):
