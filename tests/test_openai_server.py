@@ -96,8 +96,10 @@ def test_judging_and_importance_prompts_get_numbers(openai_server):
     judged = chat.invoke("The decision to judge: {}\nDimensions: fidelity, consistency\nAnswer with one JSON object.")
     answer = PanelAnswer.model_validate_json(reply_text(judged))
     assert set(answer.scores) == {"fidelity", "consistency"}
-    rated = chat.invoke("How important is this event? Answer with one integer.\nEvent: the Titan fell.")
-    assert 1 <= int(reply_text(rated)) <= 10
+    asked = 'How important is each event? Answer as JSON: {"ratings": [...]}.\n1. The Titan fell.\n2. Rain.'
+    rated = chat.invoke(asked)
+    ratings = json.loads(reply_text(rated))["ratings"]
+    assert len(ratings) == 2 and all(1 <= r <= 10 for r in ratings)
 
 
 @needs_client

@@ -95,16 +95,27 @@ def test_offline_importance_weighs_involvement_and_path():
     assert rated["Phainon"] == 5 + 1 + 1, "the actor is involved, and Destruction feels strongly about attacks"
 
 
-def test_model_importance_is_asked_once_per_event_and_falls_back():
-    model = FakeListChatModel(responses=["9", "no idea", "still none"])  # e1: a reply, a repair, both unusable
-    rater = ModelImportance(ChatCaller(model, role=Role.IMPORTANCE), PathImportance(TRIO))
+def test_model_importance_rates_a_round_in_one_call_and_falls_back():
     events = [
-        MemoryEvent(id=f"e{i}", text=f"event {i}", cycle=1, round=1, importance=3, witnesses=["Cyrene"])
-        for i in range(2)
-    ]
+        MemoryEvent(id=f"e{i}", text=f"event {i % 3}", cycle=1, round=1, importance=3, witnesses=["Cyrene"])
+        for i in range(4)
+    ]  # e3 repeats e0's text: rated once
+    model = FakeListChatModel(responses=['{"ratings": [9, 2, 4]}'])
+    rater = ModelImportance(ChatCaller(model, role=Role.IMPORTANCE), PathImportance(TRIO))
     first = rater.rate(events)
-    assert first["e0"]["Cyrene"] == 9 and first["e1"]["Cyrene"] == 3, "an unusable rating keeps the base weight"
-    assert rater.rate(events) == first and model.i == 0, "cached: the model was not asked again"
+    assert [first[f"e{i}"]["Cyrene"] for i in range(4)] == [9, 2, 4, 9]
+    assert rater.rate(events) == first and model.i == 0, "cached by text: the model was not asked again"
+
+    authored = [
+        MemoryEvent(id=f"k{i}", text=f"kept {i}", cycle=1, round=1, importance=7, witnesses=["Cyrene"], kind=kind)
+        for i, kind in enumerate([MemoryKind.SEED, MemoryKind.REFLECTION])
+    ]
+    assert {e: r["Cyrene"] for e, r in rater.rate(authored).items()} == {"k0": 7, "k1": 7}
+    assert model.i == 0, "a seed's and a reflection's importance were set by their makers: not asked"
+
+    unusable = FakeListChatModel(responses=['{"ratings": [9]}', "no idea"])  # a wrong count, then a failed repair
+    rater = ModelImportance(ChatCaller(unusable, role=Role.IMPORTANCE), PathImportance(TRIO))
+    assert {e: r["Cyrene"] for e, r in rater.rate(events[:2]).items()} == {"e0": 3, "e1": 3}, "base weights stand"
 
 
 def _records(n: int) -> list[MemoryRecord]:

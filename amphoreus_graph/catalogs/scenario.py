@@ -76,6 +76,11 @@ class MemoryConfig(_Strict):
     overfetch: int = Field(default=4, ge=1, description="fetch k × overfetch by similarity, then rank")
     reflection_budget: float = Field(default=40.0, gt=0, description="unreflected importance that triggers one")
     reflection_evidence: int = Field(default=5, ge=1, description="salient memories a reflection draws on")
+    write_behind: bool = Field(
+        default=True,
+        description="file a round's memories while the next round's agents decide (recalled from the round after "
+        "that); false: file them before the next round begins",
+    )
 
 
 class ScenarioSettings(_Strict):

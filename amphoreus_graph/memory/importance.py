@@ -1,23 +1,24 @@
 """How much a memory matters to the agent who keeps it (1-10).
 
 Offline: the event's base weight from the game master, more if the agent was involved, more if the act is one
-its Path feels strongly about (by the act's tags). With a chat model: the model rates each event once (cached
-by event id); a failed rating falls back to the offline one.
+its Path feels strongly about (by the act's tags). With a chat model: the model rates the round's new events in one
+call (each text once, cached by text); a failed rating keeps the event's base weight.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
+import json
 from typing import Protocol
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.actions import ActionBrief
-from amphoreus_graph.contracts.memory import MemoryEvent
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
+from amphoreus_graph.policy.structured import ReplyFormat
 
 
 class ImportanceRater(Protocol):
@@ -50,50 +51,89 @@ class PathImportance:
         return _clamp(value)
 
 
+KEPT = frozenset({MemoryKind.SEED, MemoryKind.REFLECTION})  # importance set by whoever made the memory
+
+
 class ModelImportance:
-    """Asks a chat model to rate each event once (cached), then adjusts per witness like the offline rater."""
+    """Asks a chat model to rate a round's new events in one call (each distinct text once, cached by text), then
+    adjusts per witness like the offline rater."""
 
     PROMPT = (
         "The world: {world}\n"
         "On a scale of 1 (mundane, e.g. someone rested) to 10 (world-changing, e.g. what everyone strives for won "
-        "or lost, a betrayal), how important is this event in that world? Answer with one integer.\n"
-        "Event: {text}"
+        "or lost, a betrayal), how important is each event below in that world? {answer}\n"
+        "Events:\n{events}"
     )
+    ANSWER = 'Answer as JSON: {"ratings": [one integer per event, in the order listed]}.'
+    BATCH = 40  # events per call at most: a huge round's list is split, its calls run together
 
     def __init__(self, caller: ChatCaller, offline: PathImportance, world: str = "") -> None:
         self.caller = caller
         self.offline = offline
         self.world = world
-        self._cache: dict[str, float] = {}
+        self._cache: dict[str, float | None] = {}  # text -> the model's rating (None: it gave none usable)
 
     def rate(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
-        todo = [e for e in events if e.id not in self._cache]
+        """Observations and speech as the model rates them; a seed's importance (set by the world's author) and a
+        reflection's (set by the evidence it rests on) are kept."""
+        asked = [e for e in events if e.kind not in KEPT]
+        todo = list(dict.fromkeys(e.text for e in asked if e.text not in self._cache))
         if todo:
-            for event, rating in zip(todo, asyncio.run(self._ask(todo)), strict=True):
-                self._cache[event.id] = event.importance if rating is None else rating
+            for text, rating in zip(todo, asyncio.run(self._ask(todo)), strict=True):
+                self._cache[text] = rating
         out: dict[str, dict[str, float]] = {}
         for event in events:
-            based = event.model_copy(update={"importance": self._cache[event.id]})
+            rated = self._cache.get(event.text) if event.kind not in KEPT else None
+            based = event if rated is None else event.model_copy(update={"importance": rated})
             out[event.id] = {w: self.offline.rate_one(based, w) for w in event.witnesses}
         return out
 
-    async def _ask(self, events: list[MemoryEvent]) -> list[float | None]:
-        """Each event's rating from the model (its calls run together, bounded by the gateway's slots); None
-        where the model failed or did not answer with a number (the base weight stands, counted a fallback)."""
-        return list(await asyncio.gather(*(self._rate_one(e) for e in events)))
+    async def _ask(self, texts: list[str]) -> list[float | None]:
+        """Each text's rating from the model, BATCH texts a call (the calls run together, bounded by the gateway's
+        slots); None throughout a batch whose call failed or whose reply was unusable after the repair pass (the
+        base weights stand, counted one fallback)."""
+        batches = [texts[i : i + self.BATCH] for i in range(0, len(texts), self.BATCH)]
+        rated = await asyncio.gather(*(self._rate_batch(batch) for batch in batches))
+        return [rating for batch in rated for rating in batch]
 
-    async def _rate_one(self, event: MemoryEvent) -> float | None:
-        prompt: list[BaseMessage] = [HumanMessage(self.PROMPT.format(world=self.world, text=event.text))]
+    async def _rate_batch(self, texts: list[str]) -> list[float | None]:
+        listing = "\n".join(f"{i}. {text}" for i, text in enumerate(texts, 1))
+        prompt = self.PROMPT.format(world=self.world, answer=self.ANSWER, events=listing)
         try:
-            rating, _ = await ask(self.caller, prompt, _rating, CallStats())
-            return rating
+            ratings, _ = await ask(
+                self.caller,
+                [HumanMessage(prompt)],
+                lambda reply: _ratings(reply, len(texts)),
+                CallStats(),
+                reply_format=RATINGS_FORMAT,
+            )
+            return list(ratings)
         except Exception:
             note(self.caller.role, fallbacks=1)
-            return None
+            return [None] * len(texts)
 
 
-def _rating(text: str) -> float:
-    number = re.search(r"\d+", text)
-    if number is None:
-        raise MalformedOutput("the reply holds no integer; expected one integer from 1 to 10")
-    return _clamp(float(number.group()))
+RATINGS_FORMAT = ReplyFormat(
+    name="importance_ratings",
+    schema={
+        "type": "object",
+        "properties": {"ratings": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["ratings"],
+        "additionalProperties": False,
+    },
+)
+
+
+def _ratings(text: str, expected: int) -> list[float]:
+    """The reply's ratings, clamped to 1-10: exactly one number per listed event."""
+    try:
+        ratings = json.loads(text[text.find("{") : text.rfind("}") + 1])["ratings"]
+    except (ValueError, KeyError, TypeError):
+        raise MalformedOutput('expected a JSON object {"ratings": [integers]}') from None
+    if not isinstance(ratings, list) or not all(
+        isinstance(r, int | float) and not isinstance(r, bool) for r in ratings
+    ):
+        raise MalformedOutput('"ratings" must be a list of integers')
+    if len(ratings) != expected:
+        raise MalformedOutput(f"expected {expected} ratings, one per event, got {len(ratings)}")
+    return [_clamp(float(r)) for r in ratings]

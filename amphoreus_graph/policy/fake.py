@@ -1,8 +1,8 @@
 """ScriptedChatModel: a deterministic stand-in chat model for tests and benchmarks (not a real LLM).
 
 It reads the options from the prompt and answers with a valid Decision as JSON (asked to judge: seeded 1-10
-scores for the dimensions the prompt lists; asked to choose: a seeded choice; asked to rate a memory: a seeded
-importance; asked to reflect: an insight citing the first memories listed; asked to resolve a round as a
+scores for the dimensions the prompt lists; asked to choose: a seeded choice; asked to rate memories: a seeded
+importance for each; asked to reflect: an insight citing the first memories listed; asked to resolve a round as a
 world's game master: a plain resolution derived from the round's decisions, see `_resolve_round`), after an
 optional latency; seeded fractions of calls raise or return malformed text, and its first `garbage_replies`
 replies are garbage, to exercise the fault handling (the repair pass, then the fallback). With
@@ -36,7 +36,7 @@ _MEMORY = re.compile(r"^- \(cycle \d+, round \d+\)(?: \([^)]*\))? (?P<text>.+)$"
 _GAME_MASTER = re.compile(r"^Resolve this round as the game master\.$", re.MULTILINE)
 _GM_BLOCK = re.compile(r"^(?P<label>STATE|DECISIONS): (?P<json>.+)$", re.MULTILINE)
 # Memory's raters (amphoreus_graph/memory: importance.py, reflection.py): how each prompt asks for its answer.
-_IMPORTANCE = re.compile(r"Answer with one integer")
+_IMPORTANCE = re.compile(r'Answer as JSON: \{"ratings"')
 _REFLECTION = re.compile(r'Answer as JSON: \{"insight"')
 _LISTED_MEMORY = re.compile(r"^(?P<number>\d+)\. (?P<text>.+)$", re.MULTILINE)
 _GARBAGE = "I would rather not answer in JSON today."
@@ -110,7 +110,7 @@ def scripted_answer(prompt: str, key: str, *, quote: bool = False) -> Any:
     if dimensions := _DIMENSIONS.search(prompt):
         return _judge(dimensions["names"].split(", "), key)
     if _IMPORTANCE.search(prompt):
-        return 1 + int(key[:8], 16) % 10
+        return {"ratings": [1 + int(_digest(m["text"])[:8], 16) % 10 for m in _LISTED_MEMORY.finditer(prompt)]}
     if _REFLECTION.search(prompt):
         return _reflect(prompt)
     if _OPTION.search(prompt):
@@ -124,6 +124,11 @@ def _reflect(prompt: str) -> dict[str, Any]:
     if not listed:
         return {"insight": "Nothing stands out yet.", "cites": []}
     return {"insight": "What stays with me: " + "; ".join(text for _, text in listed), "cites": [n for n, _ in listed]}
+
+
+def _digest(text: str) -> str:
+    """An event's own seed: the same rating whatever else its batch lists."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _unit(text: str) -> float:

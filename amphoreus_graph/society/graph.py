@@ -1,14 +1,19 @@
 """The society graph: one cycle of rounds, in any world.
 
-    genesis → director → perceive ─Send×N→ agent_turn → game_master → record → remember ─┐
-                 ▲                                                                     │
-                 └──────────────────────── next round ◄───────────────────────────────┘ → END
+    genesis → director → perceive ─Send×N→ agent_turn ─────→ game_master → record ─┬→ director (next round)
+                                  └─Send──→ file_behind ──┘                       └→ remember → director | END
 
 The world (the scenario's `World`) does everything that names its concepts: it frames each round, shows each
 agent its situation and options, and resolves the round's decisions. The graph only moves state between it,
 memory and the policy: `perceive` recalls for all agents in one embedding batch; agent turns run concurrently;
-`record` writes samples and the chronicle (and lets go of the round's turns, so fewer checkpoints carry them);
-`remember` embeds the round's events in one batch.
+`record` writes samples and the chronicle (and lets go of the round's turns, so fewer checkpoints carry them).
+
+Memory work stays off the model's critical path: a round's events are embedded and filed (importance rated,
+reflections made) by `file_behind`, which runs beside the next round's agent turns, while the model thinks. So a
+round's memories are recalled from the round after the next one; the world's perception tells agents what just
+happened. The last round of a cycle is filed by `remember` before the cycle ends. A scenario with
+`memory.write_behind: false` files every round with `remember` before the next round begins instead. Either way the
+filing is a task of the checkpointed graph, so a killed run files exactly what it would have.
 """
 
 from __future__ import annotations
@@ -84,6 +89,8 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
         "cycle": cycle,
         "world": scenario.world.genesis(cycle),
         "turns": {},
+        "round_events": [],  # the last cycle's were filed before it ended
+        "used_memories": [],
     }
 
 
@@ -112,9 +119,12 @@ async def perceive(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
 
 
 def fan_out(state: SocietyState) -> list[Send]:
-    """One concurrent turn per acting agent, each with its own TurnContext."""
+    """One concurrent turn per acting agent, each with its own TurnContext; beside them, the filing of the last
+    round's memories when the scenario writes behind."""
     scenario = scenario_of(state["scenario"])
     sends = []
+    if scenario.memory.write_behind and (state.get("round_events") or state.get("used_memories")):
+        sends.append(Send("file_behind", {key: state.get(key) for key in FILING_KEYS}))
     for agent in scenario.world.actors(state["world"]):
         turn = build_turn(
             agent,
@@ -175,6 +185,7 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
         "world": resolution.state,
         "round_events": [e.model_dump(mode="json") for e in resolution.events],
         "round_flags": [*cost.flags, *([f"error: {cost.error}"] if cost.error else [])],
+        "round_moment": now_of(state).model_dump(),
         "model_use": meter.as_json(),
         # The turns have read their memories: keep only which were used (for `remember`), not their text.
         "recalled": {},
@@ -182,13 +193,17 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     }
 
 
+FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memories", "unreflected")
+
+
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Mark the memories the turns used as accessed, embed the round's events once and file them for their
-    witnesses (idempotent upserts); agents whose unreflected importance passed the budget then reflect."""
+    witnesses (idempotent upserts); agents whose unreflected importance passed the budget then reflect. Reads only
+    FILING_KEYS: `file_behind` runs it on those, sent beside the next round's turns."""
     services = await aservices_of(state, runtime)
     scenario = scenario_of(state["scenario"])
-    events = [MemoryEvent.model_validate(e) for e in state["round_events"]]
-    now = now_of(state)
+    events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
+    now = Moment.model_validate(state["round_moment"])
     with metered() as meter:
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
         gained = await asyncio.to_thread(services.memory.remember, events)
@@ -203,6 +218,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
         pending[agent] = 0.0
     return {
         "unreflected": {a: round(v, 3) for a, v in pending.items()},
+        "round_events": [],
         "used_memories": [],
         "model_use": meter.as_json(),
     }
@@ -305,6 +321,13 @@ def next_round(state: SocietyState) -> str:
     return END if ended(state) else "director"
 
 
+def after_record(state: SocietyState) -> str:
+    """File the round now if the cycle is over or the scenario files before each round; else behind the next."""
+    if ended(state) or not scenario_of(state["scenario"]).memory.write_behind:
+        return "remember"
+    return "director"
+
+
 def build_society_graph() -> StateGraph[Any, SocietySettings, Any, Any]:
     """The uncompiled one-cycle graph; compile it with or without a checkpointer."""
     builder = StateGraph(SocietyState, context_schema=SocietySettings, input_schema=SocietyInput)
@@ -323,9 +346,11 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     builder.add_node("agent_turn", agent_turn)  # type: ignore[arg-type,call-overload]
     builder.add_node("game_master", game_master)
     builder.add_node("remember", remember)
+    builder.add_node("file_behind", remember)
     builder.add_node("record", record)
     builder.add_edge("director", "perceive")
-    builder.add_conditional_edges("perceive", fan_out, ["agent_turn"])
+    builder.add_conditional_edges("perceive", fan_out, ["agent_turn", "file_behind"])
     builder.add_edge("agent_turn", "game_master")
+    builder.add_edge("file_behind", "game_master")
     builder.add_edge("game_master", "record")
-    builder.add_edge("record", "remember")
+    builder.add_conditional_edges("record", after_record, ["remember", "director"])

@@ -62,7 +62,8 @@ class SocietyState(TypedDict, total=False):
     situations: dict[str, str]
     recalled: dict[str, list[JSON]]
     turns: Annotated[dict[str, JSON], merge_turns]
-    round_events: list[JSON]
+    round_events: list[JSON]  # the last round's events, until they are filed into memory
+    round_moment: JSON  # when they happened (a Moment)
     model_use: Annotated[JSON, merge_use]  # every model call of the run, by role (what it cost, how it went)
     agent_use: Annotated[dict[str, JSON], merge_agent_use]  # the agents' own decisions' calls, by agent
     round_flags: list[str]

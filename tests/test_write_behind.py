@@ -1,0 +1,70 @@
+"""A round's memories are filed beside the next round's turns (write-behind) or before it (`write_behind: false`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from amphoreus_graph.contracts.turn import PolicyResult, TurnContext
+from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.inspect import run_memory
+from amphoreus_graph.society.runner import RunConfig, Simulation
+
+TRIO = Path(__file__).resolve().parents[1] / "amphoreus_graph" / "worlds" / "amphoreus" / "trio.yaml"
+
+
+class Remembering:
+    """The offline policy, noting which rounds' memories each turn recalled."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        self.inner = resolve_model("offline")
+        self.seen: dict[tuple[int, int], set[int]] = {}
+
+    async def adecide(self, turn: TurnContext) -> PolicyResult:
+        rounds = {m.round for m in turn.memories if m.cycle == turn.cycle and m.kind != "seed"}
+        self.seen.setdefault((turn.cycle, turn.round), set()).update(rounds)
+        return await self.inner.adecide(turn)
+
+
+def _scenario(tmp_path: Path, write_behind: bool) -> str:
+    spec = yaml.safe_load(TRIO.read_text())
+    spec["seeds"] = str(TRIO.parent / spec["seeds"])
+    spec["memory"] = {"write_behind": write_behind}
+    path = tmp_path / f"trio-{write_behind}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return str(path)
+
+
+async def _run(tmp_path: Path, write_behind: bool) -> tuple[Remembering, Simulation]:
+    policy = Remembering()
+    config = RunConfig(scenario=_scenario(tmp_path, write_behind), cycles=2, seed=3, recall_k=50, out=tmp_path / "run")
+    sim = Simulation(config, policy=policy)
+    await sim.run()
+    return policy, sim
+
+
+async def test_write_behind_recalls_a_round_from_the_round_after_next(tmp_path):
+    policy, _ = await _run(tmp_path, write_behind=True)
+    for (cycle, round_), rounds in policy.seen.items():
+        assert all(r <= round_ - 2 for r in rounds), f"cycle {cycle} round {round_} recalled rounds {rounds}"
+    assert any(max(r, default=0) == round_ - 2 for (_, round_), r in policy.seen.items() if round_ > 2)
+
+
+async def test_filing_before_the_next_round_recalls_the_last_one(tmp_path):
+    policy, _ = await _run(tmp_path, write_behind=False)
+    assert any(max(r, default=0) == round_ - 1 for (_, round_), r in policy.seen.items() if round_ > 1)
+
+
+async def test_the_last_round_of_a_cycle_is_filed_before_it_ends(tmp_path):
+    _, sim = await _run(tmp_path, write_behind=True)
+    assert sim.summary is not None
+    last = sim.summary["cycles"][-1]
+    with run_memory(tmp_path / "run") as (_, memory):
+        dumped = memory.dump()
+    filed = {
+        (r["cycle"], r["round"]) for records in dumped["agents"].values() for r in records if r["kind"] != "cycle_echo"
+    }
+    assert (last["cycle"], last["rounds"]) in filed, "the cycle's last round never reached memory"
