@@ -1,12 +1,13 @@
 """The society graph: one cycle of rounds, in any world.
 
-    genesis → director → perceive ─Send×N→ agent_turn ─────→ game_master → record ─┬→ director (next round)
-                                  └─Send──→ file_behind ──┘                       └→ remember → director | END
+    genesis → director ─Send×N→ agent_turn ─────→ game_master → record ─┬→ director (next round)
+                       └─Send──→ file_behind ──┘                       └→ remember → director | END
 
 The world (the scenario's `World`) does everything that names its concepts: it frames each round, shows each
 agent its situation and options, and resolves the round's decisions. The graph only moves state between it,
-memory and the policy: `perceive` recalls for all agents in one embedding batch; agent turns run concurrently;
-`record` writes samples and the chronicle (and lets go of the round's turns, so fewer checkpoints carry them).
+memory and the policy: `director` frames the round and recalls for all agents in one embedding batch; agent turns
+run concurrently; `record` writes samples and the chronicle (and lets go of the round's turns, so fewer
+checkpoints carry them).
 
 Memory work stays off the model's critical path: a round's events are embedded and filed (importance rated,
 reflections made) by `file_behind`, which runs beside the next round's agent turns, while the model thinks. So a
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.config import get_config, get_stream_writer
@@ -46,9 +48,12 @@ def settings_of(runtime: Runtime[SocietySettings]) -> SocietySettings:
     return runtime.context if runtime.context is not None else default_settings()
 
 
-async def aservices_of(state: SocietyState, runtime: Runtime[SocietySettings]) -> Services:
-    """The run's services, off the event loop: the first call may open Chroma and load the embedder."""
-    return await asyncio.to_thread(settings_of(runtime).services, state["run_id"], scenario_of(state["scenario"]))
+async def aservices_of(state: Mapping[str, Any], runtime: Runtime[SocietySettings]) -> Services:
+    """The run's services; built off the event loop the first time (that may open Chroma and load the embedder)."""
+    settings = settings_of(runtime)
+    if (ready := settings.ready(state["run_id"])) is not None:
+        return ready
+    return await asyncio.to_thread(settings.services, state["run_id"], scenario_of(state["scenario"]))
 
 
 def emit(event: dict[str, Any]) -> None:
@@ -76,7 +81,7 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     run_id = inputs.run_id or str(get_config().get("configurable", {}).get("thread_id") or "studio")
     with metered() as meter:
         if cycle == 1:
-            services = await asyncio.to_thread(settings_of(runtime).services, run_id, scenario)
+            services = await aservices_of({"run_id": run_id, "scenario": inputs.scenario}, runtime)
             seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
             await asyncio.to_thread(services.memory.remember, seeds)
     emit({"type": "cycle_started", "cycle": cycle, "agents": len(scenario.agents)})
@@ -94,28 +99,28 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     }
 
 
-def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """The world's director opens a round: the clock advances and each acting agent is told its situation. A
-    run whose budget is spent, or whose model has stopped deciding, stops here, before the round begins."""
+async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """The world's director opens a round: the clock advances, each acting agent is told its situation, and every
+    agent recalls memories for it in one batch (embedding and Chroma off the event loop). A run whose budget is
+    spent, or whose model has stopped deciding, stops here, before the round begins."""
     scenario = scenario_of(state["scenario"])
-    guard = settings_of(runtime).services(state["run_id"], scenario).guard
-    if guard is not None:
-        guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents))
+    services = await aservices_of(state, runtime)
+    if services.guard is not None:
+        services.guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents))
     world = scenario.world
     opening = int(state["world"]["round"]) + 1
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], opening, world.labels.director)
     framed, situations = world.frame(state["world"], rng)
     emit({"type": "round_started", "cycle": framed["cycle"], "round": framed["round"], "agents": len(situations)})
-    return {"world": framed, "situations": situations, "turns": {}}
-
-
-async def perceive(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Recall memories for every agent in one batch (embedding and Chroma run off the event loop)."""
-    world = scenario_of(state["scenario"]).world
-    services = await aservices_of(state, runtime)
-    queries = {a: world.memory_query(state["world"], a, s) for a, s in state["situations"].items()}
-    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now_of(state))
-    return {"recalled": {a: [m.model_dump() for m in found] for a, found in recalled.items()}}
+    queries = {a: world.memory_query(framed, a, s) for a, s in situations.items()}
+    now = Moment.of(int(framed["cycle"]), int(framed["round"]), round_limit(state))
+    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now)
+    return {
+        "world": framed,
+        "situations": situations,
+        "recalled": {a: [m.model_dump() for m in found] for a, found in recalled.items()},
+        "turns": {},
+    }
 
 
 def fan_out(state: SocietyState) -> list[Send]:
@@ -148,7 +153,7 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
     """An agent decides. The policy never raises: model faults come back flagged."""
     scenario = scenario_of(payload["scenario"])
     turn = restore(payload["turn"], scenario)
-    services = await asyncio.to_thread(settings_of(runtime).services, payload["run_id"], scenario)
+    services = await aservices_of(payload, runtime)
     with metered() as meter:
         result = await services.policy.adecide(turn)
     decision = result.decision
@@ -162,7 +167,7 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
         }
     )
     record = {
-        "turn": lean(turn),
+        "turn": payload["turn"],
         "result": result.model_dump(mode="json"),
         "path": turn.path,
         "model": services.policy.name,
@@ -266,6 +271,18 @@ def round_chronicle(state: SocietyState) -> RoundRecord:
     )
 
 
+def write_round(
+    services: Services, samples: list[Sample], chronicle: RoundRecord, offsets: dict[str, int]
+) -> dict[str, int]:
+    """Append the round's samples and its chronicle entry (each exactly once); returns where the next round
+    appends."""
+    if services.samples is not None:
+        offsets = services.samples.write_round(samples, offsets)
+    if services.chronicle is not None:
+        offsets = services.chronicle.write_round(chronicle, offsets)
+    return offsets
+
+
 def round_cost(state: SocietyState) -> Counter[str]:
     """How the round's turns went: how many, and how many a stand-in decided or a repair pass saved (what the
     model calls cost is counted by the gateway, in `model_use`)."""
@@ -285,10 +302,8 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
     delta = round_cost(state)
     offsets = state.get("sample_offsets") or {}
     if services.samples is not None:
-        offsets = await asyncio.to_thread(services.samples.write_round, samples, offsets)
         delta["samples_written"] = len(samples)
-    if services.chronicle is not None:
-        offsets = await asyncio.to_thread(services.chronicle.write_round, chronicle, offsets)
+    offsets = await asyncio.to_thread(write_round, services, samples, chronicle, offsets)
     emit(
         {
             "type": "round_done",
@@ -342,14 +357,12 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     """The round loop's nodes and fixed edges, shared by the society and recurrence graphs."""
     builder.add_node("genesis", genesis)
     builder.add_node("director", director)
-    builder.add_node("perceive", perceive)
     builder.add_node("agent_turn", agent_turn)  # type: ignore[arg-type,call-overload]
     builder.add_node("game_master", game_master)
     builder.add_node("remember", remember)
     builder.add_node("file_behind", remember)
     builder.add_node("record", record)
-    builder.add_edge("director", "perceive")
-    builder.add_conditional_edges("perceive", fan_out, ["agent_turn", "file_behind"])
+    builder.add_conditional_edges("director", fan_out, ["agent_turn", "file_behind"])
     builder.add_edge("agent_turn", "game_master")
     builder.add_edge("file_behind", "game_master")
     builder.add_edge("game_master", "record")

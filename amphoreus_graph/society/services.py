@@ -73,6 +73,10 @@ class SocietySettings(BaseSettings):
         self._services[run_id] = services
         return self
 
+    def ready(self, run_id: str) -> Services | None:
+        """The run's services if they are already built or handed in (no lock: one dict read)."""
+        return self._services.get(run_id)
+
     def services(self, run_id: str, scenario: Scenario) -> Services:
         """The run's services: handed in, or built from these settings the first time a node asks."""
         with self._lock:
