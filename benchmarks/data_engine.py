@@ -221,7 +221,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "repeats": args.repeats,
             "statistic": "median of repeats by samples/s (one untimed warm-up run first)",
             "policy": "offline (OfflinePathPolicy)",
-            "memory": "ChromaMemory, an embedded PersistentClient per society (temp dir), real embedder",
+            "memory": "Remembrance on an embedded PersistentClient per society (temp dir), real embedder",
             "wall_share_headline": f"the {min(args.societies)}-society run (phases do not overlap there)",
         },
         "runs": runs,

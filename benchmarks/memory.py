@@ -1,4 +1,4 @@
-"""Benchmark ChromaMemory: write throughput against raw embedding, and recall latency at society scale.
+"""Benchmark Remembrance over ChromaIndex: write throughput against raw embedding, and recall latency at society scale.
 
     .venv/bin/python benchmarks/memory.py --json                 # one JSON object on stdout
     .venv/bin/python benchmarks/memory.py                        # a readable table
@@ -10,7 +10,7 @@ Everything runs on an embedded PersistentClient in a temp dir (removed afterward
 and warmed up before anything is timed, and the scenario's 12 agents.
 
 Write (`write_ratio`): rounds of ~12 events (60-200 characters, each witnessed by 1-6 agents, a few public) go
-through `ChromaMemory.remember`, one round per call, with the embedder's text cache cleared so every text is
+through `Remembrance.remember`, one round per call, with the embedder's text cache cleared so every text is
 really embedded. The same texts, in the same round-sized batches, also go through the embedder's own model
 uncached (`embedder.encoder.encode`, same batch size) and through sentence-transformers on PyTorch
 (`SentenceTransformer.encode`, normalize_embeddings=True). All are texts (events) per second; `write_ratio` is
@@ -22,12 +22,12 @@ puts on `write_ratio` (`probe_write_calls.write_ratio_ceiling`).
 
 Recall (`recall_p50_ms`, `recall_p99_ms`): for each size N a store with N records spread evenly over the 12
 agents' collections plus a few hundred public records (a copy in every agent's collection, as the society files
-them). Records are filed with `ChromaMemory.file` (as remember files them, in batches of at most 5000, without
+them). Records are filed with `Remembrance.file` (as remember files them, in batches of at most 5000, without
 embedding); each has a distinct text (a pool text plus its event id), so the index holds one vector per record;
 their vectors are synthetic: by default real embeddings of event texts plus Gaussian noise, renormalised (cosine
 ~0.8 to their source text, so similarities and HNSW behave as with real memories), or random unit vectors
 (`--vectors random`). Each recall is ONE agent's
-`ChromaMemory.recall({agent: query}, k, now)` with a distinct, society-style query text (agents taken in turn),
+`Remembrance.recall({agent: query}, k, now)` with a distinct, society-style query text (agents taken in turn),
 after two untimed warm-up recalls per agent (the first recall on each collection after the build loads its
 index, and reads the agent's records into the process once; those are reported apart, as is each agent's first
 recall after closing and reopening the store).
@@ -69,10 +69,11 @@ from bench_common import environment, publish
 
 from amphoreus_graph.catalogs.scenario import MemoryConfig, scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
-from amphoreus_graph.memory import store as store_module
+from amphoreus_graph.memory import remembrance as remembrance_module
+from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
 from amphoreus_graph.memory.embedder import Embedder, default_embedder
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.remembrance import Remembrance
 
 RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"
 UPSERT_BATCH = 5000  # Chroma's max batch is larger, but the brief keeps build batches at most this
@@ -241,7 +242,7 @@ class Timer:
 
 
 class TimedEmbedder:
-    """The real embedder, timed (ChromaMemory only calls `encode`)."""
+    """The real embedder, timed (Remembrance only calls `encode`)."""
 
     def __init__(self, inner: Any, timer: Timer) -> None:
         self._inner = inner
@@ -276,46 +277,53 @@ class TimedCollection:
 
 
 @contextmanager
-def instrumented(memory: ChromaMemory, timer: Timer) -> Iterator[None]:
+def instrumented(memory: Remembrance, timer: Timer) -> Iterator[None]:
     """Time the parts of recall/remember on this one memory object (the package's files are left untouched)."""
-    embedder, collections = memory.embedder, memory._collections
-    original_rank = store_module.rank
+    index = chroma_index(memory)
+    embedder, collections = memory.embedder, index._collections
+    original_rank = remembrance_module.rank
 
-    def timed_query(collection: Any, vectors: Any, n: int) -> Any:
-        with timer.measure("_query"):
-            return ChromaMemory._query(collection, vectors, n)
+    def timed_query(owner: str, vector: Any, n: int, *, exact: bool = False) -> Any:
+        with timer.measure("index.query"):
+            return ChromaIndex.query(index, owner, vector, n, exact=exact)
 
     def timed_resolve(owner: str, hits: list[tuple[str, float]]) -> Any:
         with timer.measure("_resolve"):
-            return ChromaMemory._resolve(memory, owner, hits)
+            return Remembrance._resolve(memory, owner, hits)
 
     def timed_rank(*args: Any, **kwargs: Any) -> Any:
         with timer.measure("rank"):
             return original_rank(*args, **kwargs)
 
     memory.embedder = TimedEmbedder(embedder, timer)  # type: ignore[assignment]
-    memory._collections = {agent: TimedCollection(c, "own", timer) for agent, c in collections.items()}  # type: ignore[misc]
-    memory._query = timed_query  # type: ignore[method-assign]
+    index._collections = {a: TimedCollection(index._collection(a), "own", timer) for a in memory.agents}  # type: ignore[misc]
+    index.query = timed_query  # type: ignore[method-assign]
     memory._resolve = timed_resolve  # type: ignore[method-assign]
-    store_module.rank = timed_rank  # type: ignore[assignment]
+    remembrance_module.rank = timed_rank  # type: ignore[assignment]
     try:
         yield
     finally:
-        store_module.rank = original_rank
-        del memory._query, memory._resolve
-        memory.embedder, memory._collections = embedder, collections
+        remembrance_module.rank = original_rank
+        del index.query, memory._resolve
+        memory.embedder, index._collections = embedder, collections
+
+
+def chroma_index(memory: Remembrance) -> ChromaIndex:
+    """The Chroma index under a benchmarked memory (its collections are probed and timed directly)."""
+    assert isinstance(memory.index, ChromaIndex)
+    return memory.index
 
 
 @contextmanager
 def chroma_store(
     tmp_root: str | None, society: str, agents: list[str], embedder: Any
-) -> Iterator[tuple[ChromaMemory, Path]]:
-    """A ChromaMemory on a fresh embedded PersistentClient in a temp dir, closed and removed afterwards."""
+) -> Iterator[tuple[Remembrance, Path]]:
+    """A Remembrance on a fresh embedded PersistentClient in a temp dir, closed and removed afterwards."""
     directory = Path(tempfile.mkdtemp(prefix="amphoreus-membench-", dir=tmp_root))
-    memory: ChromaMemory | None = None
+    memory: Remembrance | None = None
     try:
         client, lock = open_chroma(directory)
-        memory = ChromaMemory(client, society, agents, embedder, lock)
+        memory = Remembrance(ChromaIndex(client, society, lock), agents, embedder)
         yield memory, directory
     finally:
         if memory is not None:
@@ -480,7 +488,7 @@ def probe_write_calls(
         started = time.perf_counter()
         for rows in rows_per_round:
             for owner, owner_rows in rows.items():
-                write(memory._collections[owner], owner_rows)
+                write(chroma_index(memory)._collection(owner), owner_rows)
         per_owner_s = time.perf_counter() - started
 
     def write_vectors_only(collection: Any, batch: list[tuple[MemoryRecord, list[float]]]) -> None:
@@ -489,7 +497,7 @@ def probe_write_calls(
     one_call_s = {}
     for label, writer in (("full", write), ("vectors_only", write_vectors_only)):
         with chroma_store(args.tmp_dir, f"bench-probe-single-{label}", [], embedder) as (memory, _):
-            single = memory.client.get_or_create_collection(
+            single = chroma_index(memory).client.get_or_create_collection(
                 "m-bench-probe-all-owners", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
             )
             started = time.perf_counter()
@@ -523,7 +531,7 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 
 def build_store(
-    memory: ChromaMemory,
+    memory: Remembrance,
     agents: list[str],
     size: int,
     public: int,
@@ -598,7 +606,7 @@ def build_store(
 
 
 def run_recalls(
-    memory: ChromaMemory,
+    memory: Remembrance,
     queries: list[tuple[str, str]],
     k: int,
     first_tick: int,
@@ -645,7 +653,7 @@ def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
     parts = {
         "embed": s["embed"],
         "query the agent's collection (chroma)": s["own.query"],
-        "result lists (ids, similarities)": s["_query"] - s["own.query"],
+        "result lists (ids, similarities)": s["index.query"] - s["own.query"],
         "records by id (held in process)": s["_resolve"],
         "rank": s["rank"],
     }
@@ -676,7 +684,7 @@ def bench_recall_size(
         build = build_store(memory, agents, size, args.public, pool_texts, pool_vectors, args, records_per_round)
         build["wall_s"] = round(time.perf_counter() - started, 3)
         build["disk_mib"] = round(disk_bytes(directory) / 2**20, 1)
-        counts = {h: memory._collections[h].count() for h in agents}
+        counts = {h: chroma_index(memory)._collection(h).count() for h in agents}
         build["records_per_heir"] = {"min": min(counts.values()), "max": max(counts.values())}
         build["public_records"] = args.public
         tick = build["ticks"] + 1
@@ -725,7 +733,7 @@ def bench_recall_size(
 
 
 def reopen(
-    memory: ChromaMemory,
+    memory: Remembrance,
     directory: Path,
     agents: list[str],
     embedder: Any,
@@ -737,14 +745,14 @@ def reopen(
     """Close the store, open it again (as a resumed simulation would) and time each agent's first recall."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
+    society = memory.society
     memory.close()
-    memory.client = None  # type: ignore[assignment]
-    memory._collections = {}
+    memory.index = None  # type: ignore[assignment]  # let go of the client and its collections
     gc.collect()
     SharedSystemClient.clear_system_cache()
     started = time.perf_counter()
     client, lock = open_chroma(directory)
-    again = ChromaMemory(client, memory.society, agents, embedder, lock)
+    again = Remembrance(ChromaIndex(client, society, lock), agents, embedder)
     open_s = time.perf_counter() - started
     try:
         embedder._cache.clear()
@@ -755,11 +763,11 @@ def reopen(
 
 
 def probe_recall_calls(
-    memory: ChromaMemory, agents: list[str], embedder: Any, queries: list[tuple[str, str]], fetch: int
+    memory: Remembrance, agents: list[str], embedder: Any, queries: list[tuple[str, str]], fetch: int
 ) -> dict[str, float]:
     """Median cost of single Chroma calls on this store, for what-if estimates (one agent's collection)."""
     agent = agents[0]
-    own = memory._collections[agent]
+    own = chroma_index(memory)._collection(agent)
     vectors = embedder.encode([q for _, q in queries[:40]]).tolist()
 
     def median_ms(fn: Callable[[int], Any], n: int = 40) -> float:
@@ -882,7 +890,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "embedder_batch_size": embedder.batch_size,
             "repeats": args.repeats,
             "statistic": "write: median of per-repeat ratios; recall: percentiles over the queries",
-            "store": "ChromaMemory on chromadb.PersistentClient in a temp dir (removed afterwards)",
+            "store": "Remembrance over ChromaIndex on chromadb.PersistentClient in a temp dir (removed afterwards)",
             "tmp_dir": args.tmp_dir or tempfile.gettempdir(),
             "seed": args.seed,
         },

@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the case generat
 from bench_common import environment, publish
 from chromadb.api import ClientAPI
 
+from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
 from amphoreus_graph.memory.embedder import default_embedder
-from amphoreus_graph.memory.store import open_chroma
 from tests.chroma_server import chroma_server
 from tests.privacy_cases import random_case, run_case
 
@@ -78,7 +78,7 @@ def run_block(kind: str, root: str, seed: int, block: int, cases: int) -> tuple[
     with backend(kind, Path(root) / f"{kind}-{block}") as client:
         for _ in range(cases):
             case = random_case(rng)
-            outcome = run_case(client, embedder, case)
+            outcome = run_case(lambda society: ChromaIndex(client, society), embedder, case)
             totals["cases"] += 1
             totals["agents"] += len(case.heirs)
             totals["events"] += len(case.events)

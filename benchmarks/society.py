@@ -6,7 +6,7 @@
 
 Three configurations, each a full `Simulation` run (LangGraph, SQLite checkpoint, sample shards) in a temp dir:
 
-- offline_real_memory: the offline Path policy with real memory (ChromaMemory on an embedded PersistentClient,
+- offline_real_memory: the offline Path policy with real memory (Remembrance over embedded Chroma,
   the real sentence-transformers embedder, loaded and warmed up before timing). Headline: turns_per_s_offline.
 - scripted_null_memory: an instant fake chat model through LLMPolicy (`scripted:latency=0`) and NullMemory, i.e.
   what the framework itself costs per agent turn. Headline: overhead_ms_per_turn.
@@ -49,7 +49,8 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.memory.embedder import default_embedder
-from amphoreus_graph.memory.store import ChromaMemory, NullMemory, open_chroma
+from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.memory.store import MemorySpec, NullMemory
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import ShardWriter
@@ -121,7 +122,7 @@ class ThreadProfiles:
 
 
 class TimedEmbedder:
-    """The real embedder, timed (ChromaMemory only calls `encode` and reads `dims`/`name`)."""
+    """The real embedder, timed (Remembrance only calls `encode` and reads `dims`/`name`)."""
 
     def __init__(self, inner: Any, timer: Timer) -> None:
         self._inner = inner
@@ -265,7 +266,7 @@ async def one_run(
         policy = TimedPolicy(resolve_model(model, max_concurrency=args.max_concurrency), timer)
         with patched(timer, profiles):
             started = time.perf_counter()
-            owned: ChromaMemory | None = None
+            owned: Remembrance | None = None
             timed_embedder: TimedEmbedder | None = None
             if kind == "offline_real_memory":
                 # What Simulation._services builds by itself, with the embedder and the memory timed.
@@ -273,15 +274,8 @@ async def one_run(
                 clear_text_cache(embedder)
                 timed_embedder = TimedEmbedder(embedder, timer)
                 with timer.measure("memory.open"):
-                    client, lock = open_chroma(config.out / "memory")
-                    owned = build_memory(
-                        client,
-                        config.run_id,
-                        scenario_of(config.scenario),
-                        config.embedder,
-                        policy,
-                        lock,
-                    )
+                    spec = MemorySpec(directory=config.out / "memory", embedder=config.embedder)
+                    owned = build_memory(spec, config.run_id, scenario_of(config.scenario), policy)
                     owned.embedder = timed_embedder  # type: ignore[assignment]
                 memory: Any = TimedMemory(owned, timer, profiles)
             else:
@@ -391,7 +385,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "repeats": args.repeats,
             "overhead_repeats": args.overhead_repeats,
             "statistic": "median of repeats (one untimed warm-up run each)",
-            "offline": "OfflinePathPolicy + ChromaMemory (embedded PersistentClient, temp dir) + real embedder",
+            "offline": "OfflinePathPolicy + Remembrance (embedded PersistentClient, temp dir) + real embedder",
             "overhead": f"LLMPolicy(ScriptedChatModel latency={args.latency}) + NullMemory",
             "embedder": embedder.name,
             "embedder_text_cache": "cleared before every run",

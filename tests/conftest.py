@@ -49,7 +49,7 @@ def chroma_url(tmp_path_factory):
 @pytest.fixture(params=["embedded", "server"])
 def chroma_client(request, tmp_path):
     """Each memory test runs on an embedded PersistentClient and on a real Chroma server."""
-    from amphoreus_graph.memory.store import open_chroma
+    from amphoreus_graph.memory.chroma_index import open_chroma
 
     if request.param == "server":
         client, lock = open_chroma(url=request.getfixturevalue("chroma_url"))

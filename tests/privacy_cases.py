@@ -1,6 +1,6 @@
-"""Adversarial privacy cases for ChromaMemory, shared by the property test and benchmarks/privacy.py.
+"""Adversarial privacy cases for Remembrance, shared by the memory conformance suite and benchmarks/privacy.py.
 
-A case is two societies in one Chroma client (their names may slug alike), the same heirs in each (names that
+A case is two societies in one store (their names may slug alike), the same heirs in each (names that
 differ only in accents, spaces, punctuation or script, NFC/NFD variants of one visible name, reserved-looking
 names), events filed in each, and one recall per asking heir in each. The invariant: a heir recalls only its
 own society's public records and its own private records of events it witnessed, each flagged public exactly
@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-from chromadb.api import ClientAPI
 
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.memory.embedder import Embedder
+from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.naming import agent_collection, internal_collection
 from amphoreus_graph.memory.records import PUBLIC
-from amphoreus_graph.memory.store import ChromaMemory
+from amphoreus_graph.memory.remembrance import Remembrance
 
 ADVERSARIAL_NAMES = [
     "Zo\u00e9",  # é composed
@@ -99,20 +98,21 @@ class Outcome:
 
 
 def society_pair(first: str, second: str) -> tuple[str, str]:
-    """Two society names sharing a fresh token (a client outlives a case), differing as `first` and `second` do."""
+    """Two society names sharing a fresh token (a store outlives a case), differing as `first` and `second` do."""
     token = uuid.uuid4().hex[:8]
     return f"{token}{first}", f"{token}{second}"
 
 
-def run_case(client: ClientAPI, embedder: Embedder, case: Case) -> Outcome:
-    """File the case's events in both societies, recall for every asking heir, check the invariant; the
-    societies' collections are dropped afterwards."""
+def run_case(open_index: Callable[[str], RecordIndex], embedder: Embedder, case: Case) -> Outcome:
+    """File the case's events in both societies (each in the index `open_index` gives for it), recall for every
+    asking heir, check the invariant; the societies' memories are dropped afterwards. Storage names are checked
+    too: no two identities may share a Chroma collection name, whichever backend runs the case."""
     out = Outcome()
     names = [agent_collection(s, h) for s in case.societies for h in case.heirs]
     internal = {internal_collection(s, "access") for s in case.societies}
     if len(set(names)) != len(names) or internal & set(names):
         out.collisions.append(f"{case.societies} {case.heirs}")
-    memories = [ChromaMemory(client, society, list(case.heirs), embedder) for society in case.societies]
+    memories = [Remembrance(open_index(society), list(case.heirs), embedder) for society in case.societies]
     try:
         for index, memory in enumerate(memories):
             memory.remember(

@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.cli import app
-from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.ownership import read_owner
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.store import MemorySpec, open_memory
 
 ARGS = ["--scenario", "trio", "--cycles", "2", "--rounds", "3", "--seed", "3", "--quiet"]
 SHARDS = (
@@ -179,10 +178,9 @@ def test_a_lost_checkpoint_restarts_with_fresh_memory_as_a_clean_run(reference, 
 def _memories(store: Path, society: str = "run") -> dict:
     """Every record of the society in an embedded store, by owner (Chroma rewrites its file on every open, so
     "untouched" is said of what the store holds, not of its bytes)."""
-    client, lock = open_chroma(store)
-    memory = ChromaMemory(client, society, load_scenario("trio").agent_names, default_embedder(), lock)
+    memory = open_memory(MemorySpec(directory=store), society, load_scenario("trio").agent_names)
     try:
-        return memory.dump() | {"owner": read_owner(client, society)}
+        return memory.dump() | {"owner": read_owner(memory.index)}
     finally:
         memory.close()
 

@@ -9,10 +9,11 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
+from amphoreus_graph.memory.chroma_index import open_chroma
 from amphoreus_graph.memory.importance import ModelImportance, PathImportance
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.store import MemorySpec, open_memory
 from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.society.inspect import inspect_recall
 from amphoreus_graph.society.runner import RunConfig, Simulation
@@ -25,8 +26,6 @@ def trio_run(tmp_path_factory):
     """One trio run (2 cycles × 4 rounds), its stream of events, and its memory."""
     import asyncio
 
-    from amphoreus_graph.memory.embedder import default_embedder
-
     run = tmp_path_factory.mktemp("remembrance") / "trio"
     sim = Simulation(RunConfig(scenario="trio", cycles=2, seed=3, out=run))
 
@@ -34,8 +33,7 @@ def trio_run(tmp_path_factory):
         return [e async for e in sim.stream()]
 
     events = asyncio.run(collect())
-    client, lock = open_chroma(run / "memory")
-    memory = ChromaMemory(client, run.name, TRIO.agent_names, default_embedder(), lock)
+    memory = open_memory(MemorySpec(directory=run / "memory"), run.name, TRIO.agent_names)
     records = {owner: memory.records(owner) for owner in [*TRIO.agent_names, PUBLIC]}
     memory.close()
     return run, events, records
@@ -60,7 +58,7 @@ def test_reflections_appear_and_cite_existing_evidence(trio_run):
         assert reflection.evidence and set(reflection.evidence) <= set(cyrene), "evidence ids exist"
 
 
-def test_memory_inspect_shows_scores_without_touching_the_store(trio_run, cli, embedder):
+def test_memory_inspect_shows_scores_without_touching_the_store(trio_run, cli):
     run, _, records = trio_run
     code, out, err = cli(
         "memory", "inspect", str(run), "--agent", "Cyrene", "--query", "a promise to Phainon", "-k", "3"
@@ -69,8 +67,7 @@ def test_memory_inspect_shows_scores_without_touching_the_store(trio_run, cli, e
     _, found = inspect_recall(run, "Cyrene", "a promise to Phainon", 3)
     assert any("promised Phainon" in m.text for m in found)
     assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
-    client, lock = open_chroma(run / "memory")
-    memory = ChromaMemory(client, run.name, TRIO.agent_names, embedder, lock)
+    memory = open_memory(MemorySpec(directory=run / "memory"), run.name, TRIO.agent_names)
     assert memory.records("Cyrene") == records["Cyrene"], "inspection must not change last-accessed ticks"
     memory.close()
     code, _, err = cli("memory", "inspect", str(run), "--agent", "Nobody", "--query", "x")

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from amphoreus_graph.catalogs.scenario import load_scenario
-from amphoreus_graph.memory.embedder import default_embedder
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.store import MemorySpec, open_index, open_memory
 
 ARGS = ["--scenario", "amphoreus", "--cycles", "2", "--rounds", "3", "--seed", "5", "--quiet"]
 
@@ -34,8 +33,7 @@ def _lines(run: Path) -> int:
 
 
 def _memory(run: Path) -> dict:
-    client, lock = open_chroma(run / "memory")
-    memory = ChromaMemory(client, run.name, load_scenario("amphoreus").agent_names, default_embedder(), lock)
+    memory = open_memory(MemorySpec(directory=run / "memory"), run.name, load_scenario("amphoreus").agent_names)
     try:
         return memory.dump()
     finally:
@@ -123,10 +121,9 @@ def test_a_run_killed_before_its_config_was_written_starts_again(cli, tmp_path, 
 
     run, memory_dir = tmp_path / "run", tmp_path / "shared-memory"
     claimant = run if same_dir else tmp_path / "elsewhere" / "run"
-    client, lock = open_chroma(memory_dir)
-    write_owner(client, "run", StoreOwner(token="killed", run_dir=str(claimant), fingerprint="-"))
-    assert lock is not None
-    lock.release()
+    index = open_index(MemorySpec(directory=memory_dir), "run")
+    write_owner(index, StoreOwner(token="killed", run_dir=str(claimant), fingerprint="-"))
+    index.close()
     args = ["--scenario", "trio", "--cycles", "1", "--rounds", "1", "--quiet", "--memory-dir", str(memory_dir)]
     code, out, err = cli("simulate", *args, "--out", str(run))
     if same_dir:

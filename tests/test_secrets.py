@@ -13,8 +13,9 @@ from amphoreus_graph.catalogs.scenario import load_scenario, scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import Decision, RecalledMemory, TurnContext
 from amphoreus_graph.errors import ScenarioError
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.store import MemorySpec, open_index
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import SECRET_MARK, SECRET_RULE, render_messages
 from amphoreus_graph.society.perception import build_turn
@@ -61,11 +62,10 @@ def test_seed_loader_marks_secrets_and_rejects_public_secrets_and_misspellings(t
 
 
 def test_a_secret_survives_a_real_chroma_round_trip_and_reaches_recall(tmp_path, embedder):
-    """Written by one ChromaMemory, read back by a fresh one (so from Chroma's rows, not what was held)."""
-    client, lock = open_chroma(tmp_path / "chroma")
+    """Written by one Remembrance, read back by a fresh one (so from Chroma's rows, not what was held)."""
+    index = open_index(MemorySpec(directory=tmp_path / "chroma"), uuid.uuid4().hex[:12])
     try:
-        society = uuid.uuid4().hex[:12]
-        writer = ChromaMemory(client, society, AGENTS, embedder)
+        writer = Remembrance(index, AGENTS, embedder)
         writer.remember(
             [
                 MemoryEvent(id="seal", text=SEAL, cycle=1, round=0, witnesses=["Cifera"], secret=True, importance=8),
@@ -79,7 +79,7 @@ def test_a_secret_survives_a_real_chroma_round_trip_and_reaches_recall(tmp_path,
                 ),
             ]
         )
-        reader = ChromaMemory(client, society, AGENTS, embedder)
+        reader = Remembrance(index, AGENTS, embedder)
         assert {r.text: r.secret for r in reader.records("Cifera")} == {
             SEAL: True,
             "Cifera walked the roads of Janusopolis.": False,
@@ -87,14 +87,13 @@ def test_a_secret_survives_a_real_chroma_round_trip_and_reaches_recall(tmp_path,
         recalled = reader.recall({"Cifera": "the Council's seal"}, 2, NOW)["Cifera"]
         assert (recalled[0].text, recalled[0].secret) == (SEAL, True)
     finally:
-        if lock is not None:
-            lock.release()
+        index.close()
 
 
 def test_a_reflection_that_cites_a_secret_is_secret(tmp_path, embedder):
-    client, lock = open_chroma(tmp_path / "chroma")
+    index = open_index(MemorySpec(directory=tmp_path / "chroma"), uuid.uuid4().hex[:12])
     try:
-        memory = ChromaMemory(client, uuid.uuid4().hex[:12], AGENTS, embedder, paths={"Cifera": "Enigmata"})
+        memory = Remembrance(index, AGENTS, embedder, paths={"Cifera": "Enigmata"})
         memory.remember(
             [MemoryEvent(id="seal", text=SEAL, cycle=1, round=0, witnesses=["Cifera"], secret=True, importance=9)]
         )
@@ -103,8 +102,7 @@ def test_a_reflection_that_cites_a_secret_is_secret(tmp_path, embedder):
         assert reflection.secret, "a reflection quoting a secret must not be speakable"
         assert {r.kind: r.secret for r in memory.records("Cifera")}[MemoryKind.REFLECTION]
     finally:
-        if lock is not None:
-            lock.release()
+        index.close()
 
 
 def test_offline_policy_never_quotes_a_secret_but_cites_the_best_memory_it_may_say():

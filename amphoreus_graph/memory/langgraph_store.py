@@ -66,8 +66,8 @@ from langgraph.store.base import (
 )
 
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.chroma_index import StoreLock, describe_store, open_chroma, placeholder_vector
 from amphoreus_graph.memory.embedder import Embedder, default_embedder
-from amphoreus_graph.memory.store import StoreLock, describe_store, open_chroma, placeholder_vector
 from amphoreus_graph.memory.store_filters import namespace_matches, value_matches
 
 DEFAULT_STORE_DIR = "memory/langgraph-store"
@@ -131,7 +131,7 @@ class ChromaStore(BaseStore):
     ) -> None:
         if collection.endswith(VECTORS_SUFFIX):
             raise ValueError(f"collection {collection!r}: names ending in {VECTORS_SUFFIX!r} are the stores' own")
-        self.client = client or open_chroma()[0]  # in-memory, telemetry off, same settings as ChromaMemory
+        self.client = client or open_chroma()[0]  # in-memory, telemetry off, same settings as ChromaIndex
         _refuse_legacy_vectors(self.client, collection)
         self.items = self.client.get_or_create_collection(collection, embedding_function=None)
         self.vectors = self.client.get_or_create_collection(

@@ -16,7 +16,8 @@ from typing import Any, Literal, Protocol
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Policy, PolicyResult, TurnContext
-from amphoreus_graph.memory.store import ChromaMemory, Memory
+from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.memory.store import Memory
 from amphoreus_graph.scepter.progress import SocietyProgress
 from amphoreus_graph.society.runner import (
     CHECKPOINT_FILE,
@@ -136,10 +137,10 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
     yield {"type": "society_done", "society": name, "summary": summary}
 
 
-def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[ChromaMemory, Any]:
+def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[Remembrance, Any]:
     """The society's own Chroma (its directory, locked; or the server) over the process's shared model."""
     memory = open_society_memory(cfg, policy)
-    client = memory.client
+    client = getattr(memory.index, "client", None)  # a ChromaIndex's
     memory.embedder = memory.embedder.view()
 
     def close() -> None:

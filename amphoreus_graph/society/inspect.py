@@ -13,7 +13,9 @@ from amphoreus_graph.catalogs.scenario import Scenario, load_scenario
 from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.embedder import DEFAULT_MODEL
+from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.services import build_memory
 
@@ -28,8 +30,8 @@ def run_config(run: Path) -> dict[str, Any]:
 
 
 @contextmanager
-def run_memory(run: Path) -> Iterator[tuple[Scenario, ChromaMemory]]:
-    """The run's scenario and its Chroma memory, where `config.json` says it lives (directory or server).
+def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
+    """The run's scenario and its memory, where `config.json` says it lives (directory or server).
 
     A store directory that is not there is one line: opening it would create an empty store, and every agent
     would seem to remember nothing."""
@@ -38,10 +40,9 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, ChromaMemory]]:
     memory_dir = Path(config["memory_dir"]) if config.get("memory_dir") else run / "memory"
     if not config.get("chroma_url") and not memory_dir.is_dir():
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
-    client, lock = open_chroma(None if config.get("chroma_url") else memory_dir, config.get("chroma_url"))
-    memory = build_memory(
-        client, run.name, scenario, config.get("embedder", "all-MiniLM-L6-v2"), OfflinePathPolicy(), lock
-    )
+    url = config.get("chroma_url")
+    spec = MemorySpec(directory=None if url else memory_dir, url=url, embedder=config.get("embedder", DEFAULT_MODEL))
+    memory = build_memory(spec, run.name, scenario, OfflinePathPolicy())
     try:
         yield scenario, memory
     finally:
@@ -55,7 +56,7 @@ def inspect_recall(run: Path, agent: str, query: str, k: int) -> tuple[Moment, l
 
 
 def recall_at_end(
-    scenario: Scenario, memory: ChromaMemory, agent: str, query: str, k: int
+    scenario: Scenario, memory: Remembrance, agent: str, query: str, k: int
 ) -> tuple[Moment, list[RecalledMemory]]:
     """What `agent` (checked against the scenario's agents) recalls for `query` as of its last memory: its own
     records and public ones, never another agent's. Read-only: nothing is marked accessed."""

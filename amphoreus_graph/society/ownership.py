@@ -13,7 +13,7 @@ from pathlib import Path
 from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.ownership import StoreOwner, forget_owner, latest_tick, read_owner, write_owner
-from amphoreus_graph.memory.store import ChromaMemory
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.society.run_dir import CONFIG_FILE
 
 
@@ -26,16 +26,16 @@ def checkpoint_tick(values: dict[str, object], rounds_per_cycle: int) -> int:
 
 
 def claim_store(
-    store: ChromaMemory, owner: StoreOwner, *, resume: bool, checkpoint: int, where: str, fresh: bool = False
+    store: Remembrance, owner: StoreOwner, *, resume: bool, checkpoint: int, where: str, fresh: bool = False
 ) -> None:
     """Check that `owner` may write the society's memories in `store`, wiping them first if `fresh`; then claim.
 
     `checkpoint` is how far the run's checkpoint went (a tick); the memories may not be further on than that."""
     society = store.society
     if fresh:
-        store.clear()
-        forget_owner(store.client, society)
-    current = read_owner(store.client, society)
+        store.drop()
+        forget_owner(store.index)
+    current = read_owner(store.index)
     latest = latest_tick(store)
     way_out = "--fresh-memory to wipe them first"
     if current is not None and current.token != owner.token and never_began(current, owner, latest):
@@ -62,7 +62,7 @@ def claim_store(
             f"own checkpoint back, or --resume {owner.run_dir} --fresh-memory to restart it from its beginning"
         )
     if current is None:
-        write_owner(store.client, society, owner)
+        write_owner(store.index, owner)
 
 
 def never_began(current: StoreOwner, claimant: StoreOwner, latest: int | None) -> bool:

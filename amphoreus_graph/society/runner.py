@@ -28,8 +28,9 @@ from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.memory.store import ChromaMemory, Memory
+from amphoreus_graph.memory.store import Memory, MemorySpec
 from amphoreus_graph.policy.cache import CACHE_FILE, ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
@@ -53,7 +54,6 @@ from amphoreus_graph.society.services import (
     Services,
     SocietySettings,
     build_memory,
-    open_store,
 )
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
 
@@ -134,23 +134,20 @@ def stored_config(run_dir: Path) -> RunConfig:
         raise AmphoreusError(f"{path}: cannot read it ({exc}); expected the run's config.json") from None
 
 
-def open_society_memory(cfg: RunConfig, policy: Policy) -> ChromaMemory:
-    """The run's own Chroma memory (its directory, locked, or the server), with one-line errors for a bad store."""
+def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
+    """The run's own memory (its Chroma directory, locked, or the server), with one-line errors for a bad store."""
+    directory = None
     if cfg.chroma_url is None:
-        writable_dir(cfg.memory_dir or cfg.out / "memory", "--memory-dir")
-    client, lock = open_store(cfg.memory_dir or cfg.out / "memory", cfg.chroma_url)
-    try:
-        return build_memory(client, cfg.run_id, scenario_of(cfg.scenario), cfg.embedder, policy, lock)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
+        directory = cfg.memory_dir or cfg.out / "memory"
+        writable_dir(directory, "--memory-dir")
+    spec = MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
+    return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy)
 
 
 class Simulation:
     """One run on disk. `stream()` yields progress events and ends with {"type": "done", "summary": …}.
 
-    `memory` replaces the Chroma memory the run would open for itself (`store` is then the ChromaMemory behind it,
+    `memory` replaces the memory the run would open for itself (`store` is then the Remembrance behind it,
     if any, whose ownership the run checks); `fresh_memory` wipes the society's memories in the store first."""
 
     def __init__(
@@ -159,7 +156,7 @@ class Simulation:
         *,
         policy: Policy | None = None,
         memory: Memory | None = None,
-        store: ChromaMemory | None = None,
+        store: Remembrance | None = None,
         fresh_memory: bool = False,
         api_key: str | None = None,
         cache: ResponseCache | None = None,
@@ -192,9 +189,9 @@ class Simulation:
             write_json(run_dir / CONFIG_FILE, json.loads(config.model_dump_json()))
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
-    def _services(self, policy: Policy) -> tuple[Services, ChromaMemory | None]:
+    def _services(self, policy: Policy) -> tuple[Services, Remembrance | None]:
         cfg = self.config
-        owned: ChromaMemory | None = None
+        owned: Remembrance | None = None
         memory = self._memory
         if memory is None:
             owned = open_society_memory(cfg, policy)
@@ -279,7 +276,7 @@ class Simulation:
             raise stopped
         yield {"type": "done", "summary": self.summary}
 
-    def _claim(self, store: ChromaMemory, *, resume: bool, values: dict[str, Any]) -> None:
+    def _claim(self, store: Remembrance, *, resume: bool, values: dict[str, Any]) -> None:
         cfg = self.config
         scenario = scenario_of(cfg.scenario)
         owner = StoreOwner(token=cfg.run_token, run_dir=str(cfg.out), fingerprint=cfg.fingerprint())

@@ -15,19 +15,17 @@ from functools import cache
 from pathlib import Path
 from typing import Self
 
-from chromadb.api import ClientAPI
-from chromadb.errors import ChromaError
 from pydantic import Field, PrivateAttr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.turn import Policy
-from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
+from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import seeds_folder
-from amphoreus_graph.memory.store import ChromaMemory, Memory, StoreLock, open_chroma
+from amphoreus_graph.memory.store import Memory, MemorySpec, open_memory
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.policy.registry import resolve_model
@@ -85,12 +83,13 @@ class SocietySettings(BaseSettings):
             return self._services[run_id]
 
     def _build(self, run_id: str, scenario: Scenario) -> Services:
-        client, _ = shared_client(self.memory_dir if self.chroma_url is None else None, self.chroma_url)
+        directory = Path(self.memory_dir) if self.memory_dir and self.chroma_url is None else None
+        spec = MemorySpec(directory=directory, url=self.chroma_url, embedder=self.embedder)
         run_dir = Path(self.run_dir) if self.run_dir else Path(self.runs_dir) / run_id
         policy = resolve_model(self.model, base_url=self.base_url, max_concurrency=self.max_concurrency)
         return Services(
             policy=policy,
-            memory=build_memory(client, run_id, scenario, self.embedder, policy),
+            memory=build_memory(spec, run_id, scenario, policy, shared=True),
             samples=ShardWriter(run_dir / SAMPLES_DIR),
             chronicle=ChronicleWriter(run_dir),
             recall_k=self.recall_k,
@@ -106,10 +105,11 @@ def default_settings() -> SocietySettings:
 
 
 def build_memory(
-    client: ClientAPI, society: str, scenario: Scenario, embedder: str, policy: Policy, lock: StoreLock | None = None
-) -> ChromaMemory:
-    """A society's Chroma memory set up from its scenario; a policy that asks a chat model also has it rate
-    importance and reflect (counted under those roles)."""
+    spec: MemorySpec, society: str, scenario: Scenario, policy: Policy, *, shared: bool = False
+) -> Remembrance:
+    """A society's memory set up from its scenario, in the store `spec` names (`shared`: through the process's
+    one client of it); a policy that asks a chat model also has it rate importance and reflect (counted under
+    those roles)."""
     importance = PathImportance(scenario)
     offline = OfflineReflector(scenario.agent_names, scenario.catalog)
     reflector: Reflector = offline
@@ -117,37 +117,13 @@ def build_memory(
     if isinstance(caller := getattr(policy, "caller", None), ChatCaller):  # a model decides: it also rates, reflects
         rater = ModelImportance(caller.for_role(Role.IMPORTANCE), importance, scenario.world.description)
         reflector = ModelReflector(caller.for_role(Role.REFLECT), offline)
-    return ChromaMemory(
-        client,
+    return open_memory(
+        spec,
         society,
         scenario.agent_names,
-        default_embedder(embedder),
-        lock,
+        shared=shared,
         config=scenario.memory,
         paths={a.name: a.path for a in scenario.agents},
         rater=rater,
         reflector=reflector,
     )
-
-
-def open_store(persist_dir: Path | None, url: str | None) -> tuple[ClientAPI, StoreLock | None]:
-    """`open_chroma`, with a store that cannot be opened (damaged files, no server there) as one line."""
-    try:
-        return open_chroma(persist_dir, url)
-    except (ChromaError, ValueError, OSError) as exc:
-        where = url or persist_dir or "in-memory Chroma"
-        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise AmphoreusError(f"{where}: cannot open the memory store ({problem}); expected a Chroma store") from None
-
-
-_clients_lock = threading.Lock()
-_clients: dict[tuple[str | None, str | None], tuple[ClientAPI, StoreLock | None]] = {}
-
-
-def shared_client(memory_dir: str | None, chroma_url: str | None) -> tuple[ClientAPI, StoreLock | None]:
-    """One Chroma client per store for the whole process (Studio's runs share its store)."""
-    key = (memory_dir, chroma_url)
-    with _clients_lock:
-        if key not in _clients:
-            _clients[key] = open_store(Path(memory_dir) if memory_dir else None, chroma_url)
-        return _clients[key]

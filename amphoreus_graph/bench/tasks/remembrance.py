@@ -1,8 +1,8 @@
 """Remembrance: a fact planted in cycle 1, asked after k world resets, per Path retention policy.
 
 Every Path's subject witnesses the fact and its distractors in cycle 1 of a fresh in-memory Chroma society
-(the real ChromaMemory: remember, the offline importance rater, and at each cycle's end the world's own account
-of how an uneventful cycle ended and `carry_over` with the Path's retention from the scenario posing the
+(the real Remembrance over a ChromaIndex: remember, the offline importance rater, and at each cycle's end the world's
+own account of how an uneventful cycle ended and `carry_over` with the Path's retention from the scenario posing the
 items). Cycles lived between resets leave memories of their own. After the last reset the subject recalls with
 the question (k = 5, the society's recall) and is posed an ordinary turn: the question as the situation, the
 recalled memories as the turn's memories, the acts that take no target as its options.
@@ -32,9 +32,10 @@ from amphoreus_graph.bench.tasks.erudition import exact_match, token_f1
 from amphoreus_graph.catalogs.scenario import RetentionMode
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
 from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
+from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.importance import PathImportance
-from amphoreus_graph.memory.store import ChromaMemory, open_chroma
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.society.services import SocietySettings
 
 RECALL_K: int = SocietySettings.model_fields["recall_k"].default  # what a society's turn recalls
@@ -139,9 +140,8 @@ def live_through(world: Stage, item: RemembranceItem, client: ClientAPI) -> dict
     witnesses = list(agents.values())
     retention = {agents[p]: scenario.retention_for(p) for p in agents}
     society = f"bench-{item.id}-{uuid.uuid4().hex[:8]}"
-    memory = ChromaMemory(
-        client,
-        society,
+    memory = Remembrance(
+        ChromaIndex(client, society),
         witnesses,
         default_embedder(),
         config=scenario.memory,

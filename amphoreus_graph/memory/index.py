@@ -1,0 +1,97 @@
+"""The storage seam under Remembrance: a RecordIndex keeps one society's rows, one index per owner (an agent).
+
+Remembrance (remembrance.py) decides what a row holds (text_rows.py: one row per distinct text, its records
+packed in the metadata) and never asks an index for anything but rows of one owner at a time, so an agent's
+recall never sees another agent's index: privacy is by identity, for whatever an index does with the name.
+An index also keeps two small side stores: the last-access tick of each record (by access id, apart from the
+rows so that a round's recalls make one write for all agents) and the claim of the run that owns the society.
+
+Backends: chroma_index.ChromaIndex (embedded or a server; the default) and inmemory_index.InMemoryIndex
+(numpy, exact; tests and throwaway societies). tests/memory_conformance.py pins what any backend must do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows of one owner's index: ids, texts and metadata, aligned."""
+
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    metadatas: list[dict[str, str]] = field(default_factory=list)
+
+
+class RecordIndex(Protocol):
+    """Storage of one society's rows, per owner. Every call names one owner and touches only its index;
+    writes of an empty list do nothing; an owner never written reads as empty."""
+
+    @property
+    def society(self) -> str: ...
+
+    def upsert(
+        self, owner: str, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[dict[str, str]],
+        vectors: Sequence[Sequence[float]],
+    ) -> None:
+        """Write rows (replacing those with the same ids), each with its vector."""
+        ...
+
+    def update(self, owner: str, ids: Sequence[str], metadatas: Sequence[dict[str, str]]) -> None:
+        """Replace the metadata of rows that exist (their texts and vectors stay)."""
+        ...
+
+    def delete(self, owner: str, ids: Sequence[str]) -> None: ...
+
+    def get(self, owner: str) -> Rows:
+        """Every row of the owner's index (any order)."""
+        ...
+
+    def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
+        """(row id, cosine similarity) of the n rows nearest `vector`, nearest first. An approximate index may
+        answer short; `exact` asks it to rank every row instead (the caller knows how many rows there are)."""
+        ...
+
+    def ticks(self, keys: Sequence[str]) -> dict[str, int]:
+        """The last-access tick stored for each key (absent: none stored)."""
+        ...
+
+    def set_ticks(self, keys: Sequence[str], tick: int) -> None: ...
+
+    def forget_ticks(self, keys: Sequence[str]) -> None: ...
+
+    def claim(self) -> str | None:
+        """The society's claim (who owns its memories), as `set_claim` stored it; None if there is none."""
+        ...
+
+    def set_claim(self, value: str | None) -> None:
+        """Store the society's claim (None: remove it)."""
+        ...
+
+    def drop(self, owners: Sequence[str]) -> None:
+        """Delete the owners' indexes and every tick (the claim stays): the society's memories are gone."""
+        ...
+
+    def close(self) -> None:
+        """Let go of the store (an embedded directory's lock); the index is not used afterwards."""
+        ...
+
+
+def nearest(
+    ids: Sequence[str], vectors: Sequence[Sequence[float]], query: Sequence[float], n: int
+) -> list[tuple[str, float]]:
+    """The n rows nearest `query` by exact cosine similarity (a zero vector is similar to nothing), nearest first,
+    ties in the order given: the exact scan any backend may fall back on."""
+    if not ids:
+        return []
+    matrix = np.asarray(vectors, dtype=np.float64)
+    target = np.asarray(query, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(target)
+    similarity = (matrix @ target) / np.where(norms == 0, 1.0, norms)
+    order = np.argsort(-similarity, kind="stable")[:n]
+    return [(ids[i], float(similarity[i])) for i in order]

@@ -1,0 +1,270 @@
+"""Remembrance: what memory does (rating, ranking, reflection, retention, privacy by identity, access ticks),
+over any RecordIndex (index.py) that stores it.
+
+Privacy is structural: an agent's queries only ever touch its own index, which holds its private records and
+a copy of each public one (owner PUBLIC). Writes are upserts of rows keyed by text (text_rows.py) holding
+records keyed by event and owner, and retention marks what it has already carried, so replaying a round or a
+cycle end after a crash changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention, RetentionMode
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.contracts.turn import RecalledMemory
+from amphoreus_graph.memory.embedder import Embedder
+from amphoreus_graph.memory.importance import ImportanceRater
+from amphoreus_graph.memory.index import RecordIndex
+from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
+from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
+from amphoreus_graph.memory.scoring import rank
+from amphoreus_graph.memory.text_rows import HeldCollection, access_id
+
+
+class _BaseImportance:
+    """Without a rater every witness keeps the event's base importance."""
+
+    def rate(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
+        return {e.id: {w: e.importance for w in e.witnesses} for e in events}
+
+
+class Remembrance:
+    """One index per agent, holding one row (one vector) per distinct text.
+
+    Every event text is embedded once per batch. A public event is filed in every agent's index (as a public
+    copy), in the same upsert as that agent's private records of the round, so recall is one similarity query
+    on the asking agent's index, not two, and a round still makes one write per agent. Records that share a
+    text share a row (text_rows.py): identical vectors would degrade an HNSW index until a search misses exact
+    matches. Recall over-fetches rows, ranks every record of them (see scoring.py), and asks for an exact scan
+    if the index ever answers with fewer rows than it holds and was asked for. The index holds everything and
+    answers every similarity search; each agent's records are also held in this process once first read (one
+    `get`) and kept in step with every write, so recall asks the index only for ids and similarities, and
+    reflection and retention never re-read it. One process writes a store at a time, so what is held cannot go
+    stale.
+    """
+
+    def __init__(
+        self,
+        index: RecordIndex,
+        agents: list[str],
+        embedder: Embedder,
+        *,
+        config: MemoryConfig | None = None,
+        paths: dict[str, str] | None = None,
+        rater: ImportanceRater | None = None,
+        reflector: Reflector | None = None,
+    ) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.config = config or MemoryConfig()
+        self.paths = paths or {}
+        self.rater: ImportanceRater = rater or _BaseImportance()
+        self.reflector: Reflector = reflector or OfflineReflector(agents)
+        self.agents = list(dict.fromkeys(agents))
+        self._known = set(self.agents)
+        self._held: dict[str, HeldCollection] = {}  # agent -> its index as held here, once read
+
+    @property
+    def society(self) -> str:
+        return self.index.society
+
+    def close(self) -> None:
+        self.index.close()
+
+    def drop(self) -> None:
+        """Forget every memory of this society (a throwaway society's when done with it, or a `--fresh-memory`
+        start); it goes on with empty indexes."""
+        self.index.drop(self.agents)
+        self._held = {}
+
+    def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
+        """File each event for each witness (public ones for every agent); returns the importance each agent gained
+        from its private records."""
+        events = [e for e in events if e.public or any(w in self._known for w in e.witnesses)]
+        if not events:
+            return {}
+        ratings = self.rater.rate([e for e in events if not e.public])
+        vectors = self.embedder.encode([e.text for e in events])
+        by_text: dict[str, list[float]] = {}
+        filed: dict[str, list[tuple[MemoryRecord, bool]]] = {}
+        for event, vector in zip(events, vectors.tolist(), strict=True):
+            by_text[event.text] = vector
+            if event.public:
+                record = MemoryRecord.of(event, PUBLIC, event.importance)
+                for agent in self.agents:
+                    filed.setdefault(agent, []).append((record, True))
+                continue
+            for agent in dict.fromkeys(event.witnesses):
+                if agent in self._known:
+                    filed.setdefault(agent, []).append((MemoryRecord.of(event, agent, ratings[event.id][agent]), False))
+        for agent, batch in filed.items():
+            self.file(agent, batch, by_text)
+        gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
+        return {agent: weight for agent, weight in gained.items() if weight}
+
+    def file(self, agent: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]) -> None:
+        """Write records (each with whether it is a public copy) into an agent's index: one upsert of the rows
+        they change, each row with all the records of its text; `vectors` has each new text's embedding. A record
+        filed again keeps its last access (as a fresh read would)."""
+        held = self._records_of(agent)
+        touched: set[str] = set()
+        for record, public in batch:
+            before = held.records.get(record.id)
+            touched |= held.put(record if before is None else _accessed(record, before.last_accessed), public)
+        self._write_rows(agent, touched, vectors)
+
+    def _write_rows(self, agent: str, rows: set[str], vectors: Mapping[str, list[float]]) -> None:
+        """Bring an agent's rows in the index in line with what is held: rows left empty go first, then the others
+        (with their vector when this write has it, else metadata only). Deleting first keeps a replay after a
+        crash exact: what retention already dropped never comes back."""
+        held = self._held[agent]
+        gone = sorted(r for r in rows if r not in held.rows)
+        kept = sorted(r for r in rows if r in held.rows)
+        fresh = [r for r in kept if held.text(r) in vectors]
+        stale = [r for r in kept if held.text(r) not in vectors]
+        self.index.delete(agent, gone)
+        self.index.upsert(
+            agent,
+            fresh,
+            [held.text(r) for r in fresh],
+            [held.metadata(r) for r in fresh],
+            [vectors[held.text(r)] for r in fresh],
+        )
+        self.index.update(agent, stale, [held.metadata(r) for r in stale])
+
+    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
+        """Each agent's k best memories for its query: its own records and public ones, never another's.
+
+        Read-only: the caller marks what was used with `touch` (the society does it with the round's writes)."""
+        found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
+        agents = [h for h in queries if h in self._known]
+        if not agents or k <= 0:
+            return found
+        # No count first: an index answers an oversized n with what it has.
+        vectors = self.embedder.encode([queries[h] for h in agents]).tolist()
+        n = k * self.config.overfetch
+        for agent, vector in zip(agents, vectors, strict=True):
+            hits = self.index.query(agent, vector, n)
+            candidates = self._resolve(agent, hits)
+            held = self._held[agent]
+            if len(hits) < min(n, len(held.rows)):  # the index came back short: rank every row exactly instead
+                candidates = self._resolve(agent, self.index.query(agent, vector, n, exact=True))
+                held = self._held[agent]
+            found[agent] = [_as_public(m, m.id in held.public) for m in rank(candidates, now, self.config, k)]
+        return found
+
+    def touch(self, record_ids: list[str], now: Moment) -> None:
+        """Mark private records as recalled at `now` (recency counts from last access); one write for all.
+
+        A record is marked for the agent that holds it privately (public copies have no last access of their
+        own); ids are matched against the records held, never parsed for an owner."""
+        ids = list(dict.fromkeys(record_ids))
+        marks: list[str] = []
+        # Agents already read first (recall reads the asking agent); the others only if some id is still unmatched,
+        # e.g. ids a resumed run's checkpoint carried over from before the restart.
+        order = sorted(self.agents, key=lambda agent: agent not in self._held)
+        unmatched = set(ids)
+        for agent in order:
+            if not unmatched:
+                break
+            held = self._records_of(agent)
+            for record_id in ids:
+                record = held.records.get(record_id)
+                if record is None:
+                    continue
+                unmatched.discard(record_id)  # a public copy is found too: it has no last access of its own
+                if record_id not in held.public:
+                    marks.append(access_id(agent, record_id))
+                    held.records[record_id] = _accessed(record, now.tick)
+        self.index.set_ticks(marks, now.tick)
+
+    def _resolve(self, agent: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
+        """Every record of each hit row, with the row's similarity."""
+        held = self._records_of(agent)
+        if any(row not in held.rows for row, _ in hits):  # written by someone else since it was read: read again
+            held = self._records_of(agent, reread=True)
+        records = held.records
+        return [(records[i], similarity) for row, similarity in hits for i in held.rows.get(row, ())]
+
+    def _records_of(self, agent: str, *, reread: bool = False) -> HeldCollection:
+        """One agent's index as held here: read (with last access) on first use, then kept."""
+        if reread or agent not in self._held:
+            rows = self.index.get(agent)
+            self._held[agent] = HeldCollection.read(agent, rows.ids, rows.texts, rows.metadatas, self.index.ticks)
+        return self._held[agent]
+
+    def records(self, owner: str) -> list[MemoryRecord]:
+        """Every private record of one agent, or (owner PUBLIC, when no agent has that name) every public record,
+        sorted by id."""
+        if owner in self._known:
+            return self._records_of(owner).private()
+        if owner == PUBLIC:
+            return self.public_records()
+        raise KeyError(owner)
+
+    def public_records(self) -> list[MemoryRecord]:
+        """Every public record (each agent holds a copy), sorted by id."""
+        public = {r.id: r for agent in self.agents for r in self._records_of(agent).public_records()}
+        return sorted(public.values(), key=lambda r: r.id)
+
+    def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
+        """Each named agent reflects on its most salient memories; the reflections are remembered."""
+        events = []
+        for agent in agents:
+            observed = [r for r in self.records(agent) if r.kind is not MemoryKind.REFLECTION]
+            evidence = salient(observed, self.config.reflection_evidence)
+            if evidence:
+                insight, cites = self.reflector.reflect(agent, self.paths.get(agent, "Remembrance"), evidence)
+                events.append(reflection_event(agent, insight, cites, evidence, now))
+        self.remember(events)
+        return events
+
+    def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:
+        """Apply each agent's retention at a world reset (public news goes, public seeds stay); returns private
+        records kept per agent."""
+        kept: dict[str, int] = {}
+        for agent in self.agents:
+            rule = retention.get(agent, Retention(mode=RetentionMode.ALL))
+            held = self._records_of(agent)
+            records = held.private()
+            if rule.mode is RetentionMode.ALL:
+                keep = records
+            else:
+                ranked = sorted(records, key=lambda r: (-r.importance, r.id))
+                keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
+            forgotten = sorted({r.id for r in records} - {r.id for r in keep})
+            news = [r.id for r in held.public_records() if r.kind is not MemoryKind.SEED]
+            touched = {row for record_id in [*forgotten, *news] if (row := held.remove(record_id)) is not None}
+            for record in keep:
+                if record.carried_to < next_cycle and rule.mode is not RetentionMode.ALL:
+                    decayed = record.model_copy(
+                        update={"importance": max(1.0, record.importance * rule.decay), "carried_to": next_cycle}
+                    )
+                    touched |= held.put(decayed, public=False)
+            self._write_rows(agent, touched, {})
+            self.index.forget_ticks([access_id(agent, i) for i in forgotten])
+            if agent in retention:
+                kept[agent] = len(keep)
+        return kept
+
+    def dump(self) -> dict[str, Any]:
+        """Every record: each agent's own (by agent) and the public ones, sorted by id; for tests and inspection.
+        Public records sit apart from the agents' because an agent may be named like the public owner."""
+        return {
+            "agents": {agent: [r.model_dump(mode="json") for r in self.records(agent)] for agent in self.agents},
+            "public": [r.model_dump(mode="json") for r in self.public_records()],
+        }
+
+
+def _as_public(memory: RecalledMemory, public: bool) -> RecalledMemory:
+    """A recalled memory flagged public exactly when it is a public copy (not when its owner's name merely
+    equals the public owner's)."""
+    return memory if memory.public == public else memory.model_copy(update={"public": public})
+
+
+def _accessed(record: MemoryRecord, tick: int) -> MemoryRecord:
+    """The record, last accessed at `tick` if that is later than it says."""
+    return record if tick <= record.last_accessed else record.model_copy(update={"last_accessed": tick})

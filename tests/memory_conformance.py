@@ -1,0 +1,438 @@
+"""The memory conformance suite: what Remembrance must do over any RecordIndex backend.
+
+A backend runs it by subclassing `MemoryConformance` in a test module (whose name starts with `Test`) with a
+fixture `open_index`: a callable that gives the index of a society (by name) in one store, a new index object
+over the same store on each call, so that "a new Remembrance over the same store" means what it says. See
+tests/test_memory_conformance.py for the shipped backends and docs/architecture.md ("Memory backends").
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.memory.embedder import Embedder
+from amphoreus_graph.memory.index import RecordIndex
+from amphoreus_graph.memory.records import PUBLIC
+from amphoreus_graph.memory.remembrance import Remembrance
+from tests.privacy_cases import ADVERSARIAL_NAMES, Case, as_case, run_case, society_pair
+
+OpenIndex = Callable[[str], RecordIndex]
+# The properties run once per backend class (so from several executors), with the backend's function-scoped index.
+BACKEND_CHECKS = [HealthCheck.function_scoped_fixture, HealthCheck.differing_executors]
+
+HEIRS = ["Cyrene", "Phainon", "Anaxagoras"]
+RULES = {
+    "Cyrene": Retention(mode=RetentionMode.ALL),
+    "Phainon": Retention(mode=RetentionMode.NONE),
+    "Anaxagoras": Retention(mode=RetentionMode.ECHOES, keep=2, decay=0.5),
+}
+NOW = Moment(cycle=1, round=5, tick=5)
+WORDS = ["olive", "tide", "flame", "sky", "sea", "oath", "blade", "song", "gate", "vortex", "law", "stars"]
+LOOKALIKES = ["Zo\u00e9", "Zoe\u0301", "Zo\u00eb", "Zoe", "zoe", "Zoe ", " Zoe", "Zo e", "*", "PUBLIC", "王"]
+
+
+def _event(i: int, text: str, witnesses: list[str], **kwargs: Any) -> MemoryEvent:
+    return MemoryEvent(
+        id=f"e{i}", text=text, cycle=kwargs.pop("cycle", 1), round=i, tick=i, witnesses=witnesses, **kwargs
+    )
+
+
+def _rows(n: int) -> tuple[list[str], list[str], list[dict[str, str]], list[list[float]]]:
+    ids = [f"r{i}" for i in range(n)]
+    vectors = [[1.0 if j == i else 0.0 for j in range(4)] for i in range(n)]
+    return ids, [f"text {i}" for i in ids], [{"n": str(i)} for i in range(n)], vectors
+
+
+names_strategy = st.one_of(
+    st.sampled_from(ADVERSARIAL_NAMES),
+    st.text(st.characters(categories=("L", "M", "N", "P", "S", "Zs")), min_size=1, max_size=8),
+)
+
+
+@st.composite
+def adversarial_cases(draw: st.DrawFn) -> Case:
+    heirs = draw(st.lists(names_strategy, min_size=2, max_size=6, unique=True))
+    first, second = draw(st.lists(names_strategy, min_size=2, max_size=2, unique=True))
+    events = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, 1),
+                st.lists(st.sampled_from([*WORDS, *heirs]), min_size=1, max_size=5).map(" ".join),
+                st.frozensets(st.sampled_from(heirs)),
+                st.booleans(),
+            ),
+            min_size=1,
+            max_size=12,
+        )
+    )
+    asking = draw(st.lists(st.sampled_from(heirs), min_size=1, unique=True))
+    queries = {h: " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))) for h in asking}
+    return as_case(society_pair(first, second), heirs, events, queries, draw(st.integers(1, 8)))
+
+
+class MemoryConformance:
+    """Every test takes the backend's `open_index` fixture; each test uses societies of its own."""
+
+    @staticmethod
+    def remembrance(
+        open_index: OpenIndex, embedder: Embedder, society: str | None = None, **kwargs: Any
+    ) -> Remembrance:
+        return Remembrance(open_index(society or uuid.uuid4().hex[:12]), HEIRS, embedder, **kwargs)
+
+    # The index itself
+
+    def test_an_index_keeps_each_owners_rows_apart(self, open_index: OpenIndex) -> None:
+        index = open_index(uuid.uuid4().hex[:12])
+        ids, texts, metas, vectors = _rows(3)
+        owners = ["Zoe", "zoe", "Zoe ", "*"]
+        for n, owner in enumerate(owners, start=1):
+            index.upsert(owner, ids[:n], texts[:n], metas[:n], vectors[:n])
+        for n, owner in enumerate(owners, start=1):
+            assert sorted(index.get(owner).ids) == ids[:n]
+            assert len(index.query(owner, vectors[0], 10)) == min(n, 3)
+        assert index.get("nobody").ids == [] and index.query("nobody", vectors[0], 5) == []
+        index.upsert("Zoe", [], [], [], [])
+        index.update("zoe", ["r1"], [{"n": "changed"}])
+        index.delete("Zoe ", ["r0"])
+        got = index.get("zoe")
+        assert dict(zip(got.ids, got.metadatas, strict=True))["r1"] == {"n": "changed"}
+        assert dict(zip(got.ids, got.texts, strict=True)) == {"r0": "text r0", "r1": "text r1"}
+        assert sorted(index.get("Zoe ").ids) == ["r1", "r2"] and index.get("Zoe").ids == ["r0"]
+        nearest = index.query("*", vectors[2], 2)
+        assert nearest[0][0] == "r2" and nearest[0][1] == pytest.approx(1.0, abs=1e-5)
+        assert index.query("*", vectors[2], 2, exact=True)[0] == ("r2", pytest.approx(1.0, abs=1e-9))
+
+    def test_ticks_and_the_claim_sit_beside_the_rows(self, open_index: OpenIndex) -> None:
+        society = uuid.uuid4().hex[:12]
+        index = open_index(society)
+        assert index.claim() is None and index.ticks(["a"]) == {}
+        index.set_ticks(["a", "b"], 3)
+        index.set_ticks(["b"], 7)
+        index.forget_ticks(["a"])
+        index.set_claim("run one")
+        index.set_claim("run two")
+        again = open_index(society)
+        assert again.ticks(["a", "b", "c"]) == {"b": 7} and again.claim() == "run two"
+        index.upsert("Cyrene", *_rows(1))
+        again.drop(["Cyrene"])
+        after = open_index(society)
+        assert after.get("Cyrene").ids == [] and after.ticks(["b"]) == {}
+        assert after.claim() == "run two", "dropping the memories keeps the claim"
+        after.set_claim(None)
+        assert open_index(society).claim() is None
+
+    # Recall and privacy
+
+    def test_only_witnesses_recall_an_event(self, open_index: OpenIndex, embedder: Embedder) -> None:
+        memory = self.remembrance(open_index, embedder)
+        memory.remember([_event(1, "Cyrene hid the Coreflame of Time under the olive tree.", ["Cyrene"])])
+        found = memory.recall({h: "Where is the Coreflame of Time hidden?" for h in HEIRS}, 5, NOW)
+        assert [m.text for m in found["Cyrene"]] == ["Cyrene hid the Coreflame of Time under the olive tree."]
+        assert found["Phainon"] == [] and found["Anaxagoras"] == []
+
+    def test_look_alike_names_never_share_private_records(self, open_index: OpenIndex, embedder: Embedder) -> None:
+        """Names equal but for accents, normal form, case or whitespace, and one equal to the public owner's: each
+        recalls its own record and the public one, flagged as what they are, nothing else."""
+        memory = Remembrance(open_index(uuid.uuid4().hex[:12]), LOOKALIKES, embedder)
+        memory.remember(
+            [_event(i, f"The olive oath of heir {i}.", [name]) for i, name in enumerate(LOOKALIKES)]
+            + [_event(99, "The olive oath everyone heard.", [], public=True)]
+        )
+        found = memory.recall(dict.fromkeys(LOOKALIKES, "olive oath"), 10, NOW)
+        for i, name in enumerate(LOOKALIKES):
+            assert {(m.id, m.public) for m in found[name]} == {(f"e{i}@{name}", False), (f"e99@{PUBLIC}", True)}
+        assert [r.id for r in memory.public_records()] == [f"e99@{PUBLIC}"]
+        assert [r.id for r in memory.records("*")] == ["e8@*"], "an agent named like the public owner is an agent"
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=BACKEND_CHECKS)
+    @given(
+        raw_events=st.lists(
+            st.tuples(
+                st.lists(st.sampled_from(WORDS), min_size=2, max_size=6),
+                st.sets(st.sampled_from(HEIRS)),
+                st.booleans(),
+            ),
+            min_size=1,
+            max_size=12,
+        ),
+        raw_queries=st.dictionaries(
+            st.sampled_from(HEIRS), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), min_size=1
+        ),
+        k=st.integers(min_value=1, max_value=8),
+    )
+    def test_no_private_record_reaches_a_non_owner(
+        self, open_index: OpenIndex, embedder: Embedder, raw_events: list, raw_queries: dict, k: int
+    ) -> None:
+        memory = self.remembrance(open_index, embedder)
+        events = [
+            MemoryEvent(id=f"e{i}", text=" ".join(w), cycle=1, round=i, tick=i, witnesses=sorted(who), public=public)
+            for i, (w, who, public) in enumerate(raw_events)
+        ]
+        memory.remember(events)
+        visible = {h: {e.id for e in events if e.public or h in e.witnesses} for h in HEIRS}
+        found = memory.recall({h: " ".join(q) for h, q in raw_queries.items()}, k, Moment(cycle=1, round=20, tick=20))
+        for heir, memories in found.items():
+            for m in memories:
+                event_id, _, owner = m.id.partition("@")
+                assert owner == heir or (m.public and owner == PUBLIC), f"{heir} got {m.id}"
+                assert event_id in visible[heir], f"{heir} recalled {event_id}, which it never witnessed"
+            assert len(memories) == min(k, len(visible[heir]))
+
+    @settings(max_examples=20, deadline=None, suppress_health_check=BACKEND_CHECKS)
+    @given(case=adversarial_cases())
+    def test_no_identity_can_reach_another_ones_private_records(
+        self, open_index: OpenIndex, embedder: Embedder, case: Case
+    ) -> None:
+        """Two societies whose names may slug alike, heirs whose names differ in accents, spaces, punctuation,
+        script or normal form, or look reserved ("access", "public", "*", "PUBLIC"): no heir recalls anything but
+        its own society's public records and its own, each flagged as what it is."""
+        outcome = run_case(open_index, embedder, case)
+        assert outcome.collisions == [] and outcome.leaks == []
+        assert outcome.mislabelled == [] and outcome.missed == []
+
+    # Ranking
+
+    def test_ranked_recall_weighs_importance_recency_and_relevance(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        memory = self.remembrance(open_index, embedder)
+        memory.remember(
+            [
+                _event(1, "Anaxagoras read about the stars.", HEIRS, importance=2),
+                _event(2, "Phainon won the Coreflame of Worldbearing.", HEIRS, importance=10),
+                _event(3, "A feast of olives in Okhema.", HEIRS, importance=3),
+            ]
+        )
+        query = {"Cyrene": "astronomy and the night sky"}
+        only = {
+            "recency": RecallWeights(recency=1, importance=0, relevance=0),
+            "relevance": RecallWeights(recency=0, importance=0, relevance=1),
+            "importance": RecallWeights(recency=0, importance=1, relevance=0),
+        }
+        best = {part: _recall_with(memory, MemoryConfig(weights=w), query)[0].text for part, w in only.items()}
+        assert best == {
+            "relevance": "Anaxagoras read about the stars.",
+            "importance": "Phainon won the Coreflame of Worldbearing.",
+            "recency": "A feast of olives in Okhema.",
+        }
+        cosine = _recall_with(memory, MemoryConfig(mode=RecallMode.COSINE), query)
+        assert cosine[0].text == "Anaxagoras read about the stars." and cosine[0].score == cosine[0].relevance
+        assert [m.score for m in cosine] == sorted((m.score for m in cosine), reverse=True)
+
+    def test_recall_is_read_only_and_touch_marks_what_was_used(self, open_index: OpenIndex, embedder: Embedder) -> None:
+        memory = self.remembrance(open_index, embedder)
+        memory.remember([_event(1, "The olive tree bloomed.", ["Cyrene"]), _event(2, "A storm broke.", ["Cyrene"])])
+        (used,) = memory.recall({"Cyrene": "olive tree"}, 1, Moment(cycle=1, round=9, tick=9))["Cyrene"]
+        assert {r.last_accessed for r in memory.records("Cyrene")} == {1, 2}, "recall alone is read-only"
+        memory.touch([used.id], Moment(cycle=1, round=9, tick=9))
+        accessed = {r.text: r.last_accessed for r in memory.records("Cyrene")}
+        assert accessed == {"The olive tree bloomed.": 9, "A storm broke.": 2}
+
+    def test_a_heir_finds_its_one_distinct_record_among_hundreds_sharing_a_text(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        """Routine events repeat their text round after round; many identical vectors degrade an HNSW index until
+        a search misses the exact match and returns fewer rows than asked. Each text is one row here."""
+        memory = self.remembrance(open_index, embedder)
+        routine = "Cyrene rested by the fire in Okhema."
+        distinct = "Cyrene buried the Coreflame of Time under the third olive tree."
+        events = [_event(i, routine, ["Cyrene", "Phainon"], importance=9) for i in range(300)]
+        memory.remember([*events[:150], _event(999, distinct, ["Cyrene"], importance=1), *events[150:]])
+        now = Moment(cycle=1, round=400, tick=400)
+        for config in (MemoryConfig(mode=RecallMode.COSINE), MemoryConfig()):
+            memory.config = config
+            found = memory.recall({"Cyrene": distinct}, 1, now)["Cyrene"]
+            assert [m.text for m in found] == [distinct]
+            assert found[0].relevance == pytest.approx(1.0, abs=1e-5)
+        everything = memory.recall({"Cyrene": distinct, "Phainon": distinct}, 1000, now)
+        assert len(everything["Cyrene"]) == 301 and len({m.id for m in everything["Cyrene"]}) == 301
+        assert len(everything["Phainon"]) == 300
+        assert [m.text for m in everything["Cyrene"]].count(distinct) == 1
+        assert memory.recall({"Cyrene": routine}, 200, now)["Cyrene"][0].text == routine
+        assert len(memory.records("Cyrene")) == 301, "records sharing a text stay apart"
+
+    # Reflection
+
+    def test_reflection_cites_existing_evidence_and_is_remembered(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        memory = self.remembrance(open_index, embedder, paths={"Cyrene": "Remembrance"})
+        memory.remember(
+            [
+                _event(i, f"Cyrene watched Phainon fight the Tide, day {i}.", ["Cyrene"], importance=5 + i)
+                for i in range(4)
+            ]
+        )
+        (reflection,) = memory.reflect(["Cyrene"], NOW)
+        records = {r.id: r for r in memory.records("Cyrene")}
+        assert reflection.kind is MemoryKind.REFLECTION and reflection.evidence
+        assert set(reflection.evidence) <= set(records), "a reflection cites records that exist"
+        stored = records[f"{reflection.id}@Cyrene"]
+        assert stored.evidence == reflection.evidence and "Remembrance" in stored.text and "Phainon" in stored.text
+
+    # Retention
+
+    def test_a_fact_outlives_resets_only_for_remembrance(self, open_index: OpenIndex, embedder: Embedder) -> None:
+        """Witnessed by Cyrene (keeps all) and Phainon (keeps nothing) in cycle 1; asked in cycle 3."""
+        memory = self.remembrance(open_index, embedder)
+        fact = "The key to the Vortex is hidden beneath the third pillar of the Marmoreal Palace."
+        memory.remember([_event(1, fact, ["Cyrene", "Phainon"], importance=4)])
+        memory.remember([_event(i, f"Ordinary day number {i} in Okhema.", HEIRS, importance=6) for i in range(2, 8)])
+        memory.carry_over(RULES, next_cycle=2)
+        memory.remember([_event(9, "A feast in cycle two.", HEIRS, cycle=2)])
+        memory.carry_over(RULES, next_cycle=3)
+        found = memory.recall(
+            {h: "Where is the key to the Vortex hidden?" for h in HEIRS}, 3, Moment(cycle=3, round=1, tick=25)
+        )
+        assert fact in [m.text for m in found["Cyrene"]]
+        assert found["Cyrene"][0].cycle == 1
+        assert found["Phainon"] == []
+        assert fact not in [m.text for m in found["Anaxagoras"]]
+
+    def test_public_records_are_for_everyone_and_only_seeds_survive_a_reset(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        memory = self.remembrance(open_index, embedder)
+        memory.remember(
+            [
+                _event(1, "Twelve Titans hold the Coreflames.", [], public=True, kind=MemoryKind.SEED),
+                _event(2, "Phainon delivered the Coreflame of Worldbearing.", [], public=True),
+            ]
+        )
+        found = memory.recall({h: "Coreflames" for h in HEIRS}, 5, NOW)
+        assert all(len(found[h]) == 2 and all(m.public for m in found[h]) for h in HEIRS)
+        memory.carry_over(RULES, next_cycle=2)
+        assert [r.text for r in memory.records(PUBLIC)] == ["Twelve Titans hold the Coreflames."]
+
+    def test_retention_keeps_all_echoes_or_nothing_with_decay(self, open_index: OpenIndex, embedder: Embedder) -> None:
+        memory = self.remembrance(open_index, embedder)
+        memory.remember([_event(i, f"Event number {i}", HEIRS, importance=1 + i) for i in range(6)])
+        assert memory.carry_over(RULES, next_cycle=2) == {"Cyrene": 6, "Phainon": 0, "Anaxagoras": 2}
+        snapshot = memory.dump()
+        assert len(snapshot["agents"]["Cyrene"]) == 6 and snapshot["agents"]["Phainon"] == []
+        assert {r["text"]: r["importance"] for r in snapshot["agents"]["Anaxagoras"]} == {
+            "Event number 5": 3.0,
+            "Event number 4": 2.5,
+        }
+
+    def test_records_sharing_a_text_stay_apart_through_retention_and_reread(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        """A row holds every record of its text: retention drops some of them, decays others, and a fresh reader
+        sees exactly the records that remain."""
+        memory = self.remembrance(open_index, embedder)
+        memory.remember([_event(i, "The Tide rose again.", HEIRS, importance=1 + i) for i in range(6)])
+        memory.carry_over(RULES, next_cycle=2)
+        kept = {r.id: r.importance for r in memory.records("Anaxagoras")}
+        assert kept == {"e5@Anaxagoras": 3.0, "e4@Anaxagoras": 2.5}
+        assert memory.records("Phainon") == [] and len(memory.records("Cyrene")) == 6
+        again = self.remembrance(open_index, embedder, memory.society)
+        assert again.dump() == memory.dump()
+        assert [m.id for m in again.recall({"Anaxagoras": "The Tide rose again."}, 9, NOW)["Anaxagoras"]] == [
+            "e5@Anaxagoras",
+            "e4@Anaxagoras",
+        ]
+
+    # Exactly once, and what the store holds
+
+    def test_remember_twice_files_once_and_reports_importance_gained(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        memory = self.remembrance(open_index, embedder)
+        event = _event(1, "Phainon swore an oath.", ["Phainon", "Cyrene"], importance=4)
+        assert memory.remember([event]) == {"Phainon": 4.0, "Cyrene": 4.0}
+        memory.remember([event])
+        dump = memory.dump()
+        assert [len(v) for v in dump["agents"].values()] == [1, 1, 0] and dump["public"] == []
+
+    def test_a_replay_after_a_crash_changes_nothing(self, open_index: OpenIndex, embedder: Embedder) -> None:
+        """A round's writes and a cycle end, done again by a new Remembrance over the same store (a restarted
+        process replaying from its checkpoint), leave exactly what the first pass left."""
+        first = self.remembrance(open_index, embedder)
+        seeds = [_event(0, "Twelve Titans hold the Coreflames.", [], public=True, kind=MemoryKind.SEED)]
+        rounds = [
+            [_event(i, f"Round {i}: Phainon and Cyrene met at the gate.", HEIRS, importance=2 + i) for i in (1, 2)],
+            [_event(3, "News of the Tide spread.", [], public=True)],
+        ]
+        used = ["e1@Cyrene", "e2@Anaxagoras", "e3@*"]
+        now = Moment(cycle=1, round=4, tick=4)
+
+        def live(memory: Remembrance) -> None:
+            memory.remember(seeds)
+            for events in rounds:
+                memory.remember(events)
+            memory.touch(used, now)
+            memory.carry_over(RULES, next_cycle=2)
+
+        live(first)
+        snapshot = first.dump()
+        query = {h: "the gate and the Tide" for h in HEIRS}
+        recalled = first.recall(query, 4, Moment(cycle=2, round=1, tick=9))
+        replay = self.remembrance(open_index, embedder, first.society)
+        live(replay)
+        assert replay.dump() == snapshot
+        assert self.remembrance(open_index, embedder, first.society).dump() == snapshot
+        assert replay.recall(query, 4, Moment(cycle=2, round=1, tick=9)) == recalled
+        live(first)
+        assert first.dump() == snapshot
+
+    def test_what_is_held_in_process_is_what_the_store_holds_after_every_write(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        """Recall, reflection and retention read the records held in process; a fresh reader sees the store."""
+        memory = self.remembrance(open_index, embedder, paths={"Cyrene": "Remembrance"})
+
+        def same_as_store() -> None:
+            assert memory.dump() == self.remembrance(open_index, embedder, memory.society).dump()
+            query = {h: "the Coreflame and the storm" for h in HEIRS}
+            fresh = self.remembrance(open_index, embedder, memory.society)
+            assert memory.recall(query, 4, NOW) == fresh.recall(query, 4, NOW)
+
+        memory.recall({"Cyrene": "anything"}, 3, NOW)  # read (empty) before anything is written
+        memory.remember(
+            [_event(i, f"Cyrene saw storm {i} near the Coreflame.", HEIRS, importance=2 + i) for i in range(5)]
+        )
+        memory.remember([_event(9, "The Coreflame of Sky is public knowledge.", [], public=True, kind=MemoryKind.SEED)])
+        same_as_store()
+        memory.touch([f"e3@{h}" for h in HEIRS], Moment(cycle=1, round=8, tick=8))
+        same_as_store()
+        memory.remember([_event(3, "Cyrene saw storm 3 near the Coreflame.", HEIRS, importance=5)])  # filed again
+        assert {r.id: r.last_accessed for r in memory.records("Cyrene")}["e3@Cyrene"] == 8
+        same_as_store()
+        memory.reflect(["Cyrene"], NOW)
+        same_as_store()
+        memory.carry_over(RULES, next_cycle=2)
+        same_as_store()
+
+    def test_records_written_by_another_remembrance_are_read_again(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        reader = self.remembrance(open_index, embedder)
+        assert reader.recall({"Cyrene": "olive tree"}, 3, NOW)["Cyrene"] == []  # Cyrene's records now held: none
+        writer = self.remembrance(open_index, embedder, reader.society)
+        writer.remember([_event(1, "The olive tree bloomed.", ["Cyrene"])])
+        found = reader.recall({"Cyrene": "olive tree"}, 3, NOW)["Cyrene"]
+        assert [m.text for m in found] == ["The olive tree bloomed."]
+
+    def test_drop_forgets_the_society_and_goes_on_empty(self, open_index: OpenIndex, embedder: Embedder) -> None:
+        memory = self.remembrance(open_index, embedder)
+        memory.remember([_event(1, "The olive tree bloomed.", HEIRS), _event(2, "News.", [], public=True)])
+        memory.touch(["e1@Cyrene"], NOW)
+        memory.drop()
+        assert memory.dump() == {"agents": {h: [] for h in HEIRS}, "public": []}
+        assert self.remembrance(open_index, embedder, memory.society).dump() == memory.dump()
+        memory.remember([_event(1, "The olive tree bloomed.", HEIRS)])
+        assert {r.last_accessed for r in memory.records("Cyrene")} == {1}, "no tick outlives a drop"
+
+
+def _recall_with(memory: Remembrance, config: MemoryConfig, query: dict[str, str]) -> list:
+    memory.config = config
+    return memory.recall(query, 3, NOW)["Cyrene"]

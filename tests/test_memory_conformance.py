@@ -1,0 +1,35 @@
+"""The memory conformance suite (tests/memory_conformance.py) over each shipped backend: the in-process index,
+embedded Chroma, and a real `chroma run` server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
+from amphoreus_graph.memory.inmemory_index import InMemoryIndex
+from tests.memory_conformance import MemoryConformance, OpenIndex
+
+
+class TestInMemoryIndex(MemoryConformance):
+    @pytest.fixture
+    def open_index(self) -> OpenIndex:
+        store: dict[str, InMemoryIndex] = {}  # the "store" is this process: the same index for the same society
+        return lambda society: store.setdefault(society, InMemoryIndex(society))
+
+
+class TestEmbeddedChroma(MemoryConformance):
+    @pytest.fixture
+    def open_index(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenIndex]:
+        client, lock = open_chroma(tmp_path_factory.mktemp("chroma"))
+        yield lambda society: ChromaIndex(client, society)
+        if lock is not None:
+            lock.release()
+
+
+class TestChromaServer(MemoryConformance):
+    @pytest.fixture
+    def open_index(self, chroma_url: str) -> OpenIndex:
+        client, _ = open_chroma(url=chroma_url)
+        return lambda society: ChromaIndex(client, society)
