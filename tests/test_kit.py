@@ -23,6 +23,7 @@ from amphoreus_graph.contracts.turn import Decision, TurnContext
 from amphoreus_graph.contracts.world import World
 from amphoreus_graph.errors import ScenarioError
 from amphoreus_graph.worlds.kit import ENGINE_KEYS, KitWorld, load_kit_file, load_kit_world
+from amphoreus_graph.worlds.kit.state import KitState
 
 HERE = Path(__file__).parent
 ISLES = HERE / "worlds" / "isles" / "isles.yaml"
@@ -1100,3 +1101,16 @@ def test_a_kit_world_pickles_as_the_yaml_it_came_from():
     world = load_scenario("fishery").world
     again = pickle.loads(pickle.dumps(world))
     assert isinstance(again, KitWorld) and again.spec == world.spec and "trawl" in again.rules.resolvers
+
+
+def test_trust_is_kept_sparse_and_perceived_whole(isles):
+    """The state stores only trust that is not 0 (a dense matrix grows with N² in every checkpoint); each agent
+    still perceives its trust in every other agent, and a trust brought back to 0 leaves the state."""
+    state = isles.genesis(1)
+    assert state["trust"] == {"Ana": {"Cleo": 0.5}, "Bram": {"Ana": -0.3}}
+    assert turn_for(isles, state, "Dov").trust == {"Ana": 0.0, "Bram": 0.0, "Cleo": 0.0, "Esk": 0.0}
+    kit = KitState.model_validate(state)
+    kit.adjust_trust("Ana", "Cleo", -0.5)
+    kit.adjust_trust("Dov", "Nobody", 0.4)
+    kit.adjust_trust("Dov", "Dov", 0.4)
+    assert kit.trust == {"Bram": {"Ana": -0.3}}

@@ -32,7 +32,8 @@ from langgraph.types import Send
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
-from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory
+from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory, TurnContext
+from amphoreus_graph.contracts.world import WorldState
 from amphoreus_graph.errors import graph_input
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.gateway import RoleUse, metered
@@ -131,22 +132,23 @@ def fan_out(state: SocietyState) -> list[Send]:
     if scenario.memory.write_behind and (state.get("round_events") or state.get("used_memories")):
         sends.append(Send("file_behind", {key: state.get(key) for key in FILING_KEYS}))
     for agent in scenario.world.actors(state["world"]):
-        turn = build_turn(
-            agent,
-            state["world"],
-            scenario,
-            situation=state["situations"][agent],
-            memories=[RecalledMemory.model_validate(m) for m in state["recalled"].get(agent, [])],
-            seed=state["seed"],
-            run_id=state["run_id"],
-        )
-        sends.append(
-            Send(
-                "agent_turn",
-                {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]},
-            )
-        )
+        turn = turn_of(state, agent, state["world"])
+        sends.append(Send("agent_turn", {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]}))
     return sends
+
+
+def turn_of(state: SocietyState, agent: str, world: WorldState) -> TurnContext:
+    """What `agent` knows as it decides in `world` (the round as framed): its situation and recalled memories
+    from the state. Built again from the same state for its sample, so turns need not travel in checkpoints."""
+    return build_turn(
+        agent,
+        world,
+        scenario_of(state["scenario"]),
+        situation=state["situations"][agent],
+        memories=[RecalledMemory.model_validate(m) for m in state["recalled"].get(agent, [])],
+        seed=state["seed"],
+        run_id=state["run_id"],
+    )
 
 
 async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
@@ -166,12 +168,7 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
             "flags": result.flags,
         }
     )
-    record = {
-        "turn": payload["turn"],
-        "result": result.model_dump(mode="json"),
-        "path": turn.path,
-        "model": services.policy.name,
-    }
+    record = {"result": result.model_dump(mode="json"), "path": turn.path, "model": services.policy.name}
     spent = meter.as_json()
     return {"turns": {turn.agent: record}, "model_use": spent, "agent_use": {turn.agent: spent}}
 
@@ -192,8 +189,7 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
         "round_flags": [*cost.flags, *([f"error: {cost.error}"] if cost.error else [])],
         "round_moment": now_of(state).model_dump(),
         "model_use": meter.as_json(),
-        # The turns have read their memories: keep only which were used (for `remember`), not their text.
-        "recalled": {},
+        "decided_in": state["world"],  # with situations and recalled, what `record` rebuilds the turns from
         "used_memories": [m["id"] for found in state["recalled"].values() for m in found if not m.get("public")],
     }
 
@@ -237,7 +233,7 @@ def round_samples(state: SocietyState) -> list[Sample]:
     samples = []
     for agent in [a for a in scenario.agent_names if a in state["turns"]]:
         turn = state["turns"][agent]
-        context = restore(turn["turn"], scenario)
+        context = turn_of(state, agent, state["decided_in"])
         result = PolicyResult.model_validate(turn["result"])
         samples.append(
             Sample(
@@ -316,7 +312,14 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
             "models": calls_so_far(state.get("model_use") or {}),
         }
     )
-    return {"stats": add_stats(state.get("stats"), delta), "sample_offsets": offsets, "turns": {}}
+    # The round is on disk: its turns, what they recalled and the world they decided in leave the checkpoints.
+    return {
+        "stats": add_stats(state.get("stats"), delta),
+        "sample_offsets": offsets,
+        "turns": {},
+        "recalled": {},
+        "decided_in": {},
+    }
 
 
 def calls_so_far(model_use: dict[str, Any]) -> dict[str, dict[str, int]]:

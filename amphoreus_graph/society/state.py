@@ -61,6 +61,7 @@ class SocietyState(TypedDict, total=False):
     world: JSON
     situations: dict[str, str]
     recalled: dict[str, list[JSON]]
+    decided_in: JSON  # the world the round's turns decided in, until `record` has written them
     turns: Annotated[dict[str, JSON], merge_turns]
     round_events: list[JSON]  # the last round's events, until they are filed into memory
     round_moment: JSON  # when they happened (a Moment)

@@ -126,10 +126,10 @@ class Applier:
         return None
 
     def trust(self, change: TrustChange) -> str | None:
-        row = self.work.s.trust.get(change.agent, {})
-        if change.towards == change.agent or change.towards not in row:
+        agents = self.work.s.agents
+        if change.towards == change.agent or change.agent not in agents or change.towards not in agents:
             return f"{change.agent} has no trust in {change.towards} to change; expected another agent"
-        value = row[change.towards] + change.delta
+        value = self.work.s.trust_of(change.agent, change.towards) + change.delta
         if problem := _outside(f"{change.agent}'s trust in {change.towards}", value, -1.0, 1.0):
             return problem
         self.work.s.adjust_trust(change.agent, change.towards, change.delta)

@@ -158,7 +158,7 @@ def state_now(world: KitWorld, vocabulary: Vocabulary, state: KitState) -> dict[
         if rules.carried:
             shown["holding"] = state.held_by(name)
         shown["tally"] = agent.tally
-        shown["trust"] = state.trust.get(name, {})
+        shown["trust"] = state.trust_row(name)
         agents[name] = shown
     found: dict[str, Any] = {
         "agents": agents,

@@ -35,7 +35,9 @@ class KitState(BaseModel):
     objectives: dict[str, ObjectiveState] = Field(default_factory=dict)
     clock: float | None = None
     pools: dict[str, float] = Field(default_factory=dict)
-    trust: dict[str, dict[str, float]] = Field(default_factory=dict)
+    trust: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="who trusts whom how far, where not 0 (kept sparse: it grows with N²)"
+    )
     active: list[str] = Field(default_factory=list)
     outcome: str | None = None
     limit: int | None = Field(default=None, description="the round limit the engine resolves the cycle under")
@@ -56,8 +58,22 @@ class KitState(BaseModel):
     def held_by(self, agent: str) -> list[str]:
         return [name for name, o in self.objectives.items() if o.status is Status.HELD and o.by == agent]
 
+    def trust_of(self, truster: str, trusted: str) -> float:
+        return self.trust.get(truster, {}).get(trusted, 0.0)
+
+    def trust_row(self, truster: str) -> dict[str, float]:
+        """How far `truster` trusts every other agent, in declaration order (0 where nothing was said)."""
+        return {other: self.trust_of(truster, other) for other in self.agents if other != truster}
+
     def adjust_trust(self, truster: str, trusted: str, delta: float) -> None:
-        row = self.trust.get(truster)
-        if truster == trusted or row is None or trusted not in row or not delta:
+        """Within [-1, 1]; nobody's trust in themself, nor in anyone not of the world."""
+        if truster == trusted or truster not in self.agents or trusted not in self.agents or not delta:
             return
-        row[trusted] = round(max(-1.0, min(1.0, row[trusted] + delta)), 4)
+        value = round(max(-1.0, min(1.0, self.trust_of(truster, trusted) + delta)), 4)
+        row = self.trust.setdefault(truster, {})
+        if value:
+            row[trusted] = value
+        else:
+            row.pop(trusted, None)
+        if not row:
+            del self.trust[truster]

@@ -100,7 +100,11 @@ class KitWorld:
             objectives={o.name: ObjectiveState(at=o.location) for o in spec.objectives},
             clock=spec.clock.start if spec.clock else None,
             pools={name: pool.start for name, pool in spec.pools.items()},
-            trust={a.name: {o: float(a.relationships.get(o, 0.0)) for o in names if o != a.name} for a in spec.agents},
+            trust={
+                a.name: {o: float(a.relationships[o]) for o in names if o != a.name and a.relationships.get(o)}
+                for a in spec.agents
+                if any(a.relationships.get(o) for o in names if o != a.name)
+            },
         )
         state.active = self.rules.holding_now(state)
         return state.dump()
@@ -158,7 +162,7 @@ class KitWorld:
             observations=self._observations(world, agent),
             options=options,
             pressures=self._pressures(world, agent, options),
-            trust=dict(world.trust.get(agent, {})),
+            trust=world.trust_row(agent),
         )
 
     def _aim(self, world: KitState, agent: str) -> tuple[str, str | None]:
