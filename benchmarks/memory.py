@@ -745,14 +745,15 @@ def reopen(
     """Close the store, open it again (as a resumed simulation would) and time each agent's first recall."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
-    society = memory.society
     memory.close()
-    memory.index = None  # type: ignore[assignment]  # let go of the client and its collections
+    index = chroma_index(memory)
+    index.client = None  # type: ignore[assignment]  # let go of the client and its collections
+    index._collections, index._access = {}, None
     gc.collect()
     SharedSystemClient.clear_system_cache()
     started = time.perf_counter()
     client, lock = open_chroma(directory)
-    again = Remembrance(ChromaIndex(client, society, lock), agents, embedder)
+    again = Remembrance(ChromaIndex(client, memory.society, lock), agents, embedder)
     open_s = time.perf_counter() - started
     try:
         embedder._cache.clear()

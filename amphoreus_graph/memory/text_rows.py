@@ -1,9 +1,9 @@
-"""How an agent's records sit in its Chroma collection: one row (one vector) per distinct text, per role.
+"""How an agent's records sit in its index (index.py): one row (one vector) per distinct text, per role.
 
 Many records share a text: a routine event filed round after round, a public record copied to every agent,
-reflections that repeat themselves. Chroma's HNSW index degrades on many identical vectors: a search that
+reflections that repeat themselves. An HNSW index (Chroma's) degrades on many identical vectors: a search that
 should find a distinct record returns duplicates and leaves the exact match out, and asks for N come back
-with fewer than N while more exist. So a collection holds one row per (role, text): its id is derived from
+with fewer than N while more exist. So an agent's index holds one row per (role, text): its id is derived from
 the text, its vector is the text's embedding, and its metadata lists every record filed under that text
 (`records`: a JSON list, each record without its text and owner, sorted by id). Recall ranks rows, then
 every record of a hit row. Writes stay idempotent: a row's id and content are functions of the records it
@@ -28,7 +28,7 @@ PRIVATE_ROLE, PUBLIC_ROLE = "h", "p"
 
 
 def row_id(public: bool, text: str) -> str:
-    """The row a text is filed under in one agent's collection (the collection scopes it to the agent)."""
+    """The row a text is filed under in one agent's index (the index scopes it to the agent)."""
     return (PUBLIC_ROLE if public else PRIVATE_ROLE) + record_key(text)
 
 
@@ -51,7 +51,7 @@ def _pack(records: Iterable[MemoryRecord]) -> str:
 
 @dataclass
 class HeldCollection:
-    """One agent's collection as held in this process: records by id, the row each sits in, which are public."""
+    """One agent's index as held in this process: records by id, the row each sits in, which are public."""
 
     agent: str
     records: dict[str, MemoryRecord] = field(default_factory=dict)
@@ -68,7 +68,7 @@ class HeldCollection:
         metadatas: Sequence[Mapping[str, Any]],
         ticks: Callable[[list[str]], Mapping[str, int]],
     ) -> HeldCollection:
-        """Rebuild from a collection's rows; `ticks` looks up private records' last access by access id. (A
+        """Rebuild from an index's rows; `ticks` looks up private records' last access by access id. (A
         agent's first recall in a process pays for this: each record is validated once, no id is hashed.)"""
         held = cls(agent)
         prefix = access_prefix(agent)
@@ -120,8 +120,8 @@ class HeldCollection:
         return self.records[next(iter(self.rows[row]))].text
 
     def metadata(self, row: str) -> dict[str, str]:
-        """Chroma metadata of a row: the owner (the agent, or PUBLIC for its copies of public records), so the
-        store can be audited by owner in Chroma itself, and its records as one JSON string (one metadata key a
+        """A row's metadata: the owner (the agent, or PUBLIC for its copies of public records), so the store can
+        be audited by owner (in Chroma itself, say), and its records as one JSON string (one metadata key a
         field made reading a collection back five times slower: each key is a row per record in SQLite)."""
         owner = PUBLIC if row.startswith(PUBLIC_ROLE) else self.agent
         return {"owner": owner, "records": _pack(self.row_records(row))}
