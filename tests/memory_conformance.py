@@ -138,6 +138,33 @@ class MemoryConformance:
         assert [m.text for m in found["Cyrene"]] == ["Cyrene hid the Coreflame of Time under the olive tree."]
         assert found["Phainon"] == [] and found["Anaxagoras"] == []
 
+    def test_events_not_yet_filed_are_recalled_as_if_filed_and_only_by_their_witnesses(
+        self, open_index: OpenIndex, embedder: Embedder
+    ) -> None:
+        """A round written behind: recall searches its events in process, ranked as filing them would rank them."""
+        earlier = [_event(i, f"On day {i} the {WORDS[i]} was seen over Okhema.", HEIRS) for i in range(1, 4)]
+        pending = [
+            _event(4, "Cyrene hid the Coreflame of Time under the olive tree.", ["Cyrene"], importance=7),
+            _event(5, "Phainon swore an oath on the blade of Okhema.", ["Phainon", "Cyrene"]),
+            _event(6, "The Black Tide rose over the whole sky.", [], public=True),
+        ]
+        queries = {h: "Where is the Coreflame hidden, and who swore an oath?" for h in [*HEIRS, "Stranger"]}
+        waiting = self.remembrance(open_index, embedder)
+        waiting.remember(earlier)
+        before = waiting.recall(queries, 4, NOW, pending)
+        assert waiting.recall(queries, 4, NOW) != before, "the pending events were searched"
+        filed = self.remembrance(open_index, embedder)
+        filed.remember(earlier)
+        filed.remember(pending)
+        after = filed.recall(queries, 4, NOW)
+        strip = lambda found: {a: [(m.id, m.public, round(m.score, 4)) for m in ms] for a, ms in found.items()}  # noqa: E731
+        assert strip(before) == strip(after)
+        assert "e4@Cyrene" in [m.id for m in before["Cyrene"]]
+        assert not any(m.id.startswith("e4@") for m in before["Phainon"] + before["Anaxagoras"])
+        assert before["Stranger"] == []
+        waiting.remember(pending)
+        assert strip(waiting.recall(queries, 4, NOW, pending)) == strip(after), "filed and pending: counted once"
+
     def test_look_alike_names_never_share_private_records(self, open_index: OpenIndex, embedder: Embedder) -> None:
         """Names equal but for accents, normal form, case or whitespace, and one equal to the public owner's: each
         recalls its own record and the public one, flagged as what they are, nothing else."""

@@ -26,6 +26,10 @@ class ImportanceRater(Protocol):
         """Importance of each event (by id) for each of its witnesses."""
         ...
 
+    def rate_now(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
+        """The same without waiting on a model: what recall ranks events by before they are filed."""
+        ...
+
 
 def _clamp(value: float) -> float:
     return round(max(1.0, min(10.0, value)), 3)
@@ -39,6 +43,8 @@ class PathImportance:
 
     def rate(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
         return {e.id: {w: self.rate_one(e, w) for w in e.witnesses} for e in events}
+
+    rate_now = rate
 
     def rate_one(self, event: MemoryEvent, witness: str) -> float:
         value = event.importance
@@ -87,6 +93,10 @@ class ModelImportance:
             based = event if rated is None else event.model_copy(update={"importance": rated})
             out[event.id] = {w: self.offline.rate_one(based, w) for w in event.witnesses}
         return out
+
+    def rate_now(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
+        """The offline rating: the same whatever the model has rated so far, so a resumed run recalls alike."""
+        return self.offline.rate(events)
 
     async def _ask(self, texts: list[str]) -> list[float | None]:
         """Each text's rating from the model, BATCH texts a call (the calls run together, bounded by the gateway's

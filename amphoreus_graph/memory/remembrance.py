@@ -9,8 +9,10 @@ cycle end after a crash changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention, RetentionMode
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
@@ -29,6 +31,8 @@ class _BaseImportance:
 
     def rate(self, events: list[MemoryEvent]) -> dict[str, dict[str, float]]:
         return {e.id: {w: e.importance for w in e.witnesses} for e in events}
+
+    rate_now = rate
 
 
 class Remembrance:
@@ -83,10 +87,24 @@ class Remembrance:
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
         """File each event for each witness (public ones for every agent); returns the importance each agent gained
         from its private records."""
-        events = [e for e in events if e.public or any(w in self._known for w in e.witnesses)]
+        events = self._fileable(events)
         if not events:
             return {}
         ratings = self.rater.rate([e for e in events if not e.public])
+        by_text, filed = self._records_for(events, ratings)
+        for agent, batch in filed.items():
+            self.file(agent, batch, by_text)
+        gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
+        return {agent: weight for agent, weight in gained.items() if weight}
+
+    def _fileable(self, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
+        return [e for e in events if e.public or any(w in self._known for w in e.witnesses)]
+
+    def _records_for(
+        self, events: list[MemoryEvent], ratings: dict[str, dict[str, float]]
+    ) -> tuple[dict[str, list[float]], dict[str, list[tuple[MemoryRecord, bool]]]]:
+        """Each text's vector (the events embedded as one batch, as filing them embeds them), and each agent's
+        records of the events (with whether each is a public copy)."""
         vectors = self.embedder.encode([e.text for e in events])
         by_text: dict[str, list[float]] = {}
         filed: dict[str, list[tuple[MemoryRecord, bool]]] = {}
@@ -100,10 +118,7 @@ class Remembrance:
             for agent in dict.fromkeys(event.witnesses):
                 if agent in self._known:
                     filed.setdefault(agent, []).append((MemoryRecord.of(event, agent, ratings[event.id][agent]), False))
-        for agent, batch in filed.items():
-            self.file(agent, batch, by_text)
-        gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
-        return {agent: weight for agent, weight in gained.items() if weight}
+        return by_text, filed
 
     def file(self, agent: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]) -> None:
         """Write records (each with whether it is a public copy) into an agent's index: one upsert of the rows
@@ -135,16 +150,21 @@ class Remembrance:
         )
         self.index.update(agent, stale, [held.metadata(r) for r in stale])
 
-    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
+    def recall(
+        self, queries: dict[str, str], k: int, now: Moment, pending: Sequence[MemoryEvent] = ()
+    ) -> dict[str, list[RecalledMemory]]:
         """Each agent's k best memories for its query: its own records and public ones, never another's.
 
-        Read-only: the caller marks what was used with `touch` (the society does it with the round's writes)."""
+        `pending`: events not filed yet (a round written behind) are searched here, exactly, as if they were filed,
+        rated as the rater rates without waiting on a model (a model's rating counts once they are filed). Read-only:
+        the caller marks what was used with `touch` (the society does it with the round's writes)."""
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
         agents = [h for h in queries if h in self._known]
         if not agents or k <= 0:
             return found
         # No count first: an index answers an oversized n with what it has.
         vectors = self.embedder.encode([queries[h] for h in agents]).tolist()
+        unfiled = self._unfiled(pending)
         n = k * self.config.overfetch
         for agent, vector in zip(agents, vectors, strict=True):
             hits = self.index.query(agent, vector, n)
@@ -153,8 +173,19 @@ class Remembrance:
             if len(hits) < min(n, len(held.rows)):  # the index came back short: rank every row exactly instead
                 candidates = self._resolve(agent, self.index.query(agent, vector, n, exact=True))
                 held = self._held[agent]
-            found[agent] = [_as_public(m, m.id in held.public) for m in rank(candidates, now, self.config, k)]
+            waiting = [(r, public, v) for r, public, v in unfiled.get(agent, []) if r.id not in held.records]
+            candidates += [(r, float(np.dot(vector, v))) for r, _, v in waiting]
+            public = held.public | {r.id for r, is_public, _ in waiting if is_public}
+            found[agent] = [_as_public(m, m.id in public) for m in rank(candidates, now, self.config, k)]
         return found
+
+    def _unfiled(self, pending: Sequence[MemoryEvent]) -> dict[str, list[tuple[MemoryRecord, bool, list[float]]]]:
+        """Each agent's records of events not filed yet, with whether each is a public copy and its vector."""
+        events = self._fileable(pending)
+        if not events:
+            return {}
+        by_text, filed = self._records_for(events, self.rater.rate_now([e for e in events if not e.public]))
+        return {agent: [(r, public, by_text[r.text]) for r, public in batch] for agent, batch in filed.items()}
 
     def touch(self, record_ids: list[str], now: Moment) -> None:
         """Mark private records as recalled at `now` (recency counts from last access); one write for all.

@@ -5,6 +5,7 @@ to open a Remembrance from a typed MemorySpec (an embedded Chroma directory, a C
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, Self
 
@@ -30,7 +31,9 @@ class Memory(Protocol):
 
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]: ...
 
-    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]: ...
+    def recall(
+        self, queries: dict[str, str], k: int, now: Moment, pending: Sequence[MemoryEvent] = ()
+    ) -> dict[str, list[RecalledMemory]]: ...
 
     def touch(self, record_ids: list[str], now: Moment) -> None: ...
 
@@ -45,7 +48,9 @@ class NullMemory:
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
         return {}
 
-    def recall(self, queries: dict[str, str], k: int, now: Moment) -> dict[str, list[RecalledMemory]]:
+    def recall(
+        self, queries: dict[str, str], k: int, now: Moment, pending: Sequence[MemoryEvent] = ()
+    ) -> dict[str, list[RecalledMemory]]:
         return {agent: [] for agent in queries}
 
     def touch(self, record_ids: list[str], now: Moment) -> None:

@@ -9,12 +9,12 @@ memory and the policy: `director` frames the round and recalls for all agents in
 run concurrently; `record` writes samples and the chronicle (and lets go of the round's turns, so fewer
 checkpoints carry them).
 
-Memory work stays off the model's critical path: a round's events are embedded and filed (importance rated,
-reflections made) by `file_behind`, which runs beside the next round's agent turns, while the model thinks. So a
-round's memories are recalled from the round after the next one; the world's perception tells agents what just
-happened. The last round of a cycle is filed by `remember` before the cycle ends. A scenario with
-`memory.write_behind: false` files every round with `remember` before the next round begins instead. Either way the
-filing is a task of the checkpointed graph, so a killed run files exactly what it would have.
+Memory work stays off the model's critical path: a round's events are filed (written to the index, importance
+rated, reflections made) by `file_behind`, which runs beside the next round's agent turns, while the model thinks.
+Until then `director` searches them in process, so every round recalls the last one. The last round of a cycle is
+filed by `remember` before the cycle ends. A scenario with `memory.write_behind: false` files every round with
+`remember` before the next round begins instead. Either way the filing is a task of the checkpointed graph, so a
+killed run files exactly what it would have.
 """
 
 from __future__ import annotations
@@ -115,7 +115,8 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     emit({"type": "round_started", "cycle": framed["cycle"], "round": framed["round"], "agents": len(situations)})
     queries = {a: world.memory_query(framed, a, s) for a, s in situations.items()}
     now = Moment.of(int(framed["cycle"]), int(framed["round"]), round_limit(state))
-    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now)
+    unfiled = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]  # being written behind
+    recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now, unfiled)
     return {
         "world": framed,
         "situations": situations,
