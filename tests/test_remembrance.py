@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from amphoreus_graph.catalogs.scenario import load_scenario
-from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.memory.chroma_index import open_chroma
+from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.importance import ModelImportance, PathImportance
+from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec, open_memory
+from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.society.inspect import inspect_recall
 from amphoreus_graph.society.runner import RunConfig, Simulation
@@ -133,17 +139,32 @@ def _records(n: int) -> list[MemoryRecord]:
     ]
 
 
-def test_model_reflection_cites_its_evidence_or_falls_back():
+async def test_model_reflection_cites_its_evidence_or_falls_back():
+    def reflector(model: FakeListChatModel) -> ModelReflector:
+        return ModelReflector(ChatCaller(model, role=Role.REFLECT), OfflineReflector(TRIO.agent_names))
+
     good = FakeListChatModel(responses=[json.dumps({"insight": "Phainon never sleeps.", "cites": [1, 2]})])
-    insight, cites = ModelReflector(ChatCaller(good, role=Role.REFLECT), OfflineReflector(TRIO.agent_names)).reflect(
-        "Cyrene", "Remembrance", _records(3)
-    )
+    insight, cites = await reflector(good).areflect("Cyrene", "Remembrance", _records(3))
     assert insight == "Phainon never sleeps." and cites == ["r0@Cyrene", "r1@Cyrene"]
     bad = FakeListChatModel(responses=["I cannot reflect."])  # asked, then asked to repair: still unusable
-    insight, cites = ModelReflector(ChatCaller(bad, role=Role.REFLECT), OfflineReflector(TRIO.agent_names)).reflect(
-        "Cyrene", "Remembrance", _records(3)
-    )
+    insight, cites = await reflector(bad).areflect("Cyrene", "Remembrance", _records(3))
     assert insight.startswith("Cyrene reflects:") and cites
+
+
+async def test_the_agents_due_reflect_together():
+    """Three agents due, a model taking 0.3 s a call: one call's time, not three."""
+    slow = ModelReflector(
+        ChatCaller(ScriptedChatModel(latency_s=0.3), role=Role.REFLECT), OfflineReflector(TRIO.agent_names)
+    )
+    memory = Remembrance(InMemoryIndex("together"), TRIO.agent_names, default_embedder(), reflector=slow)
+    days = [
+        MemoryEvent(id=f"e{i}", text=f"Day {i} at Okhema.", cycle=1, round=i, witnesses=TRIO.agent_names)
+        for i in range(3)
+    ]
+    memory.remember(days)
+    started = time.perf_counter()
+    made = await asyncio.to_thread(memory.reflect, TRIO.agent_names, Moment(cycle=1, round=3, tick=3))
+    assert len(made) == 3 and time.perf_counter() - started < 0.8
 
 
 def test_a_broken_seed_file_is_one_line_and_writes_nothing(tmp_path, cli):

@@ -7,7 +7,6 @@ is asked for it, and a reply that cites no valid evidence falls back to the offl
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections import Counter
@@ -23,8 +22,8 @@ from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, not
 
 
 class Reflector(Protocol):
-    def reflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
-        """One insight and the ids of the records it cites."""
+    async def areflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+        """One insight and the ids of the records it cites (async: the agents due reflect together)."""
         ...
 
 
@@ -43,6 +42,9 @@ class OfflineReflector:
         who = f" {met.most_common(1)[0][0]} keeps crossing my path." if met else ""
         return f"{agent} reflects: {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]
 
+    async def areflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+        return self.reflect(agent, path, salient)
+
 
 def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
@@ -60,13 +62,11 @@ class ModelReflector:
         self.caller = caller
         self.offline = offline
 
-    def reflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
+    async def areflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
         listing = "\n".join(f"{i}. {gist(r.text)}" for i, r in enumerate(salient, 1))
         prompt: list[BaseMessage] = [HumanMessage(self.PROMPT.format(agent=agent, path=path, memories=listing))]
         try:
-            (insight, cites), _ = asyncio.run(
-                ask(self.caller, prompt, lambda text: _insight(text, salient), CallStats())
-            )
+            (insight, cites), _ = await ask(self.caller, prompt, lambda text: _insight(text, salient), CallStats())
             return insight, cites
         except Exception:
             note(self.caller.role, fallbacks=1)

@@ -9,6 +9,7 @@ cycle end after a crash changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -242,14 +243,23 @@ class Remembrance:
         return sorted(public.values(), key=lambda r: r.id)
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
-        """Each named agent reflects on its most salient memories; the reflections are remembered."""
-        events = []
+        """Each named agent reflects on its most salient memories (all of them at once: a model's calls run
+        together); the reflections are remembered."""
+        due = []
         for agent in agents:
             observed = [r for r in self.records(agent) if r.kind is not MemoryKind.REFLECTION]
-            evidence = salient(observed, self.config.reflection_evidence)
-            if evidence:
-                insight, cites = self.reflector.reflect(agent, self.paths.get(agent, "Remembrance"), evidence)
-                events.append(reflection_event(agent, insight, cites, evidence, now))
+            if evidence := salient(observed, self.config.reflection_evidence):
+                due.append((agent, evidence))
+
+        async def together() -> list[tuple[str, list[str]]]:
+            asked = (self.reflector.areflect(a, self.paths.get(a, "Remembrance"), evidence) for a, evidence in due)
+            return list(await asyncio.gather(*asked))
+
+        insights = asyncio.run(together()) if due else []
+        events = [
+            reflection_event(agent, insight, cites, evidence, now)
+            for (agent, evidence), (insight, cites) in zip(due, insights, strict=True)
+        ]
         self.remember(events)
         return events
 
