@@ -120,8 +120,8 @@ class TimedMemory:
     def remember(self, events: Any) -> Any:
         return self._timed(self._inner.remember, events)
 
-    def recall(self, queries: Any, k: int, now: Any) -> Any:
-        return self._timed(self._inner.recall, queries, k, now)
+    def recall(self, queries: Any, k: int, now: Any, pending: Any = ()) -> Any:
+        return self._timed(self._inner.recall, queries, k, now, pending)
 
     def touch(self, record_ids: Any, now: Any) -> Any:
         return self._timed(self._inner.touch, record_ids, now)

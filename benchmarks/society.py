@@ -172,8 +172,8 @@ class TimedMemory:
     def remember(self, events: list[Any]) -> dict[str, float]:
         return self._run("memory.remember", self._inner.remember, events)  # type: ignore[no-any-return]
 
-    def recall(self, queries: dict[str, str], k: int, now: Any) -> Any:
-        return self._run("memory.recall", self._inner.recall, queries, k, now)
+    def recall(self, queries: dict[str, str], k: int, now: Any, pending: Any = ()) -> Any:
+        return self._run("memory.recall", self._inner.recall, queries, k, now, pending)
 
     def touch(self, record_ids: list[str], now: Any) -> None:
         self._run("memory.touch", self._inner.touch, record_ids, now)
