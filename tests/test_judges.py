@@ -210,7 +210,7 @@ def test_model_judge_scores_repairs_and_falls_back(heldout_run):
         assert all(1 <= v <= 10 for v in verdict["genius_society"].scores.values())
         assert verdict["nameless"].reasoning and not verdict["nameless"].flags
 
-    sloppy = ScriptedChatModel(malformed_rate=0.5, seed=3)
+    sloppy = ScriptedChatModel(garbage_replies=1)  # its first reply is garbage: repaired, not a fallback
     judge = LLMJudge(sloppy, caller=ChatCaller(sloppy, backoff_s=0.001))
     flags = [f for v in asyncio.run(judge.ascore(items)) for p in v.values() for f in p.flags]
     assert "repaired" in flags and judge.stats.model_calls > 8

@@ -10,8 +10,10 @@ cycle end after a crash changes nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -25,6 +27,20 @@ from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.memory.text_rows import HeldCollection, access_id
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _serialised(method: Callable[Concatenate[Remembrance, P], T]) -> Callable[Concatenate[Remembrance, P], T]:
+    """Run a method that reads or writes what is held under the memory's lock."""
+
+    @functools.wraps(method)
+    def locked(self: Remembrance, *args: P.args, **kwargs: P.kwargs) -> T:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 class _BaseImportance:
@@ -71,6 +87,9 @@ class Remembrance:
         self.agents = list(dict.fromkeys(agents))
         self._known = set(self.agents)
         self._held: dict[str, HeldCollection] = {}  # agent -> its index as held here, once read
+        # Filing and reflecting may run at once (their model calls overlap); what is held is read and written
+        # under this lock, never while a model is asked.
+        self._lock = threading.RLock()
 
     @property
     def society(self) -> str:
@@ -79,6 +98,7 @@ class Remembrance:
     def close(self) -> None:
         self.index.close()
 
+    @_serialised
     def drop(self) -> None:
         """Forget every memory of this society (a throwaway society's when done with it, or a `--fresh-memory`
         start); it goes on with empty indexes."""
@@ -92,9 +112,10 @@ class Remembrance:
         if not events:
             return {}
         ratings = self.rater.rate([e for e in events if not e.public])
-        by_text, filed = self._records_for(events, ratings)
-        for agent, batch in filed.items():
-            self.file(agent, batch, by_text)
+        with self._lock:
+            by_text, filed = self._records_for(events, ratings)
+            for agent, batch in filed.items():
+                self.file(agent, batch, by_text)
         gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
         return {agent: weight for agent, weight in gained.items() if weight}
 
@@ -151,6 +172,7 @@ class Remembrance:
         )
         self.index.update(agent, stale, [held.metadata(r) for r in stale])
 
+    @_serialised
     def recall(
         self, queries: dict[str, str], k: int, now: Moment, pending: Sequence[MemoryEvent] = ()
     ) -> dict[str, list[RecalledMemory]]:
@@ -188,6 +210,7 @@ class Remembrance:
         by_text, filed = self._records_for(events, self.rater.rate_now([e for e in events if not e.public]))
         return {agent: [(r, public, by_text[r.text]) for r, public in batch] for agent, batch in filed.items()}
 
+    @_serialised
     def touch(self, record_ids: list[str], now: Moment) -> None:
         """Mark private records as recalled at `now` (recency counts from last access); one write for all.
 
@@ -228,6 +251,7 @@ class Remembrance:
             self._held[agent] = HeldCollection.read(agent, rows.ids, rows.texts, rows.metadatas, self.index.ticks)
         return self._held[agent]
 
+    @_serialised
     def records(self, owner: str) -> list[MemoryRecord]:
         """Every private record of one agent, or (owner PUBLIC, when no agent has that name) every public record,
         sorted by id."""
@@ -237,19 +261,24 @@ class Remembrance:
             return self.public_records()
         raise KeyError(owner)
 
+    @_serialised
     def public_records(self) -> list[MemoryRecord]:
         """Every public record (each agent holds a copy), sorted by id."""
         public = {r.id: r for agent in self.agents for r in self._records_of(agent).public_records()}
         return sorted(public.values(), key=lambda r: r.id)
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
-        """Each named agent reflects on its most salient memories (all of them at once: a model's calls run
-        together); the reflections are remembered."""
+        """Each named agent reflects on its most salient memories from before `now` (all agents at once: a model's
+        calls run together); the reflections are remembered. Only what was filed before `now` counts as evidence,
+        so a reflection does not depend on whether the round being filed at the same time got there first."""
         due = []
-        for agent in agents:
-            observed = [r for r in self.records(agent) if r.kind is not MemoryKind.REFLECTION]
-            if evidence := salient(observed, self.config.reflection_evidence):
-                due.append((agent, evidence))
+        with self._lock:
+            for agent in agents:
+                observed = [
+                    r for r in self.records(agent) if r.kind is not MemoryKind.REFLECTION and r.created < now.tick
+                ]
+                if evidence := salient(observed, self.config.reflection_evidence):
+                    due.append((agent, evidence))
 
         async def together() -> list[tuple[str, list[str]]]:
             asked = (self.reflector.areflect(a, self.paths.get(a, "Remembrance"), evidence) for a, evidence in due)
@@ -263,6 +292,7 @@ class Remembrance:
         self.remember(events)
         return events
 
+    @_serialised
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:
         """Apply each agent's retention at a world reset (public news goes, public seeds stay); returns private
         records kept per agent."""
@@ -291,6 +321,7 @@ class Remembrance:
                 kept[agent] = len(keep)
         return kept
 
+    @_serialised
     def dump(self) -> dict[str, Any]:
         """Every record: each agent's own (by agent) and the public ones, sorted by id; for tests and inspection.
         Public records sit apart from the agents' because an agent may be named like the public owner."""

@@ -199,25 +199,28 @@ FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memor
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Mark the memories the turns used as accessed, embed the round's events once and file them for their
-    witnesses (idempotent upserts); agents whose unreflected importance passed the budget then reflect. Reads only
-    FILING_KEYS: `file_behind` runs it on those, sent beside the next round's turns."""
+    """Mark the memories the turns used as accessed, then file the round's events for their witnesses (idempotent
+    upserts) while the agents whose unreflected importance passed the budget in earlier rounds reflect: a model's
+    ratings and reflections are asked at the same time. Reads only FILING_KEYS: `file_behind` runs it on those,
+    sent beside the next round's turns."""
     services = await aservices_of(state, runtime)
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
+    pending = dict(state.get("unreflected") or {})
+    due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
     with metered() as meter:
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
-        gained = await asyncio.to_thread(services.memory.remember, events)
-        pending = dict(state.get("unreflected") or {})
-        for agent, importance in gained.items():
-            pending[agent] = pending.get(agent, 0.0) + importance
-        due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
-        reflections = await asyncio.to_thread(services.memory.reflect, due, now) if due else []
+        gained, reflections = await asyncio.gather(
+            asyncio.to_thread(services.memory.remember, events),
+            asyncio.to_thread(services.memory.reflect, due, now),
+        )
     for event in reflections:
         emit({"type": "reflected", "agent": event.witnesses[0], "text": event.text, "evidence": event.evidence})
     for agent in due:
         pending[agent] = 0.0
+    for agent, importance in gained.items():
+        pending[agent] = pending.get(agent, 0.0) + importance
     return {
         "unreflected": {a: round(v, 3) for a, v in pending.items()},
         "round_events": [],
