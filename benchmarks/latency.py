@@ -6,6 +6,8 @@ written to the agents' memories. Variants, each in a fresh interpreter, repeated
 
 - `raw_langgraph`: a StateGraph of async nodes (Send to 12 agent nodes that each sleep L, one node that gathers
   them), compiled with `AsyncSqliteSaver`: the floor any LangGraph program pays.
+- `framework`: this project's society graph with `NullMemory` and a policy that, like raw LangGraph's agents,
+  sleeps L and then decides as the offline policy does (no prompt, no model client): the engine alone.
 - `null_memory`: this project's society graph (run directory, samples, chronicle, SQLite checkpoints) with the
   model deciding and `NullMemory`: the engine and the gateway on their own.
 - `real_memory`: the same with the run's real Chroma memory and the offline importance rater (the model decides,
@@ -48,7 +50,7 @@ from benchmarks.bench_common import environment, publish  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
 PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime")
 AGENTS = 12
-VARIANTS = ("raw_langgraph", "null_memory", "real_memory", "model_importance")
+VARIANTS = ("raw_langgraph", "framework", "null_memory", "real_memory", "model_importance")
 
 
 # --- raw LangGraph --------------------------------------------------------------------------------------------
@@ -100,6 +102,22 @@ def raw_langgraph(latency_s: float, rounds: int) -> list[float]:
 # --- this project ---------------------------------------------------------------------------------------------
 
 
+class _SleepThenOffline:
+    """Sleeps L, then decides as the offline policy does (microseconds of Python): a model call with no model."""
+
+    name = "sleep"
+
+    def __init__(self, latency_s: float) -> None:
+        from amphoreus_graph.policy.registry import resolve_model
+
+        self.latency_s = latency_s
+        self._offline = resolve_model("offline")
+
+    async def adecide(self, turn: Any) -> Any:
+        await asyncio.sleep(self.latency_s)
+        return await self._offline.adecide(turn)
+
+
 class _DecideOnly:
     """The model's policy, seen by the run as a plain policy: memory then rates offline (no chat caller to ask)."""
 
@@ -120,8 +138,10 @@ def society(variant: str, latency_s: float, rounds: int) -> list[float]:
     model = f"scripted:latency={latency_s}"
     with tempfile.TemporaryDirectory(prefix="amphoreus-latency-") as tmp:
         config = RunConfig(scenario="amphoreus", cycles=1, rounds=rounds, model=model, out=Path(tmp) / "run")
-        policy = resolve_model(model, max_concurrency=AGENTS)
-        if variant == "null_memory":
+        policy = resolve_model(model)
+        if variant == "framework":
+            sim = Simulation(config, policy=_SleepThenOffline(latency_s), memory=NullMemory())
+        elif variant == "null_memory":
             sim = Simulation(config, policy=policy, memory=NullMemory())
         elif variant == "real_memory":
             sim = Simulation(config, policy=_DecideOnly(policy))
