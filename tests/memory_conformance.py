@@ -299,6 +299,7 @@ class MemoryConformance:
             ]
         )
         (reflection,) = memory.reflect(["Cyrene"], NOW)
+        memory.remember([reflection])
         records = {r.id: r for r in memory.records("Cyrene")}
         assert reflection.kind is MemoryKind.REFLECTION and reflection.evidence
         assert set(reflection.evidence) <= set(records), "a reflection cites records that exist"
@@ -434,7 +435,7 @@ class MemoryConformance:
         memory.remember([_event(3, "Cyrene saw storm 3 near the Coreflame.", HEIRS, importance=5)])  # filed again
         assert {r.id: r.last_accessed for r in memory.records("Cyrene")}["e3@Cyrene"] == 8
         same_as_store()
-        memory.reflect(["Cyrene"], NOW)
+        memory.remember(memory.reflect(["Cyrene"], NOW))
         same_as_store()
         memory.carry_over(RULES, next_cycle=2)
         same_as_store()

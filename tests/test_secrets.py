@@ -98,6 +98,7 @@ def test_a_reflection_that_cites_a_secret_is_secret(tmp_path, embedder):
             [MemoryEvent(id="seal", text=SEAL, cycle=1, round=0, witnesses=["Cifera"], secret=True, importance=9)]
         )
         (reflection,) = memory.reflect(["Cifera"], NOW)
+        memory.remember([reflection])
         assert reflection.kind is MemoryKind.REFLECTION and "swapped the Council's seal" in reflection.text
         assert reflection.secret, "a reflection quoting a secret must not be speakable"
         assert {r.kind: r.secret for r in memory.records("Cifera")}[MemoryKind.REFLECTION]

@@ -268,9 +268,10 @@ class Remembrance:
         return sorted(public.values(), key=lambda r: r.id)
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
-        """Each named agent reflects on its most salient memories from before `now` (all agents at once: a model's
-        calls run together); the reflections are remembered. Only what was filed before `now` counts as evidence,
-        so a reflection does not depend on whether the round being filed at the same time got there first."""
+        """Each named agent's reflection on its most salient memories from before `now` (all agents at once: a
+        model's calls run together), for the caller to `remember`. Nothing is written here, and only what was filed
+        before `now` counts as evidence, so reflecting may overlap the filing of the round at `now`: a reflection
+        does not depend on which got there first."""
         due = []
         with self._lock:
             for agent in agents:
@@ -285,12 +286,10 @@ class Remembrance:
             return list(await asyncio.gather(*asked))
 
         insights = asyncio.run(together()) if due else []
-        events = [
+        return [
             reflection_event(agent, insight, cites, evidence, now)
             for (agent, evidence), (insight, cites) in zip(due, insights, strict=True)
         ]
-        self.remember(events)
-        return events
 
     @_serialised
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]:

@@ -215,6 +215,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
             asyncio.to_thread(services.memory.remember, events),
             asyncio.to_thread(services.memory.reflect, due, now),
         )
+        await asyncio.to_thread(services.memory.remember, reflections)  # after the round's events: a fixed order
     for event in reflections:
         emit({"type": "reflected", "agent": event.witnesses[0], "text": event.text, "evidence": event.evidence})
     for agent in due:

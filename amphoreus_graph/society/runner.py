@@ -258,7 +258,11 @@ class Simulation:
                 stopped: RunStopped | None = None
                 try:
                     if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
-                        async for event in graph.astream(start, thread, context=context, stream_mode="custom"):
+                        # Each step's checkpoint is on disk before the next step starts: a round's memories are
+                        # filed beside the next round's turns, so a step redone after a kill must not find the
+                        # filing of a later one already in the store.
+                        steps = graph.astream(start, thread, context=context, stream_mode="custom", durability="sync")
+                        async for event in steps:
                             yield event
                 except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
                     stopped = stop
