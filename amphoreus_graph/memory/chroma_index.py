@@ -134,7 +134,11 @@ class ChromaIndex:
         return self._access
 
     def upsert(
-        self, owner: str, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[dict[str, str]],
+        self,
+        owner: str,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        metadatas: Sequence[dict[str, str]],
         vectors: Sequence[Sequence[float]],
     ) -> None:
         for span in _spans(len(ids), self._max_batch):

@@ -36,7 +36,11 @@ class RecordIndex(Protocol):
     def society(self) -> str: ...
 
     def upsert(
-        self, owner: str, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[dict[str, str]],
+        self,
+        owner: str,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        metadatas: Sequence[dict[str, str]],
         vectors: Sequence[Sequence[float]],
     ) -> None:
         """Write rows (replacing those with the same ids), each with its vector."""

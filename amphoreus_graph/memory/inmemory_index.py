@@ -33,7 +33,11 @@ class InMemoryIndex:
         return self._society
 
     def upsert(
-        self, owner: str, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[dict[str, str]],
+        self,
+        owner: str,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        metadatas: Sequence[dict[str, str]],
         vectors: Sequence[Sequence[float]],
     ) -> None:
         rows = self._rows.setdefault(owner, {})
