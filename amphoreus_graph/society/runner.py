@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.types import Durability
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_json
@@ -258,10 +259,13 @@ class Simulation:
                 stopped: RunStopped | None = None
                 try:
                     if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
-                        # Each step's checkpoint is on disk before the next step starts: a round's memories are
-                        # filed beside the next round's turns, so a step redone after a kill must not find the
-                        # filing of a later one already in the store.
-                        steps = graph.astream(start, thread, context=context, stream_mode="custom", durability="sync")
+                        # Written behind, a round's memories are filed beside the next round's turns: each step's
+                        # checkpoint is then on disk before the next step starts, so a step redone after a kill
+                        # never finds a later step's filing already in the store.
+                        durability: Durability = "sync" if scenario.memory.write_behind else "async"
+                        steps = graph.astream(
+                            start, thread, context=context, stream_mode="custom", durability=durability
+                        )
                         async for event in steps:
                             yield event
                 except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
