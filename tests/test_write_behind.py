@@ -3,13 +3,14 @@ either way the next round recalls them."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
 
 from amphoreus_graph.contracts.turn import PolicyResult, TurnContext
 from amphoreus_graph.policy.registry import resolve_model
-from amphoreus_graph.society.inspect import run_memory
+from amphoreus_graph.society.inspect import inspect_recall, run_memory, unfiled_events
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
 TRIO = Path(__file__).resolve().parents[1] / "amphoreus_graph" / "worlds" / "amphoreus" / "trio.yaml"
@@ -68,3 +69,20 @@ async def test_the_last_round_of_a_cycle_is_filed_before_it_ends(tmp_path):
         (r["cycle"], r["round"]) for records in dumped["agents"].values() for r in records if r["kind"] != "cycle_echo"
     }
     assert (last["cycle"], last["rounds"]) in filed, "the cycle's last round never reached memory"
+
+
+def test_a_run_stopped_between_rounds_is_inspected_with_its_last_round(tmp_path, cli):
+    """A budget stops the run before its next round: the last round's events are in the checkpoint, not yet in
+    the store. `memory inspect` and interviews recall them all the same; `--resume` files them."""
+    run = tmp_path / "stopped"
+    trio = ["--scenario", "trio", "--cycles", "1", "--rounds", "3", "--quiet", "--model", "scripted:seed=4"]
+    code, out, err = cli("simulate", *trio, "--max-calls", "4", "--out", str(run))
+    assert code == 3 and "budget spent" in err, out + err
+    played = json.loads((run / "summary.json").read_text())["turns"] // 3
+    pending = unfiled_events(run)
+    assert pending and {e.round for e in pending} == {played}, "the last round played waits in the checkpoint"
+    with run_memory(run) as (_, memory):
+        filed = {r.round for agent in ("Cyrene", "Phainon", "Anaxagoras") for r in memory.records(agent)}
+    assert played not in filed
+    _, found = inspect_recall(run, "Cyrene", "what happened", 50)
+    assert played in {m.round for m in found if m.cycle == 1}

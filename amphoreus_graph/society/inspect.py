@@ -4,19 +4,24 @@ report."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.sqlite import SqliteSaver
+
 from amphoreus_graph.catalogs.scenario import Scenario, load_scenario
-from amphoreus_graph.contracts.memory import Moment
+from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
+from amphoreus_graph.society.recurrence import build_recurrence_graph
+from amphoreus_graph.society.run_dir import CHECKPOINT_FILE
 from amphoreus_graph.society.services import build_memory
 
 
@@ -52,14 +57,35 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
 def inspect_recall(run: Path, agent: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
     """Recall for one agent as of the run's last moment (recall is read-only: nothing is marked accessed)."""
     with run_memory(run) as (scenario, memory):
-        return recall_at_end(scenario, memory, agent, query, k)
+        return recall_at_end(scenario, memory, agent, query, k, unfiled_events(run))
+
+
+def unfiled_events(run: Path) -> list[MemoryEvent]:
+    """The events a run's checkpoint holds that its store does not yet: the last round of a run stopped between
+    rounds (a budget, the breaker, a kill), filed behind the round that never came. `--resume` files them."""
+    path = run / CHECKPOINT_FILE
+    if not path.is_file():
+        return []
+    try:
+        with SqliteSaver.from_conn_string(str(path)) as saver:
+            graph = build_recurrence_graph().compile(checkpointer=saver)
+            values = graph.get_state({"configurable": {"thread_id": run.name}}).values
+    except sqlite3.DatabaseError as exc:
+        raise AmphoreusError(f"{path}: not a readable checkpoint ({exc}); expected the run's SQLite file") from None
+    return [MemoryEvent.model_validate(e) for e in values.get("round_events") or []]
 
 
 def recall_at_end(
-    scenario: Scenario, memory: Remembrance, agent: str, query: str, k: int
+    scenario: Scenario,
+    memory: Remembrance,
+    agent: str,
+    query: str,
+    k: int,
+    pending: Sequence[MemoryEvent] = (),
 ) -> tuple[Moment, list[RecalledMemory]]:
-    """What `agent` (checked against the scenario's agents) recalls for `query` as of its last memory: its own
-    records and public ones, never another agent's. Read-only: nothing is marked accessed."""
+    """What `agent` (checked against the scenario's agents) recalls for `query` as of its last memory, `pending`
+    events (not filed yet) included: its own records and public ones, never another agent's. Read-only: nothing
+    is marked accessed."""
     if agent not in scenario.agent_names:
         word = scenario.world.labels.agent
         raise AmphoreusError(
@@ -72,7 +98,9 @@ def recall_at_end(
         if latest
         else Moment(cycle=1, round=0, tick=0)
     )
-    return now, memory.recall({agent: query}, k, now)[agent]
+    if pending and (last := max(pending, key=lambda e: e.tick)).tick > now.tick:
+        now = Moment(cycle=last.cycle, round=last.round, tick=last.tick)
+    return now, memory.recall({agent: query}, k, now, pending)[agent]
 
 
 def _article(word: str) -> str:

@@ -27,7 +27,7 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.gateway import ChatCaller, Role, classify, metered, reply_text
 from amphoreus_graph.policy.prompt import memory_line, system_prompt
 from amphoreus_graph.policy.registry import chat_caller
-from amphoreus_graph.society.inspect import recall_at_end, run_config, run_memory
+from amphoreus_graph.society.inspect import recall_at_end, run_config, run_memory, unfiled_events
 from amphoreus_graph.society.perception import persona
 
 OFFLINE = "offline"
@@ -78,7 +78,7 @@ def interview(
         name = agent if agent is not None else scenario.agent_names[0]
         if not memory.public_records() and not any(memory.records(a) for a in scenario.agent_names):
             raise AmphoreusError(f"{run}: its memory store holds no memories; expected a run that remembered")
-        now, found = recall_at_end(scenario, memory, name, question, k)
+        now, found = recall_at_end(scenario, memory, name, question, k, unfiled_events(run))
     turn = persona_turn(scenario, name, found, now, seed=seed, run_id=run.name)
     use: dict[str, Any] = {}
     if caller is None:
