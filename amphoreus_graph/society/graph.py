@@ -65,9 +65,9 @@ def round_limit(state: SocietyState) -> int:
     return state.get("rounds") or scenario_of(state["scenario"]).rounds_per_cycle
 
 
-def now_of(state: SocietyState) -> Moment:
-    """The world's clock as memory sees it (ticks keep rising across cycles)."""
-    world = state["world"]
+def now_of(state: SocietyState, world: WorldState | None = None) -> Moment:
+    """The clock of `world` (default: the state's) as memory sees it (ticks keep rising across cycles)."""
+    world = state["world"] if world is None else world
     return Moment.of(int(world["cycle"]), int(world["round"]), round_limit(state))
 
 
@@ -114,7 +114,7 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     framed, situations = world.frame(state["world"], rng)
     emit({"type": "round_started", "cycle": framed["cycle"], "round": framed["round"], "agents": len(situations)})
     queries = {a: world.memory_query(framed, a, s) for a, s in situations.items()}
-    now = Moment.of(int(framed["cycle"]), int(framed["round"]), round_limit(state))
+    now = now_of(state, framed)
     unfiled = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]  # being written behind
     recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now, unfiled)
     return {
@@ -181,14 +181,15 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     world = scenario.world
     decisions = {a: Decision.model_validate(t["result"]["decision"]) for a, t in state["turns"].items()}
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], state["world"]["round"], "game-master")
+    now = now_of(state)
     with metered(settings_of(runtime).services(state["run_id"], scenario).cache) as meter:
-        resolution = world.resolve(state["world"], decisions, rng, now_of(state), round_limit(state))
+        resolution = world.resolve(state["world"], decisions, rng, now, round_limit(state))
     cost = resolution.cost
     return {
         "world": resolution.state,
         "round_events": [e.model_dump(mode="json") for e in resolution.events],
         "round_flags": [*cost.flags, *([f"error: {cost.error}"] if cost.error else [])],
-        "round_moment": now_of(state).model_dump(),
+        "round_moment": now.model_dump(),
         "model_use": meter.as_json(),
         "decided_in": state["world"],  # with situations and recalled, what `record` rebuilds the turns from
         "used_memories": [m["id"] for found in state["recalled"].values() for m in found if not m.get("public")],
