@@ -8,16 +8,17 @@ call (each text once, cached by text); a failed rating keeps the event's base we
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Protocol
 
 from langchain_core.messages import HumanMessage
+from pydantic import BaseModel, StrictFloat, StrictInt
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.actions import ActionBrief
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
+from amphoreus_graph.policy.llm import parse_reply
 from amphoreus_graph.policy.structured import ReplyFormat
 
 
@@ -134,16 +135,13 @@ RATINGS_FORMAT = ReplyFormat(
 )
 
 
+class _Ratings(BaseModel):
+    ratings: list[StrictInt | StrictFloat]  # numbers only: no true/false, no "7"
+
+
 def _ratings(text: str, expected: int) -> list[float]:
     """The reply's ratings, clamped to 1-10: exactly one number per listed event."""
-    try:
-        ratings = json.loads(text[text.find("{") : text.rfind("}") + 1])["ratings"]
-    except (ValueError, KeyError, TypeError):
-        raise MalformedOutput('expected a JSON object {"ratings": [integers]}') from None
-    if not isinstance(ratings, list) or not all(
-        isinstance(r, int | float) and not isinstance(r, bool) for r in ratings
-    ):
-        raise MalformedOutput('"ratings" must be a list of integers')
+    ratings = parse_reply(text, _Ratings).ratings
     if len(ratings) != expected:
         raise MalformedOutput(f"expected {expected} ratings, one per event, got {len(ratings)}")
     return [_clamp(float(r)) for r in ratings]
