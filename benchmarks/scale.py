@@ -5,9 +5,11 @@ clone keeps its original's Path, persona, start and aim; relationships and seeds
 offline policy, the run's real Chroma memory (embedded, on disk) and its SQLite checkpoints: the data engine as a
 user runs it. Each measurement runs in a fresh interpreter.
 
-- `agents`: N = 12, 48, 120 for one cycle; per-turn time (the steady rounds' wall ÷ the turns in them), Chroma
-  write calls (upsert, update, delete) per turn, and checkpoint bytes per round (the SQLite file at the end ÷
-  rounds; and the largest single checkpoint).
+- `agents`: N = 12, 48, 120 for one cycle, in the world's six places as they are (a crowd: every event has ~N/6
+  witnesses, so the records a round files grow with N²) and again with `memory.attention` set (`--attention`,
+  default 3: each villager notices at most that many events a round as a bystander); per-turn time (the steady
+  rounds' wall ÷ the turns in them), Chroma write calls (upsert, update, delete) per turn, and checkpoint bytes
+  per round (the SQLite file at the end ÷ rounds; and the largest single checkpoint).
 - `cycles`: 12 agents for C cycles (default 10); the median round wall of each cycle, so cycle C ÷ cycle 1 says
   whether accumulated memory slows a round down.
 
@@ -45,8 +47,9 @@ PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime
 FAIR = ROOT / "amphoreus_graph" / "worlds" / "fair" / "fair.yaml"
 
 
-def cloned_scenario(agents: int, folder: Path) -> Path:
-    """The fair world with its villagers cloned up to `agents` (clone k of "Name" is "Name k")."""
+def cloned_scenario(agents: int, folder: Path, attention: int | None = None) -> Path:
+    """The fair world with its villagers cloned up to `agents` (clone k of "Name" is "Name k"), noticing
+    `attention` events a round as bystanders (None: all)."""
     spec = yaml.safe_load(FAIR.read_text(encoding="utf-8"))
     originals = spec["agents"]
     clones = []
@@ -65,6 +68,8 @@ def cloned_scenario(agents: int, folder: Path) -> Path:
     spec["seeds"] = str(seeds)
     spec["paths"] = None
     spec["name"] = f"fair-{agents}"
+    if attention is not None:
+        spec["memory"] = {"attention": attention}
     path = folder / f"fair-{agents}.yaml"
     path.write_text(yaml.safe_dump({k: v for k, v in spec.items() if v is not None}), encoding="utf-8")
     return path
@@ -87,13 +92,13 @@ class WriteCalls:
             setattr(Collection, name, counted)
 
 
-def run_society(agents: int, cycles: int) -> dict[str, Any]:
+def run_society(agents: int, cycles: int, attention: int | None = None) -> dict[str, Any]:
     """One offline run of the cloned fair world: round walls by cycle, turns, Chroma writes, checkpoint bytes."""
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
     writes = WriteCalls()
     with tempfile.TemporaryDirectory(prefix="amphoreus-scale-") as tmp:
-        scenario = cloned_scenario(agents, Path(tmp))
+        scenario = cloned_scenario(agents, Path(tmp), attention)
         out = Path(tmp) / "run"
         sim = Simulation(RunConfig(scenario=str(scenario), cycles=cycles, out=out, cache=False))
         done: list[tuple[int, float, int]] = []  # (cycle, when, turns that round)
@@ -125,6 +130,7 @@ def run_society(agents: int, cycles: int) -> dict[str, Any]:
     total_turns = sum(n for _, _, n in done)
     return {
         "agents": agents,
+        "attention": attention,
         "cycles": cycles,
         "rounds": len(done),
         "turns": total_turns,
@@ -137,8 +143,8 @@ def run_society(agents: int, cycles: int) -> dict[str, Any]:
     }
 
 
-def in_a_fresh_process(agents: int, cycles: int) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--one", str(agents), str(cycles)]
+def in_a_fresh_process(agents: int, cycles: int, attention: int | None = None) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--one", str(agents), str(cycles), str(attention or 0)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"benchmarks/scale.py {agents} agents × {cycles} cycles: failed\n{done.stderr[-3000:]}")
@@ -146,16 +152,21 @@ def in_a_fresh_process(agents: int, cycles: int) -> dict[str, Any]:
 
 
 def table(report: dict[str, Any]) -> str:
-    lines = ["per-turn cost as the society grows (one cycle, offline policy, real memory)"]
-    base = report["agents"][0]
-    for row in report["agents"]:
-        times = row["ms_per_turn"] / base["ms_per_turn"]
-        lines.append(
-            f"  {row['agents']:>4} agents  {row['ms_per_turn']:>8.2f} ms/turn ({times:.2f}×)"
-            f"  Chroma writes/turn {row['chroma_writes_per_turn']:>6.2f}"
-            f"  checkpoint {row['checkpoint_bytes_per_round'] / 1024:>8.1f} KB/round"
-            f" (largest {row['largest_checkpoint_bytes'] / 1024:.1f} KB)"
-        )
+    lines = []
+    for series, heading in (("agents", "every witness notices everything"), ("attentive", "memory.attention set")):
+        if not report.get(series):
+            continue
+        base = report[series][0]
+        attention = f" = {base['attention']}" if base.get("attention") else ""
+        lines.append(f"per-turn cost as the society grows (offline policy, real memory; {heading}{attention})")
+        for row in report[series]:
+            times = row["ms_per_turn"] / base["ms_per_turn"]
+            lines.append(
+                f"  {row['agents']:>4} agents  {row['ms_per_turn']:>8.2f} ms/turn ({times:.2f}×)"
+                f"  Chroma writes/turn {row['chroma_writes_per_turn']:>6.2f}"
+                f"  checkpoint {row['checkpoint_bytes_per_round'] / 1024:>8.1f} KB/round"
+                f" (largest {row['largest_checkpoint_bytes'] / 1024:.1f} KB)"
+            )
     if cycles := report.get("cycles"):
         by_cycle = cycles["round_wall_s_by_cycle"]
         first, last = by_cycle[min(by_cycle, key=int)], by_cycle[max(by_cycle, key=int)]
@@ -170,16 +181,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, nargs="+", default=[12, 48, 120])
     parser.add_argument("--cycles", type=int, default=10, help="cycles of the accumulation run (0: skip it)")
-    parser.add_argument("--one", type=int, nargs=2, help=argparse.SUPPRESS)  # agents, cycles: in this process
+    parser.add_argument(
+        "--attention", type=int, default=3, help="memory.attention of the second series (0: skip that series)"
+    )
+    parser.add_argument("--one", type=int, nargs=3, help=argparse.SUPPRESS)  # agents, cycles, attention (0: none)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(run_society(*args.one)))
+        agents, cycles, attention = args.one
+        print(json.dumps(run_society(agents, cycles, attention or None)))
         return 0
     load_before = os.getloadavg()
     report: dict[str, Any] = {"agents": [in_a_fresh_process(n, 1) for n in args.agents]}
+    if args.attention:
+        report["attentive"] = [in_a_fresh_process(n, 1, args.attention) for n in args.agents]
     if args.cycles:
         report["cycles"] = in_a_fresh_process(args.agents[0], args.cycles)
     report["environment"] = environment(PACKAGES, load_before)

@@ -76,6 +76,12 @@ class MemoryConfig(_Strict):
     overfetch: int = Field(default=4, ge=1, description="fetch k × overfetch by similarity, then rank")
     reflection_budget: float = Field(default=40.0, gt=0, description="unreflected importance that triggers one")
     reflection_evidence: int = Field(default=5, ge=1, description="salient memories a reflection draws on")
+    attention: int | None = Field(
+        default=None,
+        ge=0,
+        description="the most events an agent notices each round as a bystander, the most important first (it "
+        "always keeps what it took part in); unset: everything it witnessed. Bounds a crowd's memory writes",
+    )
     write_behind: bool = Field(
         default=True,
         description="file a round's memories while the next round's agents decide (recalled from the round after "

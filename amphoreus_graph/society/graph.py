@@ -35,6 +35,7 @@ from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory, TurnContext
 from amphoreus_graph.contracts.world import WorldState
 from amphoreus_graph.errors import graph_input
+from amphoreus_graph.memory.attention import attend
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.gateway import RoleUse, metered
 from amphoreus_graph.policy.prompt import decision_json, render_messages
@@ -176,7 +177,7 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
 
 def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """The world resolves all of the round's decisions at once into events and a new state (a world whose model
-    resolves it answers from the run's response cache)."""
+    resolves it answers from the run's response cache); each event is kept for the witnesses who noticed it."""
     scenario = scenario_of(state["scenario"])
     world = scenario.world
     decisions = {a: Decision.model_validate(t["result"]["decision"]) for a, t in state["turns"].items()}
@@ -185,9 +186,10 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     with metered(settings_of(runtime).services(state["run_id"], scenario).cache) as meter:
         resolution = world.resolve(state["world"], decisions, rng, now, round_limit(state))
     cost = resolution.cost
+    noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")
     return {
         "world": resolution.state,
-        "round_events": [e.model_dump(mode="json") for e in resolution.events],
+        "round_events": [e.model_dump(mode="json") for e in noticed],
         "round_flags": [*cost.flags, *([f"error: {cost.error}"] if cost.error else [])],
         "round_moment": now.model_dump(),
         "model_use": meter.as_json(),
