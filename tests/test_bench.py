@@ -10,7 +10,6 @@ from amphoreus_graph.bench import generate
 from amphoreus_graph.bench.items import ChoiceItem, VoiceItem, load_items, parse_items
 from amphoreus_graph.bench.leaderboard import TASKS, bench_model
 from amphoreus_graph.bench.tasks.base import BenchSettings
-from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
@@ -54,11 +53,12 @@ def test_random_scores_at_chance(board):
 def test_single_path_is_high_only_on_its_own_path(board):
     data, _, _ = board
     single = next(r for r in data["models"] if r["model"] == "single-path:Destruction")
-    # Per task where one Path's answer excludes the others (steadfastness does not: an attack suits The Hunt too).
+    # Per task where one Path's answer excludes the others (steadfastness does not: an attack suits The Hunt too);
+    # high = at least twice chance on its own Path's dilemmas.
     for task in ("path_choice", "path_voice"):
         paths = single["tasks"][task]["paths"]
         others = [s["score"] for p, s in paths.items() if p != "Destruction"]
-        assert paths["Destruction"]["score"] >= 70 and sum(others) / len(others) < 35, (task, paths)
+        assert paths["Destruction"]["score"] >= 50 and sum(others) / len(others) < 35, (task, paths)
     overall = single["paths"]
     assert max(overall, key=lambda p: overall[p]["score"]) == "Destruction"
     confusion = single["tasks"]["path_voice"]["confusion"]
@@ -66,10 +66,12 @@ def test_single_path_is_high_only_on_its_own_path(board):
 
 
 def test_item_files_validate_match_their_generator_and_have_both_splits():
-    choice = load_items("path_choice", ChoiceItem)
-    assert len(choice) >= 15 * 18
-    assert all(sum(i.path == p for i in choice) >= 15 for p in load_paths().names())
-    assert generate.generated("path_choice").items == [i.model_dump(mode="json") for i in choice]
+    """Generated tasks' files are what their generator makes; Path-Choice's are written by hand (and checked in
+    test_path_choice.py)."""
+    for task in generate.GENERATORS:
+        model = TASKS[task]().item_model
+        assert generate.generated(task).items == [i.model_dump(mode="json") for i in load_items(task, model)], task
+    assert "path_choice" not in generate.GENERATORS
     for task, model in (("path_choice", ChoiceItem), ("path_voice", VoiceItem)):
         assert load_items(task, model, "dev") and load_items(task, model, "heldout")
     heldout = {i.id for i in load_items("path_choice", ChoiceItem, "heldout")}
@@ -78,8 +80,8 @@ def test_item_files_validate_match_their_generator_and_have_both_splits():
 
 def test_a_broken_item_file_is_one_line():
     bad = "items:\n  - id: x\n    split: dev\n    path: Destruction\n    situation: s\n    options:\n"
-    bad += "      - {path: Destruction, action: attack, target: A, text: t}\n"
-    bad += "      - {path: Nowhere, action: jest, text: t}\n"
+    bad += "      - {path: Destruction, text: t}\n"
+    bad += "      - {path: Nowhere, text: t}\n"
     with pytest.raises(AmphoreusError) as caught:
         parse_items(bad, "items.yaml", ChoiceItem)
     assert str(caught.value).startswith("items.yaml: items[0].options[1]") and "unknown Path 'Nowhere'" in str(
@@ -118,8 +120,9 @@ def test_all_tasks_separate_offline_from_the_baselines(board):
         steadfast["random"]["ci"][1], steadfast["single-path:Destruction"]["ci"][1]
     )
     assert len(steadfast["offline"]["faithful_per_turn"]) == 5
-    # The offline policy quotes one memory and never chains two: Erudition is a task it cannot do.
-    assert rows["offline"]["tasks"]["erudition"]["score"] < 10
+    # The offline policy joins a memory and an observation through a name they share; random answers nothing.
+    erudition = {m: r["tasks"]["erudition"] for m, r in rows.items()}
+    assert erudition["offline"]["ci"][0] > erudition["random"]["ci"][1]
 
 
 def test_erudition_scores_an_answer_only_when_it_is_given():
@@ -231,14 +234,16 @@ def test_a_world_with_other_actions_gets_items_for_every_task_or_says_which_it_s
     recorder = Recorder()
     row = asyncio.run(bench_model(recorder, list(TASKS), BenchSettings(scenario=TOY, split="all")))
     for task, entry in row["tasks"].items():
-        items = generate.generated(task, TOY)
         assert entry["n"] > 0, task
-        assert entry["skipped"] == [s.model_dump() for s in items.skipped]
-    assert row["tasks"]["path_voice"]["skipped"] == [] and row["tasks"]["path_choice"]["skipped"]
-    choices = load_items("path_choice", ChoiceItem, scenario=TOY)
-    assert {o.action for i in choices for o in i.options} <= set(world.actions)
+        if task in generate.GENERATORS:
+            assert entry["skipped"] == [s.model_dump() for s in generate.generated(task, TOY).skipped]
+    assert row["tasks"]["path_voice"]["skipped"] == [] and row["tasks"]["path_choice"]["skipped"] == []
     for turn in recorder.turns:
-        assert set(turn.offered) <= set(world.actions) and turn.world.endswith("toy.yaml")
+        assert turn.world.endswith("toy.yaml")
+        if turn.choice:  # Path-Choice's options are lettered answers, in any world
+            assert all(not o.tags for o in turn.options)
+            continue
+        assert set(turn.offered) <= set(world.actions)
         for option in turn.options:
             assert option.tags == world.actions[option.action].tags  # posed from the world's own specs
 

@@ -50,7 +50,9 @@ def test_offline_panels_prefer_in_path_decisions_on_heldout_turns(judged):
     out, stdout = judged
     summary = json.loads((out / "summary.json").read_text())
     assert summary["judged_turns"] == 48 and summary["candidates"] == 48 * 5
-    assert summary["in_path_win_rate"] >= 0.9, summary
+    # Off-Path alternatives speak in the agent's own voice (so a pair differs in the act, not in a Path's
+    # words): the panels must tell them apart by what they do.
+    assert summary["in_path_win_rate"] >= 0.7, summary
     # The panels weigh different things: they disagree on some candidate pairs, and the rate is printed.
     assert 0.0 < summary["agreement_rate"] < 1.0
     assert f"{summary['agreement_rate']:.1%}" in stdout

@@ -117,10 +117,12 @@ def test_offline_policy_never_quotes_a_secret_but_cites_the_best_memory_it_may_s
             assert "seal" not in decision.rationale, "the rationale may say a secret is kept, never what it is"
     alone = policy.decide(_turn([SECRET]))
     assert "I remember" not in alone.speech and "seal" not in alone.speech
-    spoken = policy.decide(_turn([SECRET.model_copy(update={"secret": False})]))
+    known = SECRET.model_copy(update={"secret": False})
+    spoken = policy.decide(_turn([known], agent="Cyrene"))
     assert "I remember: Cifera swapped the Council's seal for a painted stone" in spoken.speech, (
-        "the same memory, not secret"
+        "the same memory, not secret, recalled by someone else"
     )
+    assert "I remember" not in policy.decide(_turn([known])).speech, "her own deed is not quoted back as she acts"
 
 
 def test_the_llm_prompt_marks_secrets_and_forbids_speaking_them():
@@ -301,7 +303,7 @@ def test_the_secrecy_agent_never_says_her_shipped_secret_in_60_turns_of_a_real_s
 
     recalled = [s for s in hers if any(recalls(s))]
     best = [s for s in hers if recalls(s)[:1] == [True]]
-    assert len(recalled) >= 10 and best, "the secret must come up (once at least as her best memory), or this is empty"
+    assert len(recalled) >= 5 and best, "the secret must come up (once at least as her best memory), or this is empty"
     holding = [m for s in recalled for m, held in zip(s.context.memories, recalls(s), strict=True) if held]
     assert {m.kind for m in holding} == {"seed", "reflection"} and all(m.secret for m in holding)
     assert [s.id for s in hers if "swapped" in s.decision.speech or "painted stone" in s.decision.speech] == []

@@ -5,10 +5,9 @@
 The default scenario's items are data, committed and reviewed like code; this script is how they were made,
 and a test checks the committed files still match it. Any other scenario's items are generated the same way
 when it is benchmarked (`amphoreus bench --scenario`). The prose is `data/prose.yaml`; every name comes from
-the world: its agents, places, objectives, aims and actions (Path-Choice's options are the actions each Path
-rates highest by their tags). An item the world cannot pose (too few actions for two Paths' options, no
-objectives for a fact about one, too few agents for a two-hop question) is skipped and listed with its reason.
-Every third item goes to the held-out split.
+the world: its agents, places, objectives, aims and actions. An item the world cannot pose (no objectives for a
+fact about one, too few agents for a two-hop question) is skipped and listed with its reason. Every third item
+goes to the held-out split. Path-Choice's items are not generated: they are written by hand (path_choice.md).
 """
 
 from __future__ import annotations
@@ -23,15 +22,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, Subject, stage
+from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
 from amphoreus_graph.bench.tasks.base import Skipped
-from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.rng import stable_rng
-from amphoreus_graph.contracts.turn import Option
 
 DATA = Path(__file__).with_name("data")
-CHOICE_ITEMS_PER_PATH = 18
-CHOICE_OPTIONS = 4
 ERUDITION_ITEMS_PER_PATH = 3
 ERUDITION_TRIES = 50  # draws of distracting hops before an item is given up
 STEADFAST_TURNS = 5
@@ -60,7 +55,6 @@ class Mould(_Prose):
 class Prose(_Prose):
     """`data/prose.yaml`: what the items say, with slots for the world's names."""
 
-    dilemmas: list[str]
     voice_situations: list[str]
     fact_moulds: list[Mould]
     fact_details: list[list[str]]
@@ -87,82 +81,6 @@ def _split(n: int) -> str:
 
 def _slug(path: str) -> str:
     return path.lower().replace(" ", "-")
-
-
-def _target(option: Option, world: Stage, subject: Subject, rng: Random) -> str | None:
-    """Someone or something the option may aim at: never the subject itself, nor the objective it pursues."""
-    pools = {
-        TargetKind.AGENT: [a for a in world.agents if a != subject.agent],
-        TargetKind.OBJECTIVE: [o for o in world.objectives if o != subject.aim_target],
-        TargetKind.LOCATION: world.locations,
-    }
-    pool = pools.get(option.target, [])
-    return rng.choice(pool) if pool else None
-
-
-def _first_person(option: Option, target: str | None) -> str:
-    """The option as the subject would say it: the world's verb, or the action's name."""
-    verb = option.verb or option.action.replace("_", " ") + ("" if option.target is TargetKind.NONE else " {target}")
-    return verb.format(target=target or "this")
-
-
-def _choice_options(world: Stage, path: str, n: int, rng: Random) -> list[tuple[str, Option]]:
-    """The item's Path's option and up to three others, each the pick of another Path: the item's Path rates
-    its own option's action above every other option's, and each other Path rates its own above the item's."""
-    catalog = world.catalog
-    usable = world.subjects[path].options
-    own_ranked = sorted(usable, key=lambda o: -catalog[path].affinity(o))
-    own = own_ranked[n % min(2, len(own_ranked))]
-    others = [p for p in catalog.names() if p != path]
-    rng.shuffle(others)
-    chosen: list[tuple[str, Option]] = [(path, own)]
-    for other in others:
-        if len(chosen) == CHOICE_OPTIONS:
-            break
-        used = {o.action for _, o in chosen}
-        candidates = sorted((o for o in usable if o.action not in used), key=lambda o: -catalog[other].affinity(o))
-        fitting = [
-            o
-            for o in candidates[:2]
-            if catalog[path].affinity(o) < catalog[path].affinity(own)
-            and catalog[other].affinity(o) > catalog[other].affinity(own)
-        ]
-        if fitting:
-            chosen.append((other, fitting[0]))
-    return chosen
-
-
-def path_choice_items(world: Stage) -> Generated:
-    """Dilemmas whose options each embody one Path: the subject's own, and up to three others.
-
-    No two options share an action, so choosing one's own Path's option is the faithful answer, not a coin
-    toss. Skipped where no other Path's option fits beside the subject's (a world with too few actions)."""
-    catalog, texts = world.catalog, prose()
-    items, skipped = [], []
-    for path in catalog.names():
-        subject = world.subjects[path]
-        for n in range(CHOICE_ITEMS_PER_PATH):
-            item_id = f"choice-{_slug(path)}-{n:02d}"
-            rng = stable_rng("path-choice", path, n)
-            chosen = _choice_options(world, path, n, rng) if subject.options else []
-            if len(chosen) < 2:
-                own = f" to {chosen[0][1].action}" if chosen else ""
-                reason = (
-                    f"{world.scenario.name} offers no other action that another Path prefers{own} and {path} does not"
-                )
-                skipped.append(Skipped(id=item_id, split=_split(n), reason=reason))
-                continue
-            rng.shuffle(chosen)
-            options = []
-            for option_path, option in chosen:
-                target = _target(option, world, subject, rng)
-                tenet = rng.choice(catalog[option_path].tenets)
-                text = f"I {_first_person(option, target)}. {tenet}"
-                options.append({"path": option_path, "action": option.action, "target": target, "text": text})
-            location = rng.choice(world.locations)
-            situation = texts.dilemmas[rng.randrange(len(texts.dilemmas))].format(location=location)
-            items.append({"id": item_id, "path": path, "split": _split(n), "situation": situation, "options": options})
-    return Generated(items=items, skipped=skipped)
 
 
 def path_voice_items(world: Stage) -> Generated:
@@ -356,7 +274,6 @@ def remembrance_items(world: Stage) -> Generated:
 
 
 GENERATORS: dict[str, Callable[[Stage], Generated]] = {
-    "path_choice": path_choice_items,
     "path_voice": path_voice_items,
     "erudition": erudition_items,
     "destruction": destruction_items,

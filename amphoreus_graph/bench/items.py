@@ -1,5 +1,5 @@
-"""Benchmark items: one YAML per task under bench/data/ for the default scenario, generated for any other, and
-validated by the task's pydantic item model.
+"""Benchmark items: one YAML per task under bench/data/ for the default scenario, generated for any other (except
+the hand-written, world-neutral ones), and validated by the task's pydantic item model.
 
 A broken file is one error line (file, item index and field, what was expected), like scenarios. A generated
 item that does not validate in its world is skipped, with the reason, like an item the world cannot pose.
@@ -7,8 +7,10 @@ item that does not validate in its world is skipped, with the reason, like an it
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, get_args
 
 import yaml
@@ -16,10 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from amphoreus_graph.bench.generate import generated
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
-from amphoreus_graph.bench.tasks.base import Skipped
+from amphoreus_graph.bench.tasks.base import BenchSettings, Skipped
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 
+HANDWRITTEN = frozenset({"path_choice"})  # world-neutral items, written by hand: the same file in every world
 Split = Literal["dev", "heldout"]
 SplitChoice = Literal[Split, "all"]
 SPLITS: tuple[str, ...] = get_args(SplitChoice)
@@ -39,11 +42,11 @@ def _known_path(name: str) -> str:
 
 
 class ChoiceOption(BaseModel):
+    """One answer to a dilemma, in free text, and the Path it embodies (never shown to the one who chooses)."""
+
     model_config = ConfigDict(extra="forbid")
 
     path: str
-    action: str = Field(min_length=1, description="an action of the world the item is posed in")
-    target: str | None = None
     text: str = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -53,19 +56,19 @@ class ChoiceOption(BaseModel):
 
 
 class ChoiceItem(_Item):
-    """A dilemma whose options each embody one Path; `path` is whose Path the item tests."""
+    """A dilemma whose free-text options each embody a different Path; `path` is whose Path the item tests."""
 
     path: str
-    situation: str
-    options: list[ChoiceOption] = Field(min_length=2)
+    situation: str = Field(min_length=1)
+    options: list[ChoiceOption] = Field(min_length=2, max_length=26, description="lettered A, B… when posed")
 
     @model_validator(mode="after")
     def _well_formed(self) -> ChoiceItem:
         _known_path(self.path)
         if sum(o.path == self.path for o in self.options) != 1:
             raise ValueError(f"exactly one option must embody {self.path!r}")
-        if len({o.action for o in self.options}) != len(self.options):
-            raise ValueError("options must use distinct actions, so a Decision names exactly one")
+        if len({o.path for o in self.options}) != len(self.options):
+            raise ValueError("each option must embody a different Path, so the faithful answer is unambiguous")
         return self
 
     def own_option(self) -> ChoiceOption:
@@ -130,13 +133,22 @@ class ItemSet(Generic[ItemT]):
 
 def load_items(task: str, model: type[ItemT], split: str = "all", scenario: str = DEFAULT_SCENARIO) -> list[ItemT]:
     """The task's items in `split` (dev, heldout or all) for a scenario's world."""
-    return item_set(task, model, split, scenario).items
+    return packaged_items(task, model, split, scenario).items
 
 
-def item_set(task: str, model: type[ItemT], split: str = "all", scenario: str = DEFAULT_SCENARIO) -> ItemSet[ItemT]:
-    """The task's items in `split` and those skipped: the packaged file for the default scenario, else the
-    same generator run on the scenario's world."""
-    if scenario == DEFAULT_SCENARIO:
+def item_set(task: str, model: type[ItemT], settings: BenchSettings) -> ItemSet[ItemT]:
+    """The items a benchmark run poses: the user's file (`--items`, all of it), else the packaged ones."""
+    if settings.items is not None:
+        return ItemSet(read_user_items(settings.items, model), [])
+    return packaged_items(task, model, settings.split, settings.scenario)
+
+
+def packaged_items(
+    task: str, model: type[ItemT], split: str = "all", scenario: str = DEFAULT_SCENARIO
+) -> ItemSet[ItemT]:
+    """The task's items in `split` and those skipped: the packaged file for the default scenario (and for a
+    hand-written task in any world), else the same generator run on the scenario's world."""
+    if scenario == DEFAULT_SCENARIO or task in HANDWRITTEN:
         source = resources.files("amphoreus_graph.bench.data").joinpath(f"{task}.yaml")
         found = parse_item_file(source.read_text(encoding="utf-8"), f"amphoreus_graph/bench/data/{task}.yaml", model)
         return found.in_split(split)
@@ -149,6 +161,46 @@ def item_set(task: str, model: type[ItemT], split: str = "all", scenario: str = 
             reason = format_validation_error(f"{scenario} ({task})", exc)
             skipped.append(Skipped(id=str(raw["id"]), split=str(raw["split"]), reason=reason))
     return ItemSet(items, skipped).in_split(split)
+
+
+def read_user_items(path: Path, model: type[ItemT]) -> list[ItemT]:
+    """A user's items: JSON Lines (one item a line) or YAML (an `items:` list, as the packaged files). `split`
+    may be left out (dev). Any problem is one AmphoreusError line: file, line or item, field, what was expected."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AmphoreusError(
+            f"--items {path}: cannot read it ({exc.__class__.__name__}); expected a JSONL or YAML file"
+        ) from None
+    if path.suffix.lower() in {".yaml", ".yml"}:
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise AmphoreusError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        if isinstance(raw, dict) and isinstance(raw.get("items"), list):
+            raw["items"] = [{"split": "dev", **i} if isinstance(i, dict) else i for i in raw["items"]]
+        items = parse_item_file(yaml.safe_dump(raw), str(path), model).items
+    else:
+        items = [_json_item(line, f"{path}:{n}", model) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not items:
+        raise AmphoreusError(f"{path}: no items; expected one {model.__name__} a line (JSONL) or an items: list")
+    ids = [i.id for i in items]
+    if len(set(ids)) != len(ids):
+        raise AmphoreusError(f"{path}: id: ids must be unique; {sorted({i for i in ids if ids.count(i) > 1})[:3]}")
+    return items
+
+
+def _json_item(line: str, label: str, model: type[ItemT]) -> ItemT:
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise AmphoreusError(f"{label}: not valid JSON ({exc.msg}); expected one item object a line") from None
+    if not isinstance(raw, dict):
+        raise AmphoreusError(f"{label}: expected a JSON object, got {type(raw).__name__}")
+    try:
+        return model.model_validate({"split": "dev", **raw})
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(label, exc)) from None
 
 
 def parse_items(text: str, label: str, model: type[ItemT]) -> list[ItemT]:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from amphoreus_graph.bench.items import read_user_items
 from amphoreus_graph.bench.stats import Score, score_results
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, Task, TaskResult
@@ -49,6 +50,11 @@ def benchable(scenario: str) -> Stage:
             "the benchmark's judges know only the packaged Path catalog"
         )
     return found
+
+
+def check_items(task: str, path: Path) -> None:
+    """A user's item file for `task` reads and validates (else one error line), before any model is run."""
+    read_user_items(path, TASKS[task]().item_model)
 
 
 def _entry(score: Score) -> dict[str, Any]:
@@ -143,7 +149,8 @@ def write_leaderboard(
     rows: list[dict[str, Any]], tasks: list[str], settings: BenchSettings, out: Path
 ) -> dict[str, Any]:
     """Rank the rows by PES and write leaderboard.json, leaderboard.md and leaderboard.png under `out`."""
-    board = {"models": sorted(rows, key=lambda r: -r["pes_score"]), "tasks": tasks, "settings": settings.model_dump()}
+    ranked = sorted(rows, key=lambda r: -r["pes_score"])
+    board = {"models": ranked, "tasks": tasks, "settings": settings.model_dump(mode="json")}
     out.mkdir(parents=True, exist_ok=True)
     (out / "leaderboard.json").write_text(json.dumps(board, indent=2), encoding="utf-8")
     (out / "leaderboard.md").write_text(markdown(board), encoding="utf-8")

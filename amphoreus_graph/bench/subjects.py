@@ -117,8 +117,9 @@ class Stage:
         memories: list[RecalledMemory] | None = None,
         observations: list[str] | None = None,
         round_: int = 1,
+        choice: bool = False,
     ) -> TurnContext:
-        """The turn the subject of `path` faces for one benchmark item."""
+        """The turn the subject of `path` faces for one benchmark item (`choice`: its options are free text)."""
         subject = self.subjects[path]
         return TurnContext(
             run_id=f"bench/{item_id}",
@@ -141,6 +142,7 @@ class Stage:
             observations=observations or [],
             memories=memories or [],
             options=options,
+            choice=choice,
             trust=subject.trust,
         )
 

@@ -7,10 +7,13 @@ that do not name a Path are retried through the shared caller and then left to t
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
 
+import yaml
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.contracts.turn import CallStats
@@ -75,6 +78,43 @@ class ModelVoiceJudge:
         except Exception:
             return None
         return choice if choice in load_paths() else None
+
+
+class VoiceProbe(BaseModel):
+    """A hand-written utterance and the Path its author wrote it for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    text: str = Field(min_length=1)
+
+
+@cache
+def voice_probes() -> tuple[VoiceProbe, ...]:
+    """`data/voice_probes.yaml`: utterances written by hand, in none of any Path's catalog words (voice_probes.md)."""
+    text = resources.files("amphoreus_graph.bench.data").joinpath("voice_probes.yaml").read_text(encoding="utf-8")
+    return tuple(VoiceProbe.model_validate(p) for p in yaml.safe_load(text)["probes"])
+
+
+async def judge_accuracy(judge: VoiceJudge) -> dict[str, Any]:
+    """How often the judge hears the Path a hand-written utterance was written for: overall, per Path, and the
+    confusion matrix (rows: the Path written for, columns: the Path heard). The judge's own figure, beside the
+    speakers' scores it gives."""
+    probes = [p for p in voice_probes() if p.path in load_paths()]
+    heard = await judge.classify([p.text for p in probes])
+    paths = load_paths().names()
+    confusion = {p: dict.fromkeys(paths, 0) for p in paths}
+    for probe, guess in zip(probes, heard, strict=True):
+        confusion[probe.path][guess] += 1
+    per_path = {p: round(100 * row[p] / sum(row.values()), 1) for p, row in confusion.items() if sum(row.values())}
+    right = sum(row[p] for p, row in confusion.items())
+    return {
+        "judge": judge.name,
+        "utterances": len(probes),
+        "accuracy": round(100 * right / max(1, len(probes)), 1),
+        "per_path": per_path,
+        "confusion": confusion,
+    }
 
 
 def resolve_voice_judge(spec: str, *, base_url: str | None = None) -> VoiceJudge:

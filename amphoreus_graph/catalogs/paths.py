@@ -53,6 +53,15 @@ class Path(BaseModel):
             return 0.0
         return sum(self.rating(tag) for tag in action.tags) / len(action.tags)
 
+    def speaking_words(self) -> list[str]:
+        """The half of the lexicon an offline speaker draws on (every other word, from the first)."""
+        return self.lexicon[0::2]
+
+    def judging_words(self) -> list[str]:
+        """The other half: only the offline judges' prototypes use it, so an offline speaker is never graded
+        on the very words it was given."""
+        return self.lexicon[1::2]
+
     def favoured(self, n: int = 3) -> list[str]:
         """The n kinds of act this Path rates highest."""
         return sorted(self.tags, key=lambda t: (-self.tags[t], t))[:n]

@@ -16,7 +16,9 @@ from amphoreus_graph.errors import AmphoreusError
 @one_line_errors
 def bench_command(
     model: Annotated[list[str], typer.Option("--model", help="offline | random | single-path:<Path> | a --model")],
-    tasks: Annotated[list[str] | None, typer.Option("--tasks", help="all, or task names (repeatable)")] = None,
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", "--task", help="all, or task names (repeatable)")
+    ] = None,
     scenario: Annotated[
         str, typer.Option(help="whose world poses the items: a packaged scenario or a YAML file")
     ] = "amphoreus",
@@ -25,17 +27,27 @@ def bench_command(
     seed: Annotated[int, typer.Option(help="policy noise and bootstrap seed")] = 0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for models and judge")] = None,
     out: Annotated[Path, typer.Option(help="where leaderboard.json, .md and .png go")] = Path("runs/bench"),
+    items: Annotated[
+        Path | None,
+        typer.Option(help="your own items for one --task: JSONL (one item a line) or YAML; all of them are posed"),
+    ] = None,
 ) -> None:
     """Score how faithfully each model lives every Path; writes a leaderboard with 95% intervals."""
     from amphoreus_graph.bench.items import SPLITS
-    from amphoreus_graph.bench.leaderboard import benchable, run_leaderboard, task_names
+    from amphoreus_graph.bench.leaderboard import benchable, check_items, run_leaderboard, task_names
     from amphoreus_graph.bench.tasks.base import BenchSettings
 
     if split not in SPLITS:
         raise AmphoreusError(f"--split {split!r}: expected one of {list(SPLITS)}")
     chosen = task_names(tasks or ["all"])
+    if items is not None:
+        if len(chosen) != 1:
+            raise AmphoreusError(f"--items {items}: expected exactly one --task for its items, got {chosen}")
+        split = "all"
     benchable(scenario)
-    settings = BenchSettings(scenario=scenario, split=split, seed=seed, judge=judge, base_url=base_url)
+    settings = BenchSettings(scenario=scenario, split=split, seed=seed, judge=judge, base_url=base_url, items=items)
+    if items is not None:
+        check_items(chosen[0], items)
     with console.status(f"benchmarking {len(model)} model(s) on {', '.join(chosen)}…") as status:
         board = asyncio.run(
             run_leaderboard(model, chosen, settings, out, on_model=lambda m: status.update(f"{m} done…"))

@@ -66,6 +66,11 @@ class TurnContext(BaseModel):
     observations: list[str] = Field(default_factory=list)
     memories: list[RecalledMemory] = Field(default_factory=list)
     options: list[Option] = Field(description="the actions allowed now, in the order the world offers them")
+    choice: bool = Field(
+        default=False,
+        description="a choice turn: the options are free-text answers (each one's `help`), labelled A, B…, not acts "
+        "of the world; the option chosen is the answer",
+    )
     pressures: dict[str, float] = Field(
         default_factory=dict, description="how pressing each option is now, as the world sees it (-1 to 1)"
     )

@@ -1,8 +1,9 @@
 """Re-pose a recorded turn to other deciders, so judges have alternatives to rank against the original.
 
 Offline, alternatives come from the agent's own Path under other seeds (in-Path) and from Paths its own
-opposes (off-Path: the same situation, decided by someone who values the opposite), drawn from the Path
-catalog of the turn's own scenario. With a model, they are the model's own samples at a raised temperature.
+opposes (off-Path: the same situation, decided by the opposite values but said in the agent's own voice, so a
+pair differs in what was done, not in words that name a Path), drawn from the Path catalog of the turn's own
+scenario. With a model, they are the model's own samples at a raised temperature.
 """
 
 from __future__ import annotations
@@ -53,8 +54,7 @@ def offline_alternatives(sample: Sample, turn: TurnContext, k: int, seed: int) -
         found.append(Candidate(id=f"{sample.id}#in{i}", decision=policy.decide(turn), origin="in_path", path=turn.path))
     others = off_path_choices(catalog_for(turn.world), turn.path, seed, sample.id, k - in_path)
     for i, other in enumerate(others):
-        posed = turn.model_copy(update={"path": other, "secondary_path": None})
-        decision = OfflinePathPolicy(salt=f"expert-{seed}-off{i}").decide(posed)
+        decision = OfflinePathPolicy(salt=f"expert-{seed}-off{i}").decide(turn, values=other)
         found.append(Candidate(id=f"{sample.id}#off{i}", decision=decision, origin="off_path", path=other))
     return found
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
+from amphoreus_graph.data.shortcuts import ShortcutProbe, probe_pairs
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.prompt import decision_json
 from amphoreus_graph.society.samples import iter_rows
@@ -181,6 +182,7 @@ class DpoReport(BaseModel):
     decided_by_human: int
     agreement_rate: float
     pairs_panels_agree: int
+    shortcut_probe: ShortcutProbe
     file: str
 
 
@@ -231,10 +233,24 @@ def write_dpo(
         decided_by_human=sum(r["decided_by"] == "human" for r in rows),
         agreement_rate=agreement.rate,
         pairs_panels_agree=sum(bool(r["panels_agree"]) for r in rows),
+        shortcut_probe=probe_pairs(rows),
         file=str(target),
     )
     (out / "README.md").write_text(dpo_card(report, rows, min_margin, min_score), encoding="utf-8")
     return report
+
+
+def _probe_lines(probe: ShortcutProbe) -> str:
+    if probe.heldout_accuracy is None or probe.decision_only_accuracy is None:
+        return f"Not measured: {probe.note}."
+    return (
+        f"A bag-of-words logistic regression on the replies alone (no prompt), fit on half of the {probe.pairs} "
+        f"pairs, tells chosen from rejected in the other half with accuracy {probe.heldout_accuracy:.1%}; on the "
+        f"decisions alone (action and target) {probe.decision_only_accuracy:.1%}. What the other words add: "
+        f"{probe.beyond_decision:+.1%} (near 0: no surface word gives a pair away; 50% is chance for both). "
+        f"Words it leans on most: {', '.join(probe.telling_words)}. A decision-only figure well above 50% means "
+        "the judges prefer some acts whatever the agent's Path: a model can learn that much without the prompt."
+    )
 
 
 def dpo_card(report: DpoReport, rows: list[dict[str, Any]], min_margin: float, min_score: float | None) -> str:
@@ -256,6 +272,10 @@ def dpo_card(report: DpoReport, rows: list[dict[str, Any]], min_margin: float, m
         f"- min margin {min_margin}, min chosen score {min_score}",
         f"- panel agreement over all compared candidate pairs: {report.agreement_rate}",
         f"- pairs both panels agree on: {report.pairs_panels_agree}; decided by a human: {report.decided_by_human}",
+        "",
+        "## Shortcut probe",
+        "",
+        _probe_lines(report.shortcut_probe),
         "",
         "## Pairs per world",
         "",

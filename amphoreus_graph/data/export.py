@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.bench.contamination import is_contaminated
+from amphoreus_graph.data.text_quality import quality_lines, text_quality
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.society.samples import Sample, iter_samples
 
@@ -208,6 +209,10 @@ def dataset_card(rows: list[dict[str, Any]], runs: list[Path], fmt: Format, coun
         f"quoting a benchmark item {counts['contaminated']})",
         f"- assistant reply length (chars): {_spread(lengths)}",
         f"- prompt length (chars): {_spread(prompt)}",
+        "",
+        "## Text quality",
+        "",
+        *quality_lines(text_quality(rows)),
         "",
         "## Rows per world",
         "",

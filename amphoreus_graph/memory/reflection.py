@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
+from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.memory.records import MemoryRecord
 from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
@@ -35,19 +36,20 @@ class OfflineReflector:
         self.catalog = catalog or load_paths()
 
     def reflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
-        cited = salient[:3]
+        """Up to three memories that say different things, in one sentence (its gist, as speech quotes it; names
+        keep their case), who was met most, and one of the Path's tenets (drawn by the memories cited, so
+        reflections vary)."""
+        by_gist = {gist(r.text, 90): r for r in reversed(salient)}  # one record per gist: the most salient one
+        cited = [r for r in salient if by_gist.get(gist(r.text, 90)) is r][:3]
         met = Counter(a for r in salient for a in self.agents if a != agent and a in r.text)
-        tenet = self.catalog[path].tenets[0].rstrip(".")
-        lines = "; ".join(_lower_first(gist(r.text, 90)) for r in cited)
+        tenets = self.catalog[path].tenets
+        tenet = tenets[stable_rng(*(r.id for r in cited)).randrange(len(tenets))].rstrip(".")
+        lines = "; ".join(gist(r.text, 90) for r in cited)
         who = f" {met.most_common(1)[0][0]} keeps crossing my path." if met else ""
         return f"{agent} reflects: {lines}.{who} The Path of {path} teaches: {tenet}.", [r.id for r in cited]
 
     async def areflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
         return self.reflect(agent, path, salient)
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
 
 
 class ModelReflector:

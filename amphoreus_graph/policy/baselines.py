@@ -1,8 +1,8 @@
 """Baseline policies for the Path Emanator benchmarks: `random` and `single-path:<Path>`.
 
-`random` picks any offered action and target uniformly and speaks in the words of a random Path: it should
-score at chance. `single-path:<Path>` is the seed's "previous PES model" that simulates only one Path: every
-agent decides and speaks as that Path, so it should score high only where that Path is the right answer.
+`random` picks any offered action and target uniformly and speaks in the words of a random Path, answering no
+question: it should score at chance. `single-path:<Path>` is the seed's "previous PES model" that simulates only one
+Path: every agent decides and speaks as that Path, so it should score high only where that Path is the right answer.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ class RandomPolicy:
         return Decision(
             action=option.action,
             target=target,
-            speech=compose_speech(option, target, turn, path, rng),
-            rationale=compose_rationale(option, path, turn),
+            speech=compose_speech(option, target, turn, path, rng, reasons=False),
+            rationale=compose_rationale(option, turn),
         )
 
 

@@ -29,7 +29,7 @@ from pydantic import Field, PrivateAttr
 
 _CHOICES = re.compile(r"^Choose one of: (?P<names>.+)$", re.MULTILINE)
 _DIMENSIONS = re.compile(r"^Dimensions: (?P<names>.+)$", re.MULTILINE)
-_OPTION = re.compile(r"^- (?P<action>[a-z_]+)(?: \[(?P<targets>[^\]]*)\])?:", re.MULTILINE)
+_OPTION = re.compile(r"^- (?P<action>[A-Za-z_]\w*)(?: \[(?P<targets>[^\]]*)\])?:", re.MULTILINE)
 _MEMORY = re.compile(r"^- \(cycle \d+, round \d+\)(?: \([^)]*\))? (?P<text>.+)$", re.MULTILINE)
 # A game master's prompt (amphoreus_graph/worlds/gm/prompt.py): its marker line, and its state and decisions as
 # one-line JSON after these labels.
@@ -138,7 +138,8 @@ def _unit(text: str) -> float:
 def _choose(prompt: str, key: str, *, quote: bool = False) -> dict[str, Any]:
     """Pick an offered action (and its first target) from the prompt's option list; with `quote`, say aloud the
     first memory listed."""
-    options = [(m["action"], (m["targets"] or "").split(", ")) for m in _OPTION.finditer(prompt)]
+    listed = prompt[prompt.find("Your options") :] if "Your options" in prompt else prompt
+    options = [(m["action"], (m["targets"] or "").split(", ")) for m in _OPTION.finditer(listed)]
     if not options:
         return {"action": "withdraw", "target": None, "speech": "...", "rationale": "no options seen"}
     action, targets = options[int(key[:8], 16) % len(options)]

@@ -1,18 +1,21 @@
 """The offline Path policy: no model, deterministic for a seed, and faithful to the agent's Path, in any world.
 
 Each offered action gets a utility from the Path's affinity for it (derived from the action's tags; primary Path
-twice as much as secondary), the pressures the world reports (what the situation urges: deliver what you hold,
-rest when hurt…) and recalled memories (agents named in them draw attention to acts aimed at agents); a seeded
-Gumbel draw then picks one, so agents act differently but reproducibly. Targets: the agent's own aim when it is
-offered, else someone remembered, else the least trusted for hostile acts and the most trusted for friendly ones.
-Speech is composed from the Path's lexicon and the action's verb, and cites the most relevant memory it may say
-aloud: a secret memory steers the choice and is noted in the private rationale, never quoted.
+twice as much as secondary; on a choice turn, whose options are free text, from reading each option's text against
+the Paths' profiles instead: policy/reading.py), the pressures the world reports (what the situation urges: deliver
+what you hold, rest when hurt…) and recalled memories (agents named in them draw attention to acts aimed at agents);
+a seeded Gumbel draw then picks one, so agents act differently but reproducibly. Targets: the agent's own aim when
+it is offered, else someone remembered, else the least trusted for hostile acts and the most trusted for friendly
+ones. Speech is composed from half the Path's lexicon (the judges hear with the other) and the action's verb, and
+cites the most relevant memory it may say aloud: a secret memory steers the choice and is noted in the private
+rationale, never quoted.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable
 
 from amphoreus_graph.catalogs.paths import Path
 from amphoreus_graph.catalogs.scenario import catalog_for
@@ -20,6 +23,8 @@ from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.memory import gist
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, RecalledMemory, TurnContext
+from amphoreus_graph.policy.answering import asks, two_hop
+from amphoreus_graph.policy.reading import shared_reader
 
 HOSTILE_TAGS = frozenset({"violence", "deception"})
 
@@ -35,34 +40,37 @@ class OfflinePathPolicy:
     async def adecide(self, turn: TurnContext) -> PolicyResult:
         return PolicyResult(decision=self.decide(turn))
 
-    def decide(self, turn: TurnContext) -> Decision:
+    def decide(self, turn: TurnContext, values: str | None = None) -> Decision:
+        """The agent's decision. `values`: decide by that Path's values alone while speaking as the agent's own
+        Path: an alternative that differs from a faithful decision in what it does, not in how it talks."""
         catalog = catalog_for(turn.world)
-        primary = catalog[turn.path]
-        secondary = catalog[turn.secondary_path] if turn.secondary_path else None
+        own = catalog[turn.path]
+        primary = catalog[values] if values else own
+        secondary = catalog[turn.secondary_path] if turn.secondary_path and not values else None
         rng = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, self.salt)
         named = _agents_named_in_memories(turn)
+        first = _leaning(turn, primary)
+        second = _leaning(turn, secondary) if secondary else dict.fromkeys(first, 0.0)
         scores = {
-            option.action: self._utility(option, turn, primary, secondary, named) + self._gumbel(rng)
-            for option in turn.options
+            o.action: 2.0 * first[o.action] + second[o.action] + self._utility(o, turn, named) + self._gumbel(rng)
+            for o in turn.options
         }
         chosen = max(turn.options, key=lambda o: scores[o.action])
         target = self._target(chosen, turn, named, rng)
         return Decision(
             action=chosen.action,
             target=target,
-            speech=compose_speech(chosen, target, turn, primary, rng),
-            rationale=compose_rationale(chosen, primary, turn),
+            speech=compose_speech(chosen, target, turn, own, rng),
+            rationale=compose_rationale(chosen, turn),
         )
 
     def _gumbel(self, rng: random.Random) -> float:
         return -math.log(-math.log(rng.random() or 1e-12)) * self.temperature
 
     @staticmethod
-    def _utility(option: Option, turn: TurnContext, primary: Path, secondary: Path | None, named: list[str]) -> float:
-        value = 2.0 * primary.affinity(option)
-        if secondary is not None:
-            value += secondary.affinity(option)
-        value += turn.pressures.get(option.action, 0.0)
+    def _utility(option: Option, turn: TurnContext, named: list[str]) -> float:
+        """What the situation adds: the world's pressures, and remembered agents drawing acts aimed at agents."""
+        value = turn.pressures.get(option.action, 0.0)
         if named and option.target is TargetKind.AGENT:
             value += 0.2
         return value
@@ -85,32 +93,77 @@ class OfflinePathPolicy:
         return targets[rng.randrange(len(targets))]
 
 
+def _leaning(turn: TurnContext, path: Path) -> dict[str, float]:
+    """How much a Path favours each option: by the action's tags, or, on a choice turn, by reading its text."""
+    if turn.choice:
+        texts = [o.help for o in turn.options]
+        read = shared_reader().evidence(texts, path.name, catalog_for(turn.world))
+        return {o.action: value for o, value in zip(turn.options, read, strict=True)}
+    return {o.action: path.affinity(o) for o in turn.options}
+
+
 def _agents_named_in_memories(turn: TurnContext) -> list[str]:
     agents = turn.trust.keys()
     return [a for m in turn.memories for a in agents if a in m.text]
 
 
-def speakable(memories: list[RecalledMemory]) -> RecalledMemory | None:
-    """The best-ranked memory the agent may quote aloud: the first one that is not secret."""
-    return next((m for m in memories if not m.secret), None)
+def speakable(memories: list[RecalledMemory], agent: str = "", others: Iterable[str] = ()) -> RecalledMemory | None:
+    """The best-ranked memory the agent may quote aloud: the first one that is not secret and, given the agent
+    and the others it knows, not one of its own deeds (quoting its last deed as it does it again would say the
+    same thing twice in the event the deed becomes)."""
+    return next((m for m in memories if not m.secret and not _own_deed(gist(m.text), agent, others)), None)
 
 
-def compose_speech(option: Option, target: str | None, turn: TurnContext, path: Path, rng: random.Random) -> str:
-    words = rng.sample(path.lexicon, k=min(3, len(path.lexicon)))
+def _own_deed(text: str, agent: str, others: Iterable[str]) -> bool:
+    """Whether the first agent a memory names is `agent` (the one who did what it tells)."""
+    if not agent or agent not in text:
+        return False
+    first = text.index(agent)
+    return not any(0 <= text.find(other) < first for other in others if other != agent)
+
+
+def compose_speech(
+    option: Option, target: str | None, turn: TurnContext, path: Path, rng: random.Random, *, reasons: bool = True
+) -> str:
+    """What the agent says: its Path's words, the act, and what it remembers (or, `reasons` and the situation
+    asking a question, the memory and observation that answer it together)."""
+    spoken = path.speaking_words()
+    words = rng.sample(spoken, k=min(3, len(spoken)))
     verb = option.verb or option.action.replace("_", " ") + (" {target}" if option.targets else "")
     parts = [f"{words[0].capitalize()}!", f"I will {verb.format(target=target or 'this')}."]
-    if (quoted := speakable(turn.memories)) is not None:
+    if reasons and (answer := _answer(turn)) is not None:
+        parts.append(answer)
+    elif (quoted := speakable(turn.memories, turn.agent, turn.trust)) is not None:
         parts.append(f"I remember: {gist(quoted.text)}.")
-    parts.append(f"This is the way of {words[1]} and {words[2]}.")
+    parts.append(f"This is the way of {words[1 % len(words)]} and {words[2 % len(words)]}.")
     return " ".join(parts)
 
 
-def compose_rationale(option: Option, path: Path, turn: TurnContext) -> str:
-    """Why, privately. It may say that the agent keeps a secret (secrets inform the rationale), never what."""
+def _answer(turn: TurnContext) -> str | None:
+    """When the situation asks a question that a memory and an observation answer together: both, said aloud
+    (a secret memory is used, never quoted)."""
+    question = asks(turn.situation)
+    if question is None or not turn.memories or not turn.observations:
+        return None
+    texts = [m.text for m in turn.memories]
+    found = two_hop(question, texts, turn.observations, shared_reader().embedder)
+    if found is None:
+        return None
+    memory, fact = found
+    said = fact.rstrip(".")
+    if turn.memories[texts.index(memory)].secret:
+        return f"What I know: {said}."
+    return f"I remember: {gist(memory)}. And {said}."
+
+
+def compose_rationale(option: Option, turn: TurnContext) -> str:
+    """Why, privately, in words that do not name a Path or a score: a preference pair of offline decisions must
+    differ in what was done, not in a word that gives the answer away. It may say that the agent keeps a secret
+    (secrets inform the rationale), never what."""
     kept = sum(m.secret for m in turn.memories)
     secrets = f" {kept} of them {'is a secret' if kept == 1 else 'are secrets'} I keep to myself." if kept else ""
     status = "; ".join(f"{key} {value}" for key, value in turn.status.items())
     return (
-        f"The Path of {path.name} rates {option.action} at {path.affinity(option):+.2f}; "
+        f"Of {len(turn.options)} options I chose {option.action}; "
         f"{status + ', ' if status else ''}{len(turn.memories)} memories recalled.{secrets}"
     )

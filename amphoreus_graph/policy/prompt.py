@@ -58,7 +58,10 @@ def user_prompt(turn: TurnContext) -> str:
     if turn.memories:
         lines.append("You remember:")
         lines.extend(memory_line(m) for m in turn.memories)
-    lines.append("Your options (action: targets):")
+    if turn.choice:
+        lines.append("Your options (choose one; its letter is your action):")
+    else:
+        lines.append("Your options (action: targets):")
     for option in turn.options:
         aimed = f" [{', '.join(option.targets)}]" if option.targets else ""
         lines.append(f"- {option.action}{aimed}: {option.help}")

@@ -3,6 +3,7 @@ items the world could not pose."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -41,9 +42,15 @@ class BenchSettings(BaseModel):
     seed: int = 0
     judge: str = "offline"
     base_url: str | None = None
+    items: Path | None = Field(default=None, description="a user's item file (JSONL or YAML) instead of the packaged")
 
 
 class Task(Protocol):
     name: str
+
+    @property
+    def item_model(self) -> type[Any]:
+        """The pydantic model of the task's items (a user's `--items` file is validated with it)."""
+        ...
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult: ...

@@ -54,10 +54,11 @@ def acts_faithfully(world: Stage, item: SteadfastItem, decision: Decision) -> bo
 
 class DestructionTask:
     name = "destruction"
+    item_model = SteadfastItem
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
         world = stage(settings.scenario)
-        posed = item_set(self.name, SteadfastItem, settings.split, settings.scenario)
+        posed = item_set(self.name, self.item_model, settings)
         items = posed.items
         played = await asyncio.gather(*(press(policy, world, i, settings.seed) for i in items))
         judge: VoiceJudge = resolve_voice_judge(settings.judge, base_url=settings.base_url)

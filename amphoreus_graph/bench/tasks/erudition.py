@@ -56,10 +56,11 @@ def erudition_turn(world: Stage, item: EruditionItem, seed: int) -> TurnContext:
 
 class EruditionTask:
     name = "erudition"
+    item_model = EruditionItem
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
         world = stage(settings.scenario)
-        posed = item_set(self.name, EruditionItem, settings.split, settings.scenario)
+        posed = item_set(self.name, self.item_model, settings)
         results = await asyncio.gather(*(policy.adecide(erudition_turn(world, i, settings.seed)) for i in posed.items))
         scores = []
         for item, result in zip(posed.items, results, strict=True):

@@ -1,48 +1,69 @@
-"""Path-Choice: dilemmas whose options each embody a Path; accuracy = choosing one's own Path's option.
+"""Path-Choice: dilemmas whose free-text options each embody a different Path; accuracy = choosing the option
+of one's own Path.
 
-The options become the turn's only allowed (action, target) pairs, built from the world's action specs and
-offered in the world's order, and are described in the situation, so a model reads them like any other turn
-and answers with an ordinary Decision.
+Each item is posed as a choice turn (world-neutral: the options are lettered answers, not acts of the world) to
+the subject of the item's Path, and answered with an ordinary Decision whose action is a letter. The options are
+lettered in an order drawn per item and seed, so the answer's position carries nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import string
+from collections.abc import Sequence
 
-from amphoreus_graph.bench.items import ChoiceItem, item_set
+from amphoreus_graph.bench.items import ChoiceItem, ChoiceOption, item_set
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
-from amphoreus_graph.contracts.turn import Policy, TurnContext
+from amphoreus_graph.contracts.rng import stable_rng
+from amphoreus_graph.contracts.turn import Option, Policy, TurnContext
+
+
+def lettered(item: ChoiceItem, seed: int) -> dict[str, ChoiceOption]:
+    """The item's options by the letter each is shown under."""
+    order = list(item.options)
+    stable_rng("path-choice", item.id, seed).shuffle(order)
+    return dict(zip(string.ascii_uppercase, order, strict=False))
 
 
 def choice_turn(item: ChoiceItem, seed: int, scenario: str = DEFAULT_SCENARIO) -> TurnContext:
-    world = stage(scenario)
-    described = "\n".join(f"- {o.text}" for o in item.options)
-    return world.pose(
-        item.path,
-        item_id=item.id,
-        situation=f"{item.situation}\nYou can do one of these:\n{described}",
-        options=world.offer({o.action: [o.target] if o.target else [] for o in item.options}),
-        seed=seed,
+    """The item as the subject of its Path faces it, in the scenario's world."""
+    options = [
+        Option(action=letter, help=option.text, verb=f"choose option {letter}")
+        for letter, option in lettered(item, seed).items()
+    ]
+    return stage(scenario).pose(
+        item.path, item_id=item.id, situation=item.situation, options=options, seed=seed, choice=True
     )
+
+
+async def score_choices(policy: Policy, items: Sequence[ChoiceItem], settings: BenchSettings) -> list[ItemScore]:
+    """Each item answered by the policy: 1 if it chose its own Path's option."""
+    turns = [choice_turn(i, settings.seed, settings.scenario) for i in items]
+    results = await asyncio.gather(*(policy.adecide(turn) for turn in turns))
+    scores = []
+    for item, result in zip(items, results, strict=True):
+        picked = lettered(item, settings.seed).get(result.decision.action)
+        scores.append(
+            ItemScore(
+                item=item.id,
+                path=item.path,
+                score=float(picked is not None and picked.path == item.path),
+                detail={
+                    "chose": picked.path if picked else None,
+                    "letter": result.decision.action,
+                    "flags": result.flags,
+                },
+            )
+        )
+    return scores
 
 
 class PathChoiceTask:
     name = "path_choice"
+    item_model = ChoiceItem
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
-        posed = item_set(self.name, ChoiceItem, settings.split, settings.scenario)
-        turns = [choice_turn(i, settings.seed, settings.scenario) for i in posed.items]
-        results = await asyncio.gather(*(policy.adecide(turn) for turn in turns))
-        scores = []
-        for item, result in zip(posed.items, results, strict=True):
-            picked = next((o for o in item.options if o.action == result.decision.action), None)
-            scores.append(
-                ItemScore(
-                    item=item.id,
-                    path=item.path,
-                    score=float(picked is not None and picked.path == item.path),
-                    detail={"chose": picked.path if picked else None, "flags": result.flags},
-                )
-            )
+        posed = item_set(self.name, self.item_model, settings)
+        scores = await score_choices(policy, posed.items, settings)
         return TaskResult(task=self.name, scores=scores, skipped=posed.skipped)

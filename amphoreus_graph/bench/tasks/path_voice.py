@@ -1,7 +1,8 @@
 """Path-Voice: every Path's subject answers open situations; whose Path does the speech alone reveal?
 
 Scored by the embedding Path classifier offline or a model judge (`--judge`); reports accuracy per Path and
-a confusion matrix (rows: the subject's Path, columns: the Path the judge heard).
+a confusion matrix (rows: the subject's Path, columns: the Path the judge heard), and beside them the judge's
+own accuracy on hand-written utterances (`judge_accuracy`), so a score can be read against its judge.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 from amphoreus_graph.bench.items import VoiceItem, item_set
 from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
-from amphoreus_graph.bench.voice_judge import resolve_voice_judge
+from amphoreus_graph.bench.voice_judge import judge_accuracy, resolve_voice_judge
 from amphoreus_graph.contracts.turn import Policy, TurnContext
 
 
@@ -28,15 +29,17 @@ def voice_turn(world: Stage, item: VoiceItem, path: str, seed: int) -> TurnConte
 
 class PathVoiceTask:
     name = "path_voice"
+    item_model = VoiceItem
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
         world = stage(settings.scenario)
-        posed = item_set(self.name, VoiceItem, settings.split, settings.scenario)
+        posed = item_set(self.name, self.item_model, settings)
         paths = world.catalog.names()
         asked = [(item, path) for item in posed.items for path in paths]
         results = await asyncio.gather(*(policy.adecide(voice_turn(world, i, p, settings.seed)) for i, p in asked))
         speeches = [r.decision.speech or r.decision.action for r in results]
-        heard = await resolve_voice_judge(settings.judge, base_url=settings.base_url).classify(speeches)
+        judge = resolve_voice_judge(settings.judge, base_url=settings.base_url)
+        heard = await judge.classify(speeches)
         confusion = {p: dict.fromkeys(paths, 0) for p in paths}
         scores = []
         for (item, path), guess, speech in zip(asked, heard, speeches, strict=True):
@@ -46,4 +49,5 @@ class PathVoiceTask:
                     item=item.id, path=path, score=float(guess == path), detail={"heard": guess, "speech": speech}
                 )
             )
-        return TaskResult(task=self.name, scores=scores, extra={"confusion": confusion}, skipped=posed.skipped)
+        extra = {"confusion": confusion, "judge_accuracy": await judge_accuracy(judge)}
+        return TaskResult(task=self.name, scores=scores, extra=extra, skipped=posed.skipped)

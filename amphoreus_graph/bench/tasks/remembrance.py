@@ -202,10 +202,11 @@ def _percent(values: list[float]) -> float:
 
 class RemembranceTask:
     name = "remembrance"
+    item_model = RemembranceItem
 
     async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
         world = stage(settings.scenario)
-        items = item_set(self.name, RemembranceItem, settings.split, settings.scenario)
+        items = item_set(self.name, self.item_model, settings)
         recalled = await asyncio.to_thread(recalled_for, world, items.items)
         posed = [(item, path, recalled[item.id][path]) for item in items.items for path in world.catalog.names()]
         results = await asyncio.gather(

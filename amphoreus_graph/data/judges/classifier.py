@@ -1,6 +1,8 @@
 """An embedding Path classifier: which Path does a piece of speech sound like?
 
-Each Path's prototype is the mean embedding of its summary, tenets and lexicon. A softmax over cosine
+Each Path's prototype is the mean embedding of its summary, tenets and the half of its lexicon that offline
+speakers never draw on (`Path.judging_words`), so the offline policy's speech is not graded against the very
+words it was given. A softmax over cosine
 similarities turns that into probabilities; its temperature is fitted on one half of a calibration set
 and the accuracy reported on the other, held-out half, so the figure is not measured on what it was fit to.
 A classifier is over one Path catalog (the packaged one, or a user's), and knows no world: its calibration
@@ -39,13 +41,19 @@ def calibration_texts(per_path: int = 12, seed: int = 0, catalog: PathCatalog | 
     (no tenet is quoted) and no world's words."""
     catalog = catalog or load_paths()
     deeds = list(catalog.tags.values())
-    rows = []
+    rows: list[tuple[str, str]] = []
     for name in catalog.names():
-        path = catalog[name]
-        for i in range(per_path):
+        words = catalog[name].judging_words()
+        texts: list[str] = []
+        for i in range(per_path * 20):  # distinct texts, so the fit and held-out halves share none
+            if len(texts) == per_path:
+                break
             rng = stable_rng("calibration", seed, name, i)
-            first, second = rng.sample(path.lexicon, k=2)
-            rows.append((f"{first.capitalize()}. Today I was {rng.choice(deeds)}, for {second}.", name))
+            first, second = rng.sample(words, k=2)
+            text = f"{first.capitalize()}. Today I was {rng.choice(deeds)}, for {second}."
+            if text not in texts:
+                texts.append(text)
+        rows.extend((text, name) for text in texts)
     return rows
 
 
@@ -59,7 +67,7 @@ class PathClassifier:
         prototypes = []
         for name in self.paths:
             path = catalog[name]
-            vectors = embedder.encode([path.summary, *path.tenets, ", ".join(path.lexicon)])
+            vectors = embedder.encode([path.summary, *path.tenets, ", ".join(path.judging_words())])
             mean = vectors.mean(axis=0)
             prototypes.append(mean / np.linalg.norm(mean))
         self.prototypes: NDArray[np.float32] = np.stack(prototypes)
