@@ -125,7 +125,7 @@ def test_all_tasks_separate_offline_from_the_baselines(board):
     assert erudition["offline"]["ci"][0] > erudition["random"]["ci"][1]
 
 
-def test_erudition_scores_an_answer_only_when_it_is_given():
+def test_erudition_scores_an_answer_only_when_it_is_given_alone():
     import asyncio
 
     from amphoreus_graph.bench.tasks.erudition import EruditionTask, exact_match, token_f1
@@ -136,16 +136,30 @@ def test_erudition_scores_an_answer_only_when_it_is_given():
     assert token_f1("Castrum Kremnos", "Castrum Kremnos") == 1.0 and token_f1("a b", "c") == 0.0
 
     class ReadsEverythingAloud:
-        """Says every fact it observes: the answer is always among them, so it must score 100."""
+        """Says every fact it observes: the answer is among them, and so is every rival: it has chosen nothing."""
 
         name = "reads-aloud"
 
         async def adecide(self, turn):
             return PolicyResult(decision=Decision(action="study", speech=" ".join(turn.observations)))
 
-    result = asyncio.run(EruditionTask().run(ReadsEverythingAloud(), BenchSettings(split="heldout")))
-    assert result.scores and all(s.score == 1.0 for s in result.scores)
-    assert 0 < result.extra["token_f1"] < 100
+    class SaysTheAnswer:
+        """Says the one fact that holds the answer (it knows which): it must score 100."""
+
+        name = "knows"
+
+        async def adecide(self, turn):
+            item = next(i for i in items if f"{i.question} " in turn.situation and i.facts == turn.observations)
+            return PolicyResult(decision=Decision(action="study", speech=f"It is {item.answer}."))
+
+    from amphoreus_graph.bench.items import EruditionItem
+
+    items = load_items("erudition", EruditionItem, "heldout")
+    shotgun = asyncio.run(EruditionTask().run(ReadsEverythingAloud(), BenchSettings(split="heldout")))
+    assert shotgun.scores and all(s.score == 0.0 for s in shotgun.scores)
+    assert 0 < shotgun.extra["token_f1"] < 100
+    knowing = asyncio.run(EruditionTask().run(SaysTheAnswer(), BenchSettings(split="heldout")))
+    assert knowing.scores and all(s.score == 1.0 for s in knowing.scores)
 
 
 def test_a_turncoat_breaks_at_the_first_turn():
