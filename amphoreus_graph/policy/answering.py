@@ -1,4 +1,5 @@
-"""Answering a question from two things known: a memory and an observation, joined by a name they share.
+"""Answering a question from what is known: a memory and an observation joined by a name they share, or else the
+one memory that speaks to the question.
 
 The offline policy's way to combine what it remembers with what it sees (Erudition's two-hop questions): the
 memory nearest the question in meaning names something the question does not (the bridge: a place, a person);
@@ -45,3 +46,14 @@ def two_hop(question: str, memories: list[str], facts: list[str], embedder: Embe
             best = max(linked, key=lambda f: float(seen[f] @ (asked + remembered[m])))
             return memories[m], facts[best]
     return None
+
+
+def nearest_memory(question: str, memories: list[str], embedder: Embedder) -> str | None:
+    """The memory that shares most names with the question, then is nearest it in meaning (one hop)."""
+    if not memories:
+        return None
+    vectors = embedder.encode([question, *memories])
+    nearness = vectors[1:] @ vectors[0]
+    asked = names(question)
+    best = min(range(len(memories)), key=lambda m: (-len(names(memories[m]) & asked), -float(nearness[m]), m))
+    return memories[best]

@@ -23,7 +23,7 @@ from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.memory import gist
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, RecalledMemory, TurnContext
-from amphoreus_graph.policy.answering import asks, two_hop
+from amphoreus_graph.policy.answering import asks, nearest_memory, two_hop
 from amphoreus_graph.policy.reading import shared_reader
 
 HOSTILE_TAGS = frozenset({"violence", "deception"})
@@ -140,15 +140,17 @@ def compose_speech(
 
 
 def _answer(turn: TurnContext) -> str | None:
-    """When the situation asks a question that a memory and an observation answer together: both, said aloud
-    (a secret memory is used, never quoted)."""
+    """When the situation asks a question: the memory and observation that answer it together, said aloud (a
+    secret memory is used, never quoted), or else the speakable memory that speaks to it most."""
     question = asks(turn.situation)
-    if question is None or not turn.memories or not turn.observations:
+    if question is None or not turn.memories:
         return None
     texts = [m.text for m in turn.memories]
     found = two_hop(question, texts, turn.observations, shared_reader().embedder)
     if found is None:
-        return None
+        speakable_texts = [m.text for m in turn.memories if not m.secret]
+        nearest = nearest_memory(question, speakable_texts, shared_reader().embedder)
+        return f"I remember: {gist(nearest)}." if nearest else None
     memory, fact = found
     said = fact.rstrip(".")
     if turn.memories[texts.index(memory)].secret:
