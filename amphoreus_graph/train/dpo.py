@@ -57,6 +57,12 @@ def _check_model(model_dir: Path) -> None:
         raise AmphoreusError(f"--model {model_dir}: no checkpoint there; expected a folder written by `train pretrain`")
 
 
+def equal_batches(pairs: int, most: int) -> int:
+    """The largest batch size up to `most` that splits `pairs` into equal batches: TRL's evaluation averages its
+    batches' means, which equals the mean over pairs (our held-out figure) only when no batch is short."""
+    return max(size for size in range(1, max(1, most) + 1) if pairs % size == 0) if pairs else most
+
+
 def train_dpo(
     pairs_dirs: Path | list[Path],
     model_dir: Path,
@@ -105,7 +111,7 @@ def _train(
         output_dir=str(scratch),
         max_steps=settings.steps,
         per_device_train_batch_size=settings.batch_size,
-        per_device_eval_batch_size=settings.batch_size,
+        per_device_eval_batch_size=equal_batches(len(heldout), settings.batch_size),
         learning_rate=settings.lr,
         beta=settings.beta,
         seed=settings.seed,
