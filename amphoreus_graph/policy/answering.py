@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import numpy as np
+from numpy.typing import NDArray
+
 if TYPE_CHECKING:  # the memory package imports the policies: the embedder is handed in
     from amphoreus_graph.memory.embedder import Embedder
 
@@ -36,10 +39,7 @@ def two_hop(question: str, memories: list[str], facts: list[str], embedder: Embe
         return None
     vectors = embedder.encode([question, *memories, *facts])
     asked, remembered, seen = vectors[0], vectors[1 : 1 + len(memories)], vectors[1 + len(memories) :]
-    asked_names = names(question)
-    nearness = remembered @ asked
-    order = sorted(range(len(memories)), key=lambda m: (-len(names(memories[m]) & asked_names), -float(nearness[m])))
-    for m in order:
+    for m in _by_relevance(question, memories, remembered @ asked):
         bridges = names(memories[m]) - names(question)
         linked = [f for f in range(len(facts)) if bridges & names(facts[f])]
         if linked:
@@ -53,7 +53,11 @@ def nearest_memory(question: str, memories: list[str], embedder: Embedder) -> st
     if not memories:
         return None
     vectors = embedder.encode([question, *memories])
-    nearness = vectors[1:] @ vectors[0]
+    return memories[_by_relevance(question, memories, vectors[1:] @ vectors[0])[0]]
+
+
+def _by_relevance(question: str, memories: list[str], nearness: NDArray[np.float32]) -> list[int]:
+    """The memories' indices, those sharing most names with the question first, then the nearest in meaning
+    (`nearness`: each memory's similarity to the question), then in their own order."""
     asked = names(question)
-    best = min(range(len(memories)), key=lambda m: (-len(names(memories[m]) & asked), -float(nearness[m]), m))
-    return memories[best]
+    return sorted(range(len(memories)), key=lambda m: (-len(names(memories[m]) & asked), -float(nearness[m])))

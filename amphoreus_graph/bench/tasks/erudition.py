@@ -18,8 +18,7 @@ from amphoreus_graph.bench.items import EruditionItem, item_set
 from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
 from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
-
-NAME = re.compile(r"\b[A-Z][\w'-]+")
+from amphoreus_graph.policy.answering import names
 
 
 def tokens(text: str) -> list[str]:
@@ -37,10 +36,9 @@ def rivals(item: EruditionItem, offered: str = "") -> list[str]:
     answer, less those the question, the answer's own fact or the `offered` acts' words name (a speaker who says
     them all has not chosen; one who names its act has not guessed)."""
     holding = [f for f in item.facts if exact_match(item.answer, f)]
-    known = set(NAME.findall(item.question)) | set(NAME.findall(offered))
-    known |= {n for f in holding for n in NAME.findall(f)}
+    known = names(item.question) | names(offered) | {n for f in holding for n in names(f)}
     answer = set(tokens(item.answer))
-    others = [n for f in item.facts if f not in holding for n in NAME.findall(f)]
+    others = [n for f in item.facts if f not in holding for n in names(f)]
     return sorted({n for n in others if n not in known and n.lower() not in answer})
 
 
