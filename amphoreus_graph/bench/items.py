@@ -173,13 +173,10 @@ def read_user_items(path: Path, model: type[ItemT]) -> list[ItemT]:
             f"--items {path}: cannot read it ({exc.__class__.__name__}); expected a JSONL or YAML file"
         ) from None
     if path.suffix.lower() in {".yaml", ".yml"}:
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise AmphoreusError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        raw = _load_yaml(text, str(path))
         if isinstance(raw, dict) and isinstance(raw.get("items"), list):
             raw["items"] = [{"split": "dev", **i} if isinstance(i, dict) else i for i in raw["items"]]
-        items = parse_item_file(yaml.safe_dump(raw), str(path), model).items
+        items = _validate_item_file(raw, str(path), model).items
     else:
         items = [_json_item(line, f"{path}:{n}", model) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not items:
@@ -210,12 +207,21 @@ def parse_items(text: str, label: str, model: type[ItemT]) -> list[ItemT]:
 
 def parse_item_file(text: str, label: str, model: type[ItemT]) -> ItemSet[ItemT]:
     """An item file's items and the generator's notes on those it skipped (`skipped`, if any)."""
+    return _validate_item_file(_load_yaml(text, label), label, model)
+
+
+def _load_yaml(text: str, label: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise AmphoreusError(f"{label}: not valid YAML ({str(exc).splitlines()[0]})") from None
+
+
+def _validate_item_file(raw: Any, label: str, model: type[ItemT]) -> ItemSet[ItemT]:
     fields: dict[str, Any] = {"items": (list[model], ...), "skipped": (list[Skipped], [])}  # type: ignore[valid-type]
     item_file = create_model(f"{model.__name__}File", **fields)
     try:
-        parsed: Any = item_file.model_validate(yaml.safe_load(text))
-    except yaml.YAMLError as exc:
-        raise AmphoreusError(f"{label}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        parsed: Any = item_file.model_validate(raw)
     except ValidationError as exc:
         raise AmphoreusError(format_validation_error(label, exc)) from None
     ids = [i.id for i in parsed.items]
