@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -145,3 +147,60 @@ def test_a_run_directory_is_not_overwritten(cli, tmp_path):
     code, _, err = cli("simulate", "--scenario", "trio", "--out", str(run), "--quiet")
     assert code == 2 and "already holds a run" in err
     assert (run / "samples" / "cycle-0001.jsonl").read_bytes() == before
+
+
+def _unlocked(path: Path) -> bool:
+    conn = sqlite3.connect(path, timeout=0)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+def test_a_run_cancelled_in_process_finishes_its_last_writes_and_leaves_the_checkpoint_unlocked(tmp_path):
+    """A cancelled stream can return while the saver's writes still run (LangGraph does not wait for them): the
+    checkpointer waits, so what they wrote is kept and a resume in the same process is not refused a lock."""
+    from amphoreus_graph.society.run_dir import checkpointer
+
+    path = tmp_path / "checkpoint.sqlite"
+    thread = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
+
+    async def cancelled_while_writing() -> None:
+        async with checkpointer(path) as saver:
+            await saver.setup()
+            writing = asyncio.create_task(saver.aput_writes(thread, [("channel", "value")], "task-1"))
+            await asyncio.sleep(0)  # the write has begun: it is in flight when the run stops
+            assert not writing.done()
+            raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(cancelled_while_writing())
+    assert _unlocked(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT task_id, channel FROM writes").fetchall() == [("task-1", "channel")]
+
+
+WRITE = "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel) VALUES (?,?,?,?,?,?)"
+
+
+def test_a_write_left_open_beside_a_live_statement_is_undone_not_left_holding_the_lock(tmp_path):
+    from amphoreus_graph.society.run_dir import checkpointer
+
+    path = tmp_path / "checkpoint.sqlite"
+    cursors: list[object] = []  # as a cancelled task's traceback would keep it
+
+    async def stopped_mid_write() -> None:
+        async with checkpointer(path) as saver:
+            await saver.setup()
+            await saver.conn.execute(WRITE, ("t", "", "c", "task-1", 0, "channel"))
+            cursors.append(await saver.conn.execute("SELECT * FROM writes"))  # a read not yet stepped to its end
+            raise asyncio.CancelledError  # before any commit
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(stopped_mid_write())
+    assert _unlocked(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM writes").fetchone() == (0,)

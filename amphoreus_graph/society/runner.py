@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Durability
 from pydantic import BaseModel, Field, ValidationError
 
@@ -47,6 +46,7 @@ from amphoreus_graph.society.run_dir import (
     SUMMARY_FILE,
     check_seeds_dir,
     checkpointed_values,
+    checkpointer,
     prepare_run_dir,
     writable_dir,
 )
@@ -235,7 +235,7 @@ class Simulation:
                 if store is not None:
                     await asyncio.to_thread(self._claim, store, resume=False, values={})
                 write_json(cfg.out / CONFIG_FILE, json.loads(cfg.model_dump_json()))
-            async with AsyncSqliteSaver.from_conn_string(str(cfg.out / CHECKPOINT_FILE)) as saver:
+            async with checkpointer(cfg.out / CHECKPOINT_FILE) as saver:
                 graph = build_recurrence_graph().compile(checkpointer=saver)
                 values = await checkpointed_values(graph, thread, cfg.out / CHECKPOINT_FILE) if resume else {}
                 if resume and store is not None:
