@@ -163,7 +163,7 @@ def _unlocked(path: Path) -> bool:
 def test_a_run_cancelled_in_process_finishes_its_last_writes_and_leaves_the_checkpoint_unlocked(tmp_path):
     """A cancelled stream can return while the saver's writes still run (LangGraph does not wait for them): the
     checkpointer waits, so what they wrote is kept and a resume in the same process is not refused a lock."""
-    from amphoreus_graph.society.run_dir import checkpointer
+    from amphoreus_graph.society.checkpointer import checkpointer
 
     path = tmp_path / "checkpoint.sqlite"
     thread = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
@@ -187,7 +187,7 @@ WRITE = "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, i
 
 
 def test_a_write_left_open_beside_a_live_statement_is_undone_not_left_holding_the_lock(tmp_path):
-    from amphoreus_graph.society.run_dir import checkpointer
+    from amphoreus_graph.society.checkpointer import checkpointer
 
     path = tmp_path / "checkpoint.sqlite"
     cursors: list[object] = []  # as a cancelled task's traceback would keep it

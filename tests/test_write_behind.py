@@ -3,12 +3,18 @@ either way the next round recalls them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import yaml
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.config import get_config
 
 from amphoreus_graph.contracts.turn import PolicyResult, TurnContext
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.inspect import inspect_recall, run_memory, unfiled_events
 from amphoreus_graph.society.runner import RunConfig, Simulation
@@ -86,3 +92,33 @@ def test_a_run_stopped_between_rounds_is_inspected_with_its_last_round(tmp_path,
     assert played not in filed
     _, found = inspect_recall(run, "Cyrene", "what happened", 50)
     assert played in {m.round for m in found if m.cycle == 1}
+
+
+def test_memory_is_filed_only_once_the_checkpoint_its_step_began_from_is_on_disk(tmp_path, monkeypatch):
+    """Checkpoints are written behind the steps (here slowed down, so they lag): a step that files memories waits
+    for its own starting checkpoint, so a step redone after a kill never finds a later step's filing in the store."""
+    put = AsyncSqliteSaver.aput
+
+    async def lagging_put(self, *args, **kwargs):
+        await asyncio.sleep(0.05)
+        return await put(self, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncSqliteSaver, "aput", lagging_put)
+    run = tmp_path / "run"
+    filings: list[bool] = []  # per store write: was the checkpoint its step started from on disk?
+
+    def after_the_checkpoint(method):
+        def filing(self, *args, **kwargs):
+            (started_from,) = get_config()["configurable"]["checkpoint_map"].values()
+            with closing(sqlite3.connect(run / "checkpoint.sqlite")) as db:
+                row = db.execute("SELECT 1 FROM checkpoints WHERE checkpoint_id = ?", (started_from,)).fetchone()
+            filings.append(row is not None)
+            return method(self, *args, **kwargs)
+
+        return filing
+
+    for name in ("remember", "touch", "carry_over"):
+        monkeypatch.setattr(Remembrance, name, after_the_checkpoint(getattr(Remembrance, name)))
+    config = RunConfig(scenario=_scenario(tmp_path, write_behind=True), cycles=2, rounds=3, seed=3, out=run)
+    asyncio.run(Simulation(config).run())
+    assert len(filings) >= 8 and all(filings), filings

@@ -13,8 +13,8 @@ Memory work stays off the model's critical path: a round's events are filed (wri
 rated, reflections made) by `file_behind`, which runs beside the next round's agent turns, while the model thinks.
 Until then `director` searches them in process, so every round recalls the last one. The last round of a cycle is
 filed by `remember` before the cycle ends. A scenario with `memory.write_behind: false` files every round with
-`remember` before the next round begins instead. Either way the filing is a task of the checkpointed graph, so a
-killed run files exactly what it would have.
+`remember` before the next round begins instead. Either way the filing is a task of the checkpointed graph that
+starts only once the checkpoint its step began from is on disk, so a killed run files exactly what it would have.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from amphoreus_graph.memory.attention import attend
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.gateway import RoleUse, metered
 from amphoreus_graph.policy.prompt import decision_json, render_messages
+from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.perception import build_turn, lean, restore
 from amphoreus_graph.society.samples import Sample
@@ -83,6 +84,7 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     run_id = inputs.run_id or str(get_config().get("configurable", {}).get("thread_id") or "studio")
     with metered() as meter:
         if cycle == 1:
+            await starting_checkpoint_on_disk()
             services = await aservices_of({"run_id": run_id, "scenario": inputs.scenario}, runtime)
             seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
             await asyncio.to_thread(services.memory.remember, seeds)
@@ -212,6 +214,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     now = Moment.model_validate(state["round_moment"])
     pending = dict(state.get("unreflected") or {})
     due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
+    await starting_checkpoint_on_disk()  # the store never runs ahead of the checkpoints
     with metered() as meter:
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
         gained, reflections = await asyncio.gather(

@@ -19,6 +19,7 @@ from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
 from amphoreus_graph.policy.gateway import metered
+from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
@@ -60,6 +61,7 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
         kind=MemoryKind.CYCLE_ECHO,
     )
     retention = {a.name: scenario.retention_for(a.path) for a in scenario.agents}
+    await starting_checkpoint_on_disk()  # the store never runs ahead of the checkpoints
 
     def carry() -> dict[str, int]:
         services.memory.remember([echo])

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Durability
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_json
@@ -36,6 +35,7 @@ from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
 from amphoreus_graph.policy.structured import Mode
+from amphoreus_graph.society.checkpointer import checkpointer
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
@@ -46,7 +46,6 @@ from amphoreus_graph.society.run_dir import (
     SUMMARY_FILE,
     check_seeds_dir,
     checkpointed_values,
-    checkpointer,
     prepare_run_dir,
     writable_dir,
 )
@@ -259,13 +258,9 @@ class Simulation:
                 stopped: RunStopped | None = None
                 try:
                     if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
-                        # Written behind, a round's memories are filed beside the next round's turns: each step's
-                        # checkpoint is then on disk before the next step starts, so a step redone after a kill
-                        # never finds a later step's filing already in the store.
-                        durability: Durability = "sync" if scenario.memory.write_behind else "async"
-                        steps = graph.astream(
-                            start, thread, context=context, stream_mode="custom", durability=durability
-                        )
+                        # Checkpoints are written behind the steps; a step that files memories waits for its own
+                        # (society/checkpointer.py), so the store never runs ahead of them.
+                        steps = graph.astream(start, thread, context=context, stream_mode="custom", durability="async")
                         async for event in steps:
                             yield event
                 except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed

@@ -1,0 +1,122 @@
+"""The run's SQLite checkpointer: checkpoints written behind the steps, yet a killed or cancelled run is exact.
+
+A run checkpoints with LangGraph's `async` durability: a step's checkpoint is written while the next step runs, so
+no step waits for the disk. That is safe for everything the checkpoint itself holds. What lives outside it (the
+memory store a step files into) must never run ahead of the checkpoints, or a step redone after a kill would find a
+later step's filing already there: a step with such effects first waits, with `starting_checkpoint_on_disk`, for the
+checkpoint it started from. Only the filing steps wait, and only for one small SQLite commit."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.config import get_config
+
+WRITES_GRACE_S = 10.0  # how long a stopped run waits for its last checkpoint writes before undoing them
+_CHECKPOINTER_KEY = "__pregel_checkpointer"  # where LangGraph hands a node its graph's checkpointer
+_CHECKPOINT_MAP_KEY = "checkpoint_map"  # namespace → the checkpoint the node's step started from
+
+
+class RunCheckpointer(AsyncSqliteSaver):
+    """The SQLite saver, knowing which of its writes are in flight and which checkpoints are on disk.
+
+    In flight: a graph stream cancelled in-process (Ctrl-C in a notebook, a task cancelled) returns while
+    LangGraph's background writes of the last step still run; closing the connection under them leaves a write
+    between its INSERT and its commit, its cursor kept alive by the cancelled task: a zombie connection that holds
+    the write lock, so a resume in the same process would find the file locked."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        super().__init__(conn)
+        self.in_flight: set[asyncio.Task[Any]] = set()
+        self._awaited: dict[str, asyncio.Event] = {}  # checkpoint id → set once it is committed
+
+    async def setup(self) -> None:
+        """LangGraph's tables, then commits that are not fsynced one by one (see `checkpointer`); here, not at
+        connect, so that a file that is not a database fails where the run reports it in one line."""
+        if self.is_setup:
+            return
+        await super().setup()
+        async with self.conn.execute("PRAGMA synchronous=NORMAL"):
+            pass
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        try:
+            with self._tracked():
+                return await super().aput(config, checkpoint, metadata, new_versions)
+        finally:  # a failed write releases its waiters too: the run then fails on LangGraph's own error
+            if (written := self._awaited.pop(checkpoint["id"], None)) is not None:
+                written.set()
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        with self._tracked():
+            await super().aput_writes(config, writes, task_id, task_path)
+
+    async def on_disk(self, thread_id: str, namespace: str, checkpoint_id: str) -> None:
+        """Return once the checkpoint named is committed."""
+        written = self._awaited.setdefault(checkpoint_id, asyncio.Event())  # before the look: no put is missed
+        await self.setup()
+        async with self.conn.execute(
+            "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread_id, namespace, checkpoint_id),
+        ) as found:
+            if await found.fetchone() is not None:
+                self._awaited.pop(checkpoint_id, None)
+                return
+        await written.wait()
+
+    @contextmanager
+    def _tracked(self) -> Iterator[None]:
+        if (task := asyncio.current_task()) is None:  # run outside a task: nothing can leave it behind
+            yield
+            return
+        self.in_flight.add(task)
+        try:
+            yield
+        finally:
+            self.in_flight.discard(task)
+
+
+async def starting_checkpoint_on_disk() -> None:
+    """In a node: wait until the checkpoint this step started from is committed, when the graph runs on a
+    `RunCheckpointer` (another checkpointer, or none, keeps its own durability: nothing to wait for here)."""
+    configurable = get_config().get("configurable", {})
+    saver = configurable.get(_CHECKPOINTER_KEY)
+    started_from = configurable.get(_CHECKPOINT_MAP_KEY) or {}
+    if not isinstance(saver, RunCheckpointer) or not started_from:
+        return
+    namespace, checkpoint_id = list(started_from.items())[-1]  # the innermost graph: the one running this node
+    await saver.on_disk(str(configurable["thread_id"]), namespace, checkpoint_id)
+
+
+@asynccontextmanager
+async def checkpointer(path: Path) -> AsyncIterator[RunCheckpointer]:
+    """The run's checkpointer; once the run is over, however it ended, its writes are finished (what a finished
+    step wrote is kept) and nothing holds the file's lock.
+
+    Commits are not fsynced one by one (`synchronous=NORMAL`, WAL): a killed process loses nothing the OS was
+    given; a power cut can lose the last commits, and the memory store may then be ahead of the checkpoint, which
+    a resume refuses in one line rather than repeat a round on top of it."""
+    async with aiosqlite.connect(str(path)) as conn:
+        saver = RunCheckpointer(conn)
+        try:
+            yield saver
+        finally:
+            if saver.in_flight:
+                await asyncio.wait(saver.in_flight, timeout=WRITES_GRACE_S)
+            await conn.rollback()  # queued before the close: undoes a write still unfinished after the grace
