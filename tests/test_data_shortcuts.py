@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
+from collections import Counter
 
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.data.balance import balanced_by_act
 from amphoreus_graph.data.candidates import offline_alternatives
+from amphoreus_graph.data.dpo import reply_action
 from amphoreus_graph.data.shortcuts import probe_pairs
 from amphoreus_graph.data.text_quality import repeats_a_clause, text_quality
 from amphoreus_graph.memory.records import MemoryRecord
@@ -100,3 +104,59 @@ def test_a_question_is_answered_from_a_memory_and_an_observation_joined_by_a_nam
     assert two_hop(question, memories, facts, default_embedder()) == (memories[0], facts[1])
     assert two_hop(question, ["I like bread."], facts, default_embedder()) is None
     assert asks("Storm clouds gather.") is None
+
+
+def _biased_pairs(n: int = 200) -> list[dict]:
+    """Judges that prefer `help` and shun `attack` whatever the Path: the act alone tells most pairs."""
+    rng = random.Random(1)
+    acts = ["help", "walk", "rest", "attack"]
+    rows = []
+    for i in range(n):
+        chosen = "help" if rng.random() < 0.6 else rng.choice(acts)
+        rejected = "attack" if rng.random() < 0.6 else rng.choice(acts)
+        margin = round(rng.uniform(0.5, 5.0), 2)
+        rows.append({"id": f"p{i}", "margin": margin, "chosen": _reply(chosen, "x"), "rejected": _reply(rejected, "y")})
+    return rows
+
+
+def test_pairs_balanced_by_act_choose_every_act_as_often_as_they_reject_it():
+    rows = _biased_pairs()
+    assert probe_pairs(rows).decision_only_accuracy > 0.7  # the shortcut this removes
+    balanced = balanced_by_act([[r] for r in rows], reply_action)  # one pair per turn: only leaving out helps
+    kept, dropped = balanced.rows, balanced.left_out
+    assert dropped == len(rows) - len(kept) and 0 < dropped < len(rows) and balanced.switched == 0
+    chosen = Counter(reply_action(r, "chosen") for r in kept)
+    rejected = Counter(reply_action(r, "rejected") for r in kept)
+    assert chosen == rejected
+    assert [r["id"] for r in kept] == [r["id"] for r in rows if r in kept], "order kept"
+    assert probe_pairs(kept).decision_only_accuracy <= 0.6
+    gone = [r for r in rows if r not in kept]
+    assert statistics.fmean(r["margin"] for r in gone) < statistics.fmean(r["margin"] for r in kept), (
+        "the least decided pairs go first"
+    )
+
+
+def test_balanced_pairs_are_left_alone_and_same_act_pairs_always_kept():
+    rows = [
+        {"id": "a", "margin": 1, "chosen": _reply("help", "x"), "rejected": _reply("walk", "y")},
+        {"id": "b", "margin": 1, "chosen": _reply("walk", "x"), "rejected": _reply("help", "y")},
+        {"id": "c", "margin": 1, "chosen": _reply("rest", "x"), "rejected": _reply("rest", "y")},
+    ]
+    assert balanced_by_act([[r] for r in rows], reply_action).rows == rows
+    tipping = {"id": "d", "margin": 2, "chosen": _reply("help", "x"), "rejected": _reply("rest", "y")}
+    balanced = balanced_by_act([[r] for r in [*rows, tipping]], reply_action)
+    assert (balanced.rows, balanced.left_out) == (rows, 1), "the one pair that tips the balance goes, not another"
+    closing = {"id": "e", "margin": 1, "chosen": _reply("help", "x"), "rejected": _reply("help", "y")}
+    balanced = balanced_by_act([[r] for r in rows] + [[tipping, closing]], reply_action)
+    assert balanced.rows == [*rows, closing] and (balanced.left_out, balanced.switched) == (0, 1), (
+        "a turn with another pair that restores the balance keeps that one rather than leave the turn out"
+    )
+
+
+def test_a_pinned_turn_stays_and_what_it_leaves_out_of_balance_is_reported():
+    human = {"id": "h", "margin": -1, "chosen": _reply("help", "x"), "rejected": _reply("rest", "y")}
+    evens = {"id": "o", "margin": 3, "chosen": _reply("rest", "x"), "rejected": _reply("help", "y")}
+    alone = balanced_by_act([[human]], reply_action, pinned=[True])
+    assert (alone.rows, alone.left_out, alone.unbalanced) == ([human], 0, 1)
+    both = balanced_by_act([[human], [evens]], reply_action, pinned=[True, False])
+    assert (both.rows, both.unbalanced) == ([human, evens], 0)

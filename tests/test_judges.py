@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -262,7 +263,8 @@ def test_export_dpo_filters_and_dedupes(judged, cli, tmp_path):
     code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "strict"), "--min-margin", "100")
     assert code == 0 and (tmp_path / "strict" / "dpo.jsonl").read_text() == ""
     best = max(j.ranked()[0].score for j in judgements)
-    code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "top"), "--min-score", str(best))
+    top_only = ["--min-score", str(best), "--keep-act-imbalance"]  # the best turns alone need not balance
+    code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "top"), *top_only)
     top = [json.loads(line) for line in (tmp_path / "top" / "dpo.jsonl").read_text().splitlines()]
     assert code == 0 and top and all(r["chosen_score"] >= best for r in top)
     assert "Pairs per Path" in (tmp_path / "top" / "README.md").read_text()
@@ -317,3 +319,22 @@ def test_a_turn_read_back_from_its_sample_renders_the_prompt_the_agent_saw(heldo
 
     samples = read_samples(heldout_run / "samples")
     assert samples and all(render_messages(s.context) == s.messages[:-1] for s in samples)
+
+
+def test_exported_pairs_are_balanced_by_act_unless_asked_to_keep_the_imbalance(judged, cli, tmp_path):
+    out, _ = judged
+
+    def acts(folder: Path) -> tuple[Counter, Counter, int]:
+        rows = [json.loads(line) for line in (folder / "dpo.jsonl").read_text().splitlines()]
+        chosen = Counter(json.loads(r["chosen"][0]["content"])["action"] for r in rows)
+        rejected = Counter(json.loads(r["rejected"][0]["content"])["action"] for r in rows)
+        return chosen, rejected, len(rows)
+
+    code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "balanced"))
+    chosen, rejected, balanced = acts(tmp_path / "balanced")
+    assert code == 0 and balanced and chosen == rejected
+    assert "balanced by act" in (tmp_path / "balanced" / "README.md").read_text()
+    code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "raw"), "--keep-act-imbalance")
+    chosen, rejected, raw = acts(tmp_path / "raw")
+    assert code == 0 and raw >= balanced
+    assert (chosen != rejected) == (raw > balanced), "pairs are dropped only where the acts were out of balance"

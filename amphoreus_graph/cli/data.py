@@ -26,6 +26,13 @@ def judge_command(
     max_turns: Annotated[int, typer.Option(help="judge at most this many turns (a seeded sample)")] = 24,
     seed: Annotated[int, typer.Option(help="which turns and which alternatives")] = 0,
     min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
+    balance_acts: Annotated[
+        bool,
+        typer.Option(
+            "--balance-acts/--keep-act-imbalance",
+            help="keep pairs so that every action is chosen as often as it is rejected (the act alone tells nothing)",
+        ),
+    ] = True,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for model judges")] = None,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
@@ -41,6 +48,7 @@ def judge_command(
         max_turns=max_turns,
         seed=seed,
         min_margin=min_margin,
+        balance_acts=balance_acts,
         base_url=base_url,
     )
     try:
@@ -52,12 +60,20 @@ def judge_command(
         state = asyncio.run(build_experts_graph().compile().ainvoke(request.model_dump()))
     report = state["report"]
     table = Table(title=f"judged {report['judged_turns']} turns of {run}")
-    for column in ("candidates", "DPO pairs", "ties dropped", "panel agreement", "in-Path win rate"):
+    for column in (
+        "candidates",
+        "DPO pairs",
+        "ties dropped",
+        "dropped for act balance",
+        "panel agreement",
+        "in-Path win rate",
+    ):
         table.add_column(column)
     table.add_row(
         str(report["candidates"]),
         str(report["pairs"]),
         str(report["ties_dropped"]),
+        str(report["dropped_for_balance"]),
         f"{report['agreement_rate']:.1%}",
         "n/a" if report["in_path_win_rate"] is None else f"{report['in_path_win_rate']:.1%}",
     )
@@ -123,17 +139,25 @@ def export_dpo_command(
     out: Annotated[Path, typer.Option(help="dataset directory to write")],
     min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
     min_score: Annotated[float | None, typer.Option(help="drop pairs whose chosen answer scored below")] = None,
+    balance_acts: Annotated[
+        bool,
+        typer.Option(
+            "--balance-acts/--keep-act-imbalance",
+            help="keep pairs so that every action is chosen as often as it is rejected (the act alone tells nothing)",
+        ),
+    ] = True,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write DPO preference pairs in TRL's conversational format (deduplicated, with a dataset card)."""
     from amphoreus_graph.data.dpo import export_dpo
 
     with bad_rows(skip_bad_rows):
-        report = export_dpo(judged, out, min_margin=min_margin, min_score=min_score)
+        report = export_dpo(judged, out, min_margin=min_margin, min_score=min_score, balance_acts=balance_acts)
     console.print(
         f"{report.pairs} pairs written to {report.file} from {report.judged} judged turns "
         f"(ties dropped {report.ties_dropped}, below min score {report.below_min_score}, "
-        f"duplicates {report.duplicates}, quoting a benchmark item {report.contaminated}); "
+        f"duplicates {report.duplicates}, quoting a benchmark item {report.contaminated}, "
+        f"dropped to balance the acts {report.dropped_for_balance}); "
         f"panel agreement {report.agreement_rate:.1%}",
         highlight=False,
     )

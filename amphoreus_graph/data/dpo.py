@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.bench.contamination import is_contaminated
+from amphoreus_graph.data.balance import balanced_by_act
 from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
 from amphoreus_graph.data.shortcuts import ShortcutProbe, probe_pairs
@@ -118,17 +119,25 @@ def panels_agree(a: ScoredCandidate, b: ScoredCandidate) -> bool | None:
     return all(d > 0 for d in deltas) or all(d < 0 for d in deltas)
 
 
-def preference_pair(judgement: Judgement, min_margin: float = 0.5) -> DpoPair | None:
-    """The pair this judgement yields, or None for a tie (a human's tie, or a margin under `min_margin`)."""
+def preference_pairs(judgement: Judgement, min_margin: float = 0.5) -> list[DpoPair]:
+    """The pairs this judgement can yield, best first: the human's pick (alone), else the panels' best over their
+    worst, then every other two candidates the panels separate by at least `min_margin`, widest margin first.
+    Empty for a tie (a human's tie, or best and worst closer than `min_margin`)."""
     best, worst = judgement.proposed_pair()
     if judgement.human is not None:
         if judgement.human.choice == "tie":
-            return None
+            return []
         chosen, rejected = (best, worst) if judgement.human.choice == "A" else (worst, best)
-        return DpoPair(judgement=judgement, chosen=chosen, rejected=rejected, decided_by="human")
+        return [DpoPair(judgement=judgement, chosen=chosen, rejected=rejected, decided_by="human")]
     if best.score - worst.score < min_margin:
-        return None
-    return DpoPair(judgement=judgement, chosen=best, rejected=worst, decided_by="panels")
+        return []
+    others = [
+        DpoPair(judgement=judgement, chosen=a, rejected=b, decided_by="panels")
+        for a, b in itertools.permutations(judgement.ranked(), 2)
+        if a.score - b.score >= min_margin and (a, b) != (best, worst)
+    ]
+    others.sort(key=lambda pair: -pair.margin)  # stable: ties keep the ranking's order
+    return [DpoPair(judgement=judgement, chosen=best, rejected=worst, decided_by="panels"), *others]
 
 
 class Agreement(BaseModel):
@@ -176,6 +185,9 @@ class DpoReport(BaseModel):
     judged: int
     pairs: int
     ties_dropped: int
+    dropped_for_balance: int = 0
+    switched_for_balance: int = 0
+    unbalanced_pairs: int = 0
     below_min_score: int
     duplicates: int
     contaminated: int
@@ -186,38 +198,57 @@ class DpoReport(BaseModel):
     file: str
 
 
-def export_dpo(folders: list[Path], out: Path, *, min_margin: float = 0.5, min_score: float | None = None) -> DpoReport:
+def export_dpo(
+    folders: list[Path],
+    out: Path,
+    *,
+    min_margin: float = 0.5,
+    min_score: float | None = None,
+    balance_acts: bool = True,
+) -> DpoReport:
     """Every judged turn of the folders as at most one pair in OUT/dpo.jsonl (deduplicated), with a card."""
     judgements = [j for folder in folders for j in read_judgements(folder)]
-    return write_dpo(judgements, out, min_margin=min_margin, min_score=min_score)
+    return write_dpo(judgements, out, min_margin=min_margin, min_score=min_score, balance_acts=balance_acts)
 
 
 def write_dpo(
-    judgements: list[Judgement], out: Path, *, min_margin: float = 0.5, min_score: float | None = None
+    judgements: list[Judgement],
+    out: Path,
+    *,
+    min_margin: float = 0.5,
+    min_score: float | None = None,
+    balance_acts: bool = True,
 ) -> DpoReport:
-    """The judgements as at most one pair each in OUT/dpo.jsonl (deduplicated), with a card."""
+    """The judgements as at most one pair each in OUT/dpo.jsonl (deduplicated, balanced by act unless told not
+    to), with a card."""
     counts: Counter[str] = Counter()
     seen: set[str] = set()
-    rows: list[dict[str, Any]] = []
+    turns: list[list[dict[str, Any]]] = []  # per judged turn, the rows it can yield, best first
     for judgement in judgements:
         counts["judged"] += 1
-        pair = preference_pair(judgement, min_margin)
-        if pair is None:
+        pairs = preference_pairs(judgement, min_margin)
+        if not pairs:
             counts["ties"] += 1
             continue
-        if min_score is not None and pair.chosen.score < min_score:
+        if min_score is not None and pairs[0].chosen.score < min_score:
             counts["below_min_score"] += 1
             continue
-        row = pair.row()
-        if is_contaminated("\n".join(m["content"] for m in [*row["prompt"], *row["chosen"], *row["rejected"]])):
+        options = [p.row() for p in pairs if min_score is None or p.chosen.score >= min_score]
+        if _quotes_an_item(options[0]):
             counts["contaminated"] += 1
             continue
-        key = hashlib.sha256(json.dumps([row["prompt"], row["chosen"], row["rejected"]]).encode()).hexdigest()
+        key = hashlib.sha256(json.dumps([options[0][k] for k in ("prompt", "chosen", "rejected")]).encode()).hexdigest()
         if key in seen:
             counts["duplicates"] += 1
             continue
         seen.add(key)
-        rows.append(row)
+        turns.append([options[0], *(o for o in options[1:] if not _quotes_an_item(o))])
+    if balance_acts:
+        human = [options[0]["decided_by"] == "human" for options in turns]
+        balanced = balanced_by_act(turns, reply_action, pinned=human)
+        rows, left_out, switched, unbalanced = balanced.rows, balanced.left_out, balanced.switched, balanced.unbalanced
+    else:
+        rows, left_out, switched, unbalanced = [options[0] for options in turns], 0, 0, 0
     out.mkdir(parents=True, exist_ok=True)
     target = out / DPO_FILE
     with open(target, "w", encoding="utf-8") as handle:
@@ -227,6 +258,9 @@ def write_dpo(
         judged=counts["judged"],
         pairs=len(rows),
         ties_dropped=counts["ties"],
+        dropped_for_balance=left_out,
+        switched_for_balance=switched,
+        unbalanced_pairs=unbalanced,
         below_min_score=counts["below_min_score"],
         duplicates=counts["duplicates"],
         contaminated=counts["contaminated"],
@@ -236,8 +270,17 @@ def write_dpo(
         shortcut_probe=probe_pairs(rows),
         file=str(target),
     )
-    (out / "README.md").write_text(dpo_card(report, rows, min_margin, min_score), encoding="utf-8")
+    (out / "README.md").write_text(dpo_card(report, rows, min_margin, min_score, balance_acts), encoding="utf-8")
     return report
+
+
+def _quotes_an_item(row: dict[str, Any]) -> bool:
+    return is_contaminated("\n".join(m["content"] for m in [*row["prompt"], *row["chosen"], *row["rejected"]]))
+
+
+def reply_action(row: dict[str, Any], side: str) -> str:
+    """The action a pair's chosen or rejected reply takes."""
+    return str(json.loads(row[side][-1]["content"]).get("action", ""))
 
 
 def _probe_lines(probe: ShortcutProbe) -> str:
@@ -246,14 +289,17 @@ def _probe_lines(probe: ShortcutProbe) -> str:
     return (
         f"A bag-of-words logistic regression on the replies alone (no prompt), fit on half of the {probe.pairs} "
         f"pairs, tells chosen from rejected in the other half with accuracy {probe.heldout_accuracy:.1%}; on the "
-        f"decisions alone (action and target) {probe.decision_only_accuracy:.1%}. What the other words add: "
+        f"decisions alone (action and target) {probe.decision_only_accuracy:.1%} (either ± {probe.margin_of_error:.1%} "
+        f"at 95% over {probe.heldout_replies} held-out replies). What the other words add: "
         f"{probe.beyond_decision:+.1%} (near 0: no surface word gives a pair away; 50% is chance for both). "
         f"Words it leans on most: {', '.join(probe.telling_words)}. A decision-only figure well above 50% means "
         "the judges prefer some acts whatever the agent's Path: a model can learn that much without the prompt."
     )
 
 
-def dpo_card(report: DpoReport, rows: list[dict[str, Any]], min_margin: float, min_score: float | None) -> str:
+def dpo_card(
+    report: DpoReport, rows: list[dict[str, Any]], min_margin: float, min_score: float | None, balance_acts: bool
+) -> str:
     """README.md for the pairs: what is in them, how they were judged, and from which worlds."""
     worlds = Counter(r["world"] or "(none)" for r in rows)
     paths = Counter(r["path"] for r in rows)
@@ -268,8 +314,15 @@ def dpo_card(report: DpoReport, rows: list[dict[str, Any]], min_margin: float, m
         "",
         f"- pairs: {report.pairs} from {report.judged} judged turns (ties dropped {report.ties_dropped}, "
         f"below min score {report.below_min_score}, duplicates {report.duplicates}, "
-        f"quoting a benchmark item {report.contaminated})",
+        f"quoting a benchmark item {report.contaminated}, dropped to balance the acts "
+        f"{report.dropped_for_balance})",
         f"- min margin {min_margin}, min chosen score {min_score}",
+        f"- balanced by act: every action is chosen as often as it is rejected, so the act alone tells nothing "
+        f"({report.switched_for_balance} turns give another pair the panels separate than their best over worst; "
+        f"{report.unbalanced_pairs} pairs left out of balance, where human verdicts, always kept, allow no more; "
+        "a probe fit on half of balanced pairs tends to err on the other half, below 50%)"
+        if balance_acts
+        else "- not balanced by act (`--keep-act-imbalance`): see the decision-only probe below",
         f"- panel agreement over all compared candidate pairs: {report.agreement_rate}",
         f"- pairs both panels agree on: {report.pairs_panels_agree}; decided by a human: {report.decided_by_human}",
         "",

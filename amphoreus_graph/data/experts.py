@@ -60,6 +60,9 @@ class ExpertsInput(BaseModel):
     max_turns: int = Field(default=24, ge=1, description="judge at most this many turns (seeded sample)")
     seed: int = Field(default=0, description="which turns and which alternatives")
     min_margin: float = Field(default=0.5, ge=0, description="drop pairs whose scores differ by less")
+    balance_acts: bool = Field(
+        default=True, description="keep pairs so that every action is chosen as often as rejected (data/balance.py)"
+    )
     human: bool = Field(default=False, description="pause for a human expert's verdict on every judged turn")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for model judges")
 
@@ -73,6 +76,7 @@ class ExpertsState(TypedDict, total=False):
     max_turns: int
     seed: int
     min_margin: float
+    balance_acts: bool
     human: bool
     base_url: str | None
     turns: list[JSON]
@@ -229,12 +233,13 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
     judgements = [Judgement.model_validate(j) for j in state["judgements"]]
     with open(out / JUDGEMENTS_FILE, "w", encoding="utf-8") as handle:
         handle.writelines(j.model_dump_json() + "\n" for j in judgements)
-    dpo = write_dpo(judgements, out, min_margin=request.min_margin)
+    dpo = write_dpo(judgements, out, min_margin=request.min_margin, balance_acts=request.balance_acts)
     report = {
         "judged_turns": len(judgements),
         "candidates": sum(len(j.candidates) for j in judgements),
         "pairs": dpo.pairs,
         "ties_dropped": dpo.ties_dropped,
+        "dropped_for_balance": dpo.dropped_for_balance,
         "decided_by_human": dpo.decided_by_human,
         "agreement_rate": dpo.agreement_rate,
         "in_path_win_rate": in_path_win_rate(judgements),

@@ -11,6 +11,7 @@ A high decision-only figure is worth reading too: the judges then prefer some ac
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -21,10 +22,16 @@ MIN_PAIRS = 20  # fewer and a held-out half says nothing
 
 class ShortcutProbe(BaseModel):
     pairs: int
+    heldout_replies: int = 0  # how many replies the accuracies are measured on (both of each held-out pair)
     heldout_accuracy: float | None = None
     decision_only_accuracy: float | None = None
     telling_words: list[str] = []
     note: str = ""
+
+    @property
+    def margin_of_error(self) -> float | None:
+        """Half the width of a 95% interval around either accuracy (normal approximation at 50%)."""
+        return round(1.96 * math.sqrt(0.25 / self.heldout_replies), 4) if self.heldout_replies else None
 
     @property
     def beyond_decision(self) -> float | None:
@@ -59,7 +66,13 @@ def probe_pairs(rows: list[dict[str, Any]], seed: int = 0) -> ShortcutProbe:
         return ShortcutProbe(pairs=len(rows), note=f"too few pairs to probe (fewer than {MIN_PAIRS})")
     full, telling = _probe(rows, reply_text, seed)
     decided, _ = _probe(rows, decision_text, seed)
-    return ShortcutProbe(pairs=len(rows), heldout_accuracy=full, decision_only_accuracy=decided, telling_words=telling)
+    return ShortcutProbe(
+        pairs=len(rows),
+        heldout_replies=2 * (len(rows) // 2),
+        heldout_accuracy=full,
+        decision_only_accuracy=decided,
+        telling_words=telling,
+    )
 
 
 def _probe(
