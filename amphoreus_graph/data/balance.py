@@ -6,11 +6,12 @@ nothing on its own, and what is left to learn is when the Path makes an act the 
 
 A judged turn offers several pairs the panels separate by the margin (its best over its worst first, then the
 others by margin); at most one is kept. A pair is an edge from its chosen act to its rejected act, and the pairs
-kept are balanced when every act has as many edges out as in. A greedy pass starts from each turn's first pair
-and, while some act is out of balance, makes the move that brings the acts closest to balance: another pair of
-the same turn, else leaving a turn out (its least decided pair first). Not always the fewest turns left out,
-but a turn is only left out when no other pair of it would do. A pinned turn (a human's verdict) is never moved:
-the others balance around it as far as they can, and what stays out of balance is reported.
+kept are balanced when every act has as many edges out as in. A greedy pass starts from each turn's first pair;
+while some act is out of balance it sweeps the turns, the least decided first, switching each to the other pair
+of it that lowers the imbalance most (if one does); when no switch helps it leaves turns out, first those whose
+pair takes an act in surplus to one in deficit. Not always the fewest turns left out, but linear in the turns
+per sweep. A pinned turn (a human's verdict) is never moved: the others balance around it as far as they can,
+and what stays out of balance is reported.
 """
 
 from __future__ import annotations
@@ -36,23 +37,27 @@ def balanced_by_act(turns: Sequence[Sequence[Row]], act: Act, pinned: Sequence[b
     """At most one row per turn (each turn's rows in order of preference), every act chosen as often as
     rejected; `act(row, "chosen" | "rejected")` names a reply's act; a turn `pinned` keeps its first row."""
     edges = [[(act(row, "chosen"), act(row, "rejected")) for row in rows] for rows in turns]
-    movable = [not (t < len(pinned) and pinned[t]) for t in range(len(turns))]
     pick: list[int | None] = [0 if rows else None for rows in turns]
     surplus: Counter[str] = Counter()
     for t, choice in enumerate(pick):
         if choice is not None:
             _shift(surplus, edges[t][choice], +1)
-    while any(s != 0 for s in surplus.values()):
-        move = _best_move(turns, edges, [p if m else None for p, m in zip(pick, movable, strict=True)], surplus)
-        if move is None:
-            break
-        t, choice = move
+    movable = [t for t in range(len(turns)) if turns[t] and not (t < len(pinned) and pinned[t])]
+    movable.sort(key=lambda t: (_margin(turns[t][0]), str(turns[t][0].get("id"))))  # the least decided first
+
+    def move(t: int, choice: int | None) -> None:
         current = pick[t]
         assert current is not None
         _shift(surplus, edges[t][current], -1)
         if choice is not None:
             _shift(surplus, edges[t][choice], +1)
         pick[t] = choice
+
+    while any(surplus.values()):
+        if _switch_sweep(turns, edges, pick, surplus, movable, move):
+            continue
+        if not _leave_out(edges, pick, surplus, movable, move):
+            break  # only pinned turns are left out of balance
     kept = [turns[t][choice] for t, choice in enumerate(pick) if choice is not None]
     return Balanced(
         rows=kept,
@@ -62,32 +67,56 @@ def balanced_by_act(turns: Sequence[Sequence[Row]], act: Act, pinned: Sequence[b
     )
 
 
-def _best_move(
-    turns: Sequence[Sequence[Row]], edges: list[list[tuple[str, str]]], pick: list[int | None], surplus: Counter[str]
-) -> tuple[int, int | None] | None:
-    """The move that lowers the total imbalance most: switching a turn to another of its pairs (only if that
-    lowers it), else leaving out a turn whose chosen act is in surplus (which never raises it; the least decided
-    first); None when no turn can move. Each leaving-out removes a pair for good, so the pass ends."""
-    best: tuple[int, int, float, str, int, int] | None = None  # the move's sort key; choice -1: leave the turn out
-    for t, current in enumerate(pick):
+def _switch_sweep(
+    turns: Sequence[Sequence[Row]],
+    edges: list[list[tuple[str, str]]],
+    pick: list[int | None],
+    surplus: Counter[str],
+    movable: list[int],
+    move: Callable[[int, int | None], None],
+) -> bool:
+    """One pass over the turns: each switches to the other pair of it that lowers the imbalance most (widest
+    margin on a tie), if any does. Whether any switched."""
+    switched = False
+    for t in movable:
+        current = pick[t]
         if current is None:
             continue
         old = edges[t][current]
         if not (surplus[old[0]] or surplus[old[1]]):  # leaving a balanced pair can only unbalance its acts
             continue
-        for choice in range(len(edges[t])):
-            if choice != current:
-                gain = _gain(surplus, old, edges[t][choice])
-                if gain > 0:
-                    key = (-gain, 0, -_margin(turns[t][choice]), str(turns[t][choice].get("id")), t, choice)
-                    best = key if best is None or key < best else best
-        if surplus[old[0]] > 0 and old[0] != old[1]:
-            gain = _gain(surplus, old, None)
-            key = (-gain, 1, _margin(turns[t][current]), str(turns[t][current].get("id")), t, -1)
-            best = key if best is None or key < best else best
-    if best is None:
-        return None
-    return best[4], (None if best[5] < 0 else best[5])
+        gains = [(_gain(surplus, old, edges[t][c]), _margin(turns[t][c]), -c) for c in range(len(edges[t]))]
+        gain, _, choice = max(g for g in gains if g[2] != -current) if len(gains) > 1 else (0, 0.0, 0)
+        if gain > 0:
+            move(t, -choice)
+            switched = True
+    return switched
+
+
+def _leave_out(
+    edges: list[list[tuple[str, str]]],
+    pick: list[int | None],
+    surplus: Counter[str],
+    movable: list[int],
+    move: Callable[[int, int | None], None],
+) -> bool:
+    """Leave out, least decided first, every turn whose pair takes an act in surplus to one in deficit; if there
+    is none, the first turn whose chosen act is in surplus (it moves the surplus on). Whether any was left out."""
+    left = False
+    for direct in (True, False):
+        for t in movable:
+            current = pick[t]
+            if current is None:
+                continue
+            chosen, rejected = edges[t][current]
+            if chosen != rejected and surplus[chosen] > 0 and (surplus[rejected] < 0 or not direct):
+                move(t, None)
+                left = True
+                if not direct:
+                    return True
+        if left:
+            return True
+    return False
 
 
 def _gain(surplus: Counter[str], old: tuple[str, str], new: tuple[str, str] | None) -> int:
