@@ -61,7 +61,13 @@ def judged(run: Path, args: argparse.Namespace) -> Path:
     """Expert pairs from (b)'s society: every turn by default (a sample is keyed on the run's scratch path, so it
     would differ from one invocation to the next)."""
     turns = args.judge_turns or sum(1 for shard in (run / "samples").glob("*.jsonl") for _ in shard.open())
-    request = {"run_dir": str(run), "out_dir": str(run / "judged"), "max_turns": turns, "seed": args.seed}
+    request = {
+        "run_dir": str(run),
+        "out_dir": str(run / "judged"),
+        "max_turns": turns,
+        "seed": args.seed,
+        "balance_acts": not args.keep_act_imbalance,
+    }
     asyncio.run(build_experts_graph().compile().ainvoke(request))
     return run / "judged"
 
@@ -95,6 +101,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--dpo-steps", type=int, default=20)
     parser.add_argument("--judge-turns", type=int, default=0, help="judge a sample of this many turns (0: all)")
+    parser.add_argument(
+        "--keep-act-imbalance", action="store_true", help="DPO on every judged pair, not only act-balanced ones"
+    )
     parser.add_argument("--tasks", default="path_choice,path_voice")
     parser.add_argument("--split", default="heldout")
     parser.add_argument("--max-field-tokens", type=int, default=64, help="cap on the speech and on the rationale")

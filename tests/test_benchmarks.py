@@ -65,7 +65,7 @@ def test_models_benchmark_reports_its_figures():
 @pytest.mark.slow
 def test_seed_table_prints_its_three_rows():
     pytest.importorskip("trl", reason="the seed table trains models: the [train] extra")
-    tiny = ["--rounds", "1", "--steps", "4", "--dpo-steps", "2", "--judge-turns", "8"]
+    tiny = ["--rounds", "1", "--steps", "4", "--dpo-steps", "2", "--judge-turns", "8", "--keep-act-imbalance"]
     result = _run("seed_table.py", *tiny, "--tasks", "path_choice", "--max-field-tokens", "4")
     rows = result["rows"]
     assert [r["row"] for r in rows] == ["(a) single-Path data", "(b) multi-agent data", "(c) (b) + DPO"]

@@ -398,7 +398,11 @@ async def test_experts_from_empty_input_judge_the_newest_run(server: Server) -> 
     assert events["candidates_proposed"]["candidates"] == events["candidates_scored"]["candidates"] == 3 * (1 + 4)
     assert events["pairs_written"]["out_dir"] == str(run_dir / "judged")
     pairs = (run_dir / "judged" / "dpo.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(pairs) == events["pairs_written"]["pairs"] > 0
+    written = events["pairs_written"]
+    assert (
+        len(pairs) == written["pairs"]
+        and written["pairs"] + written["ties_dropped"] + written["dropped_for_balance"] == 3
+    ), "every judged turn is a pair, a tie, or left out to keep the acts in balance"
 
 
 async def test_benchmark_graph_streams_progress_and_writes_a_leaderboard(server: Server, tmp_path: Path) -> None:

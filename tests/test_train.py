@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -48,14 +49,17 @@ def society(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pairs(society, tmp_path_factory):
-    """`amphoreus judge` on 40 of the run's turns: offline panels, one DPO pair per turn."""
+    """`amphoreus judge` on 40 of the run's turns: offline panels, one DPO pair per turn (all of them: 40 turns of
+    a trio are too few to balance by act and still train on)."""
     from typer.testing import CliRunner
 
     from amphoreus_graph.cli import app
 
     run, _ = society
     out = tmp_path_factory.mktemp("judged")
-    result = CliRunner().invoke(app, ["judge", str(run), "--out", str(out), "--max-turns", "40"])
+    result = CliRunner().invoke(
+        app, ["judge", str(run), "--out", str(out), "--max-turns", "40", "--keep-act-imbalance"]
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     assert len((out / "dpo.jsonl").read_text().splitlines()) >= 30
     return out
@@ -199,6 +203,7 @@ def test_a_fault_falls_back_to_the_offline_policy_and_counts(pretrained, monkeyp
         raise RuntimeError("device lost")
 
     monkeypatch.setattr(policy.model, "write", broken)
+    monkeypatch.setattr(policy.model, "choose", broken)  # a choice turn is scored, not written
     result = asyncio.run(policy.adecide(turn))
     assert result.flags == ["fallback"] and "device lost" in result.error
     assert turn.problem_with(result.decision) is None
@@ -325,3 +330,21 @@ def test_held_out_pairs_are_evaluated_in_equal_batches():
     from amphoreus_graph.train.dpo import equal_batches
 
     assert [equal_batches(n, 4) for n in (7, 8, 6, 9, 1, 0)] == [1, 4, 3, 3, 1, 4]
+
+
+def test_a_choice_turn_is_answered_by_the_likelihood_of_each_answer_in_the_agents_voice(society, pretrained):
+    """Lettered options the model never saw in training: it picks the answer whose text it finds likeliest as
+    its speech, wherever that answer is placed, and spends no decoding on letters."""
+    (run, _), (model, _) = society, pretrained
+    spoken = Counter(s.decision.speech for s in iter_samples(run / "samples") if s.decision.speech)
+    familiar = spoken.most_common(1)[0][0]  # a line the model was trained on many times
+    strange = ["Zq vork plim tasser grund.", "Oxo fle drammit quisp yelk.", "Brindy wux tollop garn esk."]
+    item = load_items("path_choice", ChoiceItem, "heldout")[0]
+    policy = load_pes_policy(str(model))
+    for place in range(4):
+        texts = [*strange[:place], familiar, *strange[place:]]
+        options = [Option(action=letter, help=text) for letter, text in zip("ABCD", texts, strict=True)]
+        turn = choice_turn(item, seed=0).model_copy(update={"options": options})
+        result = asyncio.run(policy.adecide(turn))
+        assert result.decision.action == "ABCD"[place] and not result.flags
+    assert (policy.stats.written, policy.stats.scored, policy.stats.decisions) == (0, 4, 4)

@@ -250,7 +250,13 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
     }
     (out / SUMMARY_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
     get_stream_writer()(
-        {"type": "pairs_written", "pairs": dpo.pairs, "ties_dropped": dpo.ties_dropped, "out_dir": str(out)}
+        {
+            "type": "pairs_written",
+            "pairs": dpo.pairs,
+            "ties_dropped": dpo.ties_dropped,
+            "dropped_for_balance": dpo.dropped_for_balance,
+            "out_dir": str(out),
+        }
     )
     return {"report": report}
 

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 PairLogps = tuple[float, float]
 
 
-def _completion_logp(
+def completion_logp(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompt: Messages, reply: Messages, device: torch.device
-) -> float:
+) -> tuple[float, int]:
+    """log p(reply | prompt) summed over the reply's tokens, and how many tokens that is."""
     import torch
 
     prompt_ids = chat_ids(tokenizer, prompt, generation_prompt=True)
@@ -35,8 +36,8 @@ def _completion_logp(
     ids = torch.tensor([full[cut:]], device=device)
     start = max(1, start - cut)
     logits = model(input_ids=ids).logits[0, :-1].float()
-    logps = torch.log_softmax(logits, dim=-1).gather(1, ids[0, 1:, None])[:, 0]
-    return float(logps[start - 1 :].sum())
+    logps = torch.log_softmax(logits, dim=-1).gather(1, ids[0, 1:, None])[:, 0][start - 1 :]
+    return float(logps.sum()), int(logps.numel())
 
 
 def pair_logps(
@@ -50,8 +51,8 @@ def pair_logps(
     with torch.inference_mode():
         found = [
             (
-                _completion_logp(model, tokenizer, p["prompt"], p["chosen"], device),
-                _completion_logp(model, tokenizer, p["prompt"], p["rejected"], device),
+                completion_logp(model, tokenizer, p["prompt"], p["chosen"], device)[0],
+                completion_logp(model, tokenizer, p["prompt"], p["rejected"], device)[0],
             )
             for p in pairs
         ]

@@ -41,6 +41,7 @@ class DecodeStats(BaseModel):
 
     decisions: int = 0
     fallbacks: int = 0  # faults (exceptions): the offline policy decided
+    scored: int = 0  # choice turns, answered by likelihood (`PESModel.choose`), nothing written
     action_mass: float = 0.0  # summed over decisions; see `mean_action_mass`
     top_choices: int = 0
     fields: int = 0
@@ -54,12 +55,12 @@ class DecodeStats(BaseModel):
 
     @property
     def written(self) -> int:
-        return self.decisions - self.fallbacks
+        return self.decisions - self.fallbacks - self.scored
 
     @property
     def parse_rate(self) -> float:
-        """Decisions the model wrote over all decisions (1.0 unless a fault fell back to the offline policy)."""
-        return self.written / self.decisions if self.decisions else 0.0
+        """Decisions the model made over all decisions (1.0 unless a fault fell back to the offline policy)."""
+        return (self.written + self.scored) / self.decisions if self.decisions else 0.0
 
     @property
     def mean_action_mass(self) -> float:
@@ -79,6 +80,7 @@ class DecodeStats(BaseModel):
     def summary(self) -> dict[str, float]:
         return {
             "decisions": self.decisions,
+            "scored_choices": self.scored,
             "parse_rate": round(self.parse_rate, 4),
             "action_mass": round(self.mean_action_mass, 4),
             "top_choice_rate": round(self.top_choice_rate, 4),
@@ -113,6 +115,37 @@ class PESModel:
             return write_decision(
                 self, messages, options, temperature=temperature, seed=seed, max_field_tokens=max_field_tokens
             )
+
+    def choose(self, messages: list[dict[str, str]], options: list[Option]) -> Chosen:
+        """A choice turn: the option whose text the model finds likeliest as its own speech after this prompt,
+        by mean log-probability per token (length-normalised, as lm-eval-harness scores multiple choice). A
+        model pre-trained on society turns never saw lettered options, so writing a letter would measure only
+        its prior over letters; the likelihood of each answer in the agent's voice measures what it learned."""
+        import torch
+
+        from amphoreus_graph.policy.prompt import decision_json
+        from amphoreus_graph.train.logprobs import completion_logp
+
+        scores, tokens = [], 0
+        with self.lock, torch.inference_mode():
+            for option in options:
+                reply = decision_json(Decision(action=option.action, speech=option.help or ""))
+                logp, n = completion_logp(
+                    self.model, self.tokenizer, messages, [{"role": "assistant", "content": reply}], self.device
+                )
+                scores.append(logp / max(1, n))
+                tokens += n
+        best = max(range(len(options)), key=lambda i: (scores[i], -i))
+        return Chosen(option=options[best], scores=scores, tokens=tokens)
+
+
+@dataclass
+class Chosen:
+    """A choice turn answered by likelihood: the option picked, each option's score, the tokens scored."""
+
+    option: Option
+    scores: list[float]
+    tokens: int
 
 
 _loaded: dict[Path, PESModel] = {}
@@ -203,14 +236,17 @@ class PESPolicy:
         async with self._locks.get():
             started = time.perf_counter()
             try:
-                written = await asyncio.to_thread(
-                    self.model.write,
-                    render_messages(turn),
-                    turn.options,
-                    temperature=self.temperature,
-                    seed=seed,
-                    max_field_tokens=self.max_field_tokens,
-                )
+                if turn.choice:
+                    chosen = await asyncio.to_thread(self.model.choose, render_messages(turn), turn.options)
+                else:
+                    written = await asyncio.to_thread(
+                        self.model.write,
+                        render_messages(turn),
+                        turn.options,
+                        temperature=self.temperature,
+                        seed=seed,
+                        max_field_tokens=self.max_field_tokens,
+                    )
             except Exception as exc:  # a broken checkpoint or device error: the offline policy decides
                 count_local_call(Role.DECIDE, latency_s=time.perf_counter() - started, failure=Failure.OTHER)
                 note(Role.DECIDE, fallbacks=1)
@@ -220,12 +256,14 @@ class PESPolicy:
                 result.flags.append("fallback")
                 result.error = f"{type(exc).__name__}: {exc}"[:300]
                 return result
-        count_local_call(
-            Role.DECIDE,
-            latency_s=time.perf_counter() - started,
-            tokens_in=written.tokens_in,
-            tokens_out=written.tokens_out,
-        )
+        latency_s = time.perf_counter() - started
+        if turn.choice:
+            count_local_call(Role.DECIDE, latency_s=latency_s, tokens_in=chosen.tokens)
+            self.stats.scored += 1
+            result.decision = Decision(action=chosen.option.action)
+            result.tokens_in = chosen.tokens
+            return result
+        count_local_call(Role.DECIDE, latency_s=latency_s, tokens_in=written.tokens_in, tokens_out=written.tokens_out)
         self.stats.record(written)
         result.decision = written.decision
         result.tokens_in, result.tokens_out = written.tokens_in, written.tokens_out
