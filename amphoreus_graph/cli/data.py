@@ -13,6 +13,13 @@ from rich.table import Table
 from amphoreus_graph.cli.console import SkipBadRows, bad_rows, console, one_line_errors
 from amphoreus_graph.errors import AmphoreusError
 
+BalanceActs = Annotated[
+    bool,
+    typer.Option(
+        "--balance-acts/--keep-act-imbalance",
+        help="keep pairs so that every action is chosen as often as it is rejected (the act alone tells nothing)",
+    ),
+]
 export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
 
 
@@ -26,13 +33,7 @@ def judge_command(
     max_turns: Annotated[int, typer.Option(help="judge at most this many turns (a seeded sample)")] = 24,
     seed: Annotated[int, typer.Option(help="which turns and which alternatives")] = 0,
     min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
-    balance_acts: Annotated[
-        bool,
-        typer.Option(
-            "--balance-acts/--keep-act-imbalance",
-            help="keep pairs so that every action is chosen as often as it is rejected (the act alone tells nothing)",
-        ),
-    ] = True,
+    balance_acts: BalanceActs = True,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for model judges")] = None,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
@@ -139,13 +140,7 @@ def export_dpo_command(
     out: Annotated[Path, typer.Option(help="dataset directory to write")],
     min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
     min_score: Annotated[float | None, typer.Option(help="drop pairs whose chosen answer scored below")] = None,
-    balance_acts: Annotated[
-        bool,
-        typer.Option(
-            "--balance-acts/--keep-act-imbalance",
-            help="keep pairs so that every action is chosen as often as it is rejected (the act alone tells nothing)",
-        ),
-    ] = True,
+    balance_acts: BalanceActs = True,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write DPO preference pairs in TRL's conversational format (deduplicated, with a dataset card)."""

@@ -17,7 +17,7 @@ and what stays out of balance is reported.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -36,87 +36,87 @@ class Balanced(BaseModel):
 def balanced_by_act(turns: Sequence[Sequence[Row]], act: Act, pinned: Sequence[bool] = ()) -> Balanced:
     """At most one row per turn (each turn's rows in order of preference), every act chosen as often as
     rejected; `act(row, "chosen" | "rejected")` names a reply's act; a turn `pinned` keeps its first row."""
-    edges = [[(act(row, "chosen"), act(row, "rejected")) for row in rows] for rows in turns]
-    pick: list[int | None] = [0 if rows else None for rows in turns]
-    surplus: Counter[str] = Counter()
-    for t, choice in enumerate(pick):
-        if choice is not None:
-            _shift(surplus, edges[t][choice], +1)
-    movable = [t for t in range(len(turns)) if turns[t] and not (t < len(pinned) and pinned[t])]
-    movable.sort(key=lambda t: (_margin(turns[t][0]), str(turns[t][0].get("id"))))  # the least decided first
-
-    def move(t: int, choice: int | None) -> None:
-        current = pick[t]
-        assert current is not None
-        _shift(surplus, edges[t][current], -1)
-        if choice is not None:
-            _shift(surplus, edges[t][choice], +1)
-        pick[t] = choice
-
-    while any(surplus.values()):
-        if _switch_sweep(turns, edges, pick, surplus, movable, move):
+    balancer = _Balancer(turns, act, pinned)
+    while any(balancer.surplus.values()):
+        if balancer.switch_sweep():
             continue
-        if not _leave_out(edges, pick, surplus, movable, move):
+        if not balancer.leave_out():
             break  # only pinned turns are left out of balance
-    kept = [turns[t][choice] for t, choice in enumerate(pick) if choice is not None]
-    return Balanced(
-        rows=kept,
-        left_out=sum(1 for t, choice in enumerate(pick) if choice is None and turns[t]),
-        switched=sum(1 for choice in pick if choice not in (None, 0)),
-        unbalanced=sum(s for s in surplus.values() if s > 0),
-    )
+    return balancer.result()
 
 
-def _switch_sweep(
-    turns: Sequence[Sequence[Row]],
-    edges: list[list[tuple[str, str]]],
-    pick: list[int | None],
-    surplus: Counter[str],
-    movable: list[int],
-    move: Callable[[int, int | None], None],
-) -> bool:
-    """One pass over the turns: each switches to the other pair of it that lowers the imbalance most (widest
-    margin on a tie), if any does. Whether any switched."""
-    switched = False
-    for t in movable:
-        current = pick[t]
-        if current is None:
-            continue
-        old = edges[t][current]
-        if not (surplus[old[0]] or surplus[old[1]]):  # leaving a balanced pair can only unbalance its acts
-            continue
-        gains = [(_gain(surplus, old, edges[t][c]), _margin(turns[t][c]), -c) for c in range(len(edges[t]))]
-        gain, _, choice = max(g for g in gains if g[2] != -current) if len(gains) > 1 else (0, 0.0, 0)
-        if gain > 0:
-            move(t, -choice)
-            switched = True
-    return switched
+class _Balancer:
+    """The greedy pass's state: each turn's pairs as (chosen act, rejected act) edges, the pair each turn keeps
+    (None: left out), and each act's surplus of times chosen over times rejected."""
 
+    def __init__(self, turns: Sequence[Sequence[Row]], act: Act, pinned: Sequence[bool]) -> None:
+        self.turns = turns
+        self.edges = [[(act(row, "chosen"), act(row, "rejected")) for row in rows] for rows in turns]
+        self.pick: list[int | None] = [0 if rows else None for rows in turns]
+        self.surplus: Counter[str] = Counter()
+        for t, choice in enumerate(self.pick):
+            if choice is not None:
+                _shift(self.surplus, self.edges[t][choice], +1)
+        movable = [t for t in range(len(turns)) if turns[t] and not (t < len(pinned) and pinned[t])]
+        self.movable = sorted(movable, key=lambda t: (_margin(turns[t][0]), str(turns[t][0].get("id"))))
 
-def _leave_out(
-    edges: list[list[tuple[str, str]]],
-    pick: list[int | None],
-    surplus: Counter[str],
-    movable: list[int],
-    move: Callable[[int, int | None], None],
-) -> bool:
-    """Leave out, least decided first, every turn whose pair takes an act in surplus to one in deficit; if there
-    is none, the first turn whose chosen act is in surplus (it moves the surplus on). Whether any was left out."""
-    left = False
-    for direct in (True, False):
-        for t in movable:
-            current = pick[t]
-            if current is None:
+    def switch_sweep(self) -> bool:
+        """One pass over the turns, the least decided first: each switches to the other pair of it that lowers
+        the imbalance most (widest margin on a tie), if any does. Whether any switched."""
+        switched = False
+        for t, old in self._kept():
+            if not (self.surplus[old[0]] or self.surplus[old[1]]):  # leaving a balanced pair only unbalances
                 continue
-            chosen, rejected = edges[t][current]
-            if chosen != rejected and surplus[chosen] > 0 and (surplus[rejected] < 0 or not direct):
-                move(t, None)
+            others = [c for c in range(len(self.edges[t])) if c != self.pick[t]]
+            if not others:
+                continue
+            choice = max(others, key=lambda c: (_gain(self.surplus, old, self.edges[t][c]), self._margin(t, c), -c))
+            if _gain(self.surplus, old, self.edges[t][choice]) > 0:
+                self._move(t, choice)
+                switched = True
+        return switched
+
+    def leave_out(self) -> bool:
+        """Leave out, least decided first, every turn whose pair takes an act in surplus to one in deficit; if
+        there is none, the first turn whose chosen act is in surplus (it moves the surplus on). Whether any was."""
+        left = False
+        for t, (chosen, rejected) in self._kept():
+            if chosen != rejected and self.surplus[chosen] > 0 and self.surplus[rejected] < 0:
+                self._move(t, None)
                 left = True
-                if not direct:
-                    return True
         if left:
             return True
-    return False
+        for t, (chosen, rejected) in self._kept():
+            if chosen != rejected and self.surplus[chosen] > 0:
+                self._move(t, None)
+                return True
+        return False
+
+    def result(self) -> Balanced:
+        pick = self.pick
+        return Balanced(
+            rows=[self.turns[t][choice] for t, choice in enumerate(pick) if choice is not None],
+            left_out=sum(1 for t, choice in enumerate(pick) if choice is None and self.turns[t]),
+            switched=sum(1 for choice in pick if choice not in (None, 0)),
+            unbalanced=sum(s for s in self.surplus.values() if s > 0),
+        )
+
+    def _kept(self) -> Iterator[tuple[int, tuple[str, str]]]:
+        """The movable turns that still keep a pair, with that pair's edge, as the sweep reaches them."""
+        for t in self.movable:
+            if (current := self.pick[t]) is not None:
+                yield t, self.edges[t][current]
+
+    def _margin(self, t: int, choice: int) -> float:
+        return _margin(self.turns[t][choice])
+
+    def _move(self, t: int, choice: int | None) -> None:
+        current = self.pick[t]
+        assert current is not None
+        _shift(self.surplus, self.edges[t][current], -1)
+        if choice is not None:
+            _shift(self.surplus, self.edges[t][choice], +1)
+        self.pick[t] = choice
 
 
 def _gain(surplus: Counter[str], old: tuple[str, str], new: tuple[str, str] | None) -> int:
