@@ -17,16 +17,18 @@ from amphoreus_graph.policy.offline import OfflinePathPolicy
 
 
 class ReadsEveryMemoryAloud:
-    """Says every memory it recalled: it answers exactly when recall brought the planted fact back."""
+    """Says every memory it recalled (or only the first `quote` of them)."""
 
     name = "reads-aloud"
 
-    def __init__(self) -> None:
+    def __init__(self, quote: int | None = None) -> None:
         self.turns: list = []
+        self.quote = quote
 
     async def adecide(self, turn):
         self.turns.append(turn)
-        return PolicyResult(decision=Decision(action="remember", speech=" ".join(m.text for m in turn.memories)))
+        said = " ".join(m.text for m in turn.memories[: self.quote])
+        return PolicyResult(decision=Decision(action="remember", speech=said))
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +59,19 @@ def test_every_path_is_posed_every_item_with_its_recall_in_the_detail(offline):
     assert all(s.detail["rank"] is None and s.score == 0 for s in offline.scores if s.path == "Nihility")
 
 
-def test_a_policy_that_reads_its_memories_scores_its_recall_through_the_ordinary_turn():
+def test_a_policy_that_reads_out_every_memory_has_not_answered_and_one_that_quotes_its_best_has():
+    """Recall brings the fact back among its rivals: reading them all out names every candidate answer (no
+    credit where a distractor was recalled too); quoting the memory recall ranked first answers exactly when that
+    memory is the fact."""
     reader = ReadsEveryMemoryAloud()
     result = asyncio.run(RemembranceTask().run(reader, BenchSettings(split="heldout")))
-    assert result.scores and all(s.score == s.detail["recall_at_k"] for s in result.scores)
-    by_mode = result.extra["retention"]
-    assert by_mode["all"]["accuracy"] == 100.0 and by_mode["none"]["accuracy"] == 0.0
+    assert result.scores and all(s.score <= s.detail["recall_at_k"] for s in result.scores)
+    assert result.extra["retention"]["all"]["accuracy"] < 50.0 < result.extra["retention"]["all"]["recall_at_k"]
+    top = asyncio.run(RemembranceTask().run(ReadsEveryMemoryAloud(quote=1), BenchSettings(split="heldout")))
+    assert all(s.score == float(s.detail["rank"] == 1) for s in top.scores)
+    by_mode = top.extra["retention"]
+    assert by_mode["all"]["accuracy"] > result.extra["retention"]["all"]["accuracy"]
+    assert by_mode["none"]["accuracy"] == 0.0
     items = {i.id: i for i in load_items("remembrance", RemembranceItem, "heldout")}
     for turn in reader.turns:
         item = items[turn.run_id.removeprefix("bench/").split("/")[0]]

@@ -7,7 +7,8 @@ items). Cycles lived between resets leave memories of their own. After the last 
 the question (k = 5, the society's recall) and is posed an ordinary turn: the question as the situation, the
 recalled memories as the turn's memories, the acts that take no target as its options.
 
-Score: exact match (the normalised answer appears in the Decision's speech), as in Erudition; beside it,
+Score: exact match (the normalised answer appears in the Decision's speech) with no rival quoted (no distractor's
+gist: a speaker who reads out every memory it recalled has not answered), as in Erudition; beside it,
 recall@k (the planted record among the recalled ids), overall and per retention mode (all, echoes, none).
 Memory never depends on the policy (it never writes into it here), so each item's recall is computed once
 per process and every model is posed the same turns.
@@ -72,6 +73,12 @@ class RemembranceItem(_Item):
         if any(exact_match(self.answer, t) for t in others):
             raise ValueError("the answer must appear in the fact only, not in a distractor")
         return self
+
+
+def answered(item: RemembranceItem, speech: str) -> bool:
+    """The answer is said and no distractor is quoted: what an agent quotes of a memory is its gist, and a speech
+    that quotes the rival facts beside the answer has not told which one holds."""
+    return exact_match(item.answer, speech) and not any(exact_match(gist(d.text), speech) for d in item.distractors)
 
 
 class Recalled(BaseModel):
@@ -220,7 +227,7 @@ class RemembranceTask:
                 ItemScore(
                     item=item.id,
                     path=path,
-                    score=float(exact_match(item.answer, speech)),
+                    score=float(answered(item, speech)),
                     detail={
                         "recall_at_k": float(found.evidence in ids),
                         "rank": ids.index(found.evidence) + 1 if found.evidence in ids else None,
