@@ -58,6 +58,8 @@ def test_offline_panels_prefer_in_path_decisions_on_heldout_turns(judged):
     assert 0.0 < summary["agreement_rate"] < 1.0
     assert f"{summary['agreement_rate']:.1%}" in stdout
     assert summary["calibration"]["heldout_texts"] > 0
+    left_out = summary["dropped_for_balance"]
+    assert (f"{left_out} judged turns were left out" in " ".join(stdout.split())) == (left_out > 0)
 
 
 def test_classifier_is_calibrated_on_disjoint_halves_and_beats_chance(embedder):

@@ -80,6 +80,12 @@ def judge_command(
     )
     console.print(table)
     console.print(f"written to {request.out_dir}/ ({', '.join(Path(f).name for f in report['files'])})")
+    if report["dropped_for_balance"]:
+        console.print(
+            f"{report['dropped_for_balance']} judged turns were left out so that every action is chosen as often as "
+            "it is rejected (the act alone would give the pairs away); --keep-act-imbalance keeps them",
+            highlight=False,
+        )
 
 
 @export_app.command("sft")
