@@ -233,7 +233,8 @@ def write_dpo(
         if min_score is not None and pairs[0].chosen.score < min_score:
             counts["below_min_score"] += 1
             continue
-        options = [p.row() for p in pairs if min_score is None or p.chosen.score >= min_score]
+        offered = pairs if balance_acts else pairs[:1]  # the other pairs only serve the balancing
+        options = [p.row() for p in offered if min_score is None or p.chosen.score >= min_score]
         if _quotes_an_item(options[0]):
             counts["contaminated"] += 1
             continue
