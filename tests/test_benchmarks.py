@@ -73,3 +73,9 @@ def test_seed_table_prints_its_three_rows():
         assert 0 <= row["ci"][0] <= row["pes_score"] <= row["ci"][1] <= 100
         assert row["fallback_rate"] == 0 and row["decoding"]["parse_rate"] == 1  # constrained: every reply a Decision
         assert row["decoding"]["decisions"] > 0 and set(row["tasks"]) == {"path_choice"}
+
+
+def test_chroma_writes_benchmark_reports_its_figures():
+    result = _run("chroma_writes.py", "--collections", "2", "--rounds", "10", "--thresholds", "0", "10")
+    assert [row["sync_threshold"] for row in result["thresholds"]] == ["default (1000)", 10]
+    assert all(row["first_tenth_ms"] > 0 and row["total_s"] >= 0 for row in result["thresholds"])

@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.chroma_index import ChromaIndex, describe_store, open_chroma
+from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD, ChromaIndex, describe_store, open_chroma
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
-from amphoreus_graph.memory.naming import legacy_collection_name
+from amphoreus_graph.memory.naming import agent_collection, internal_collection, legacy_collection_name
 from amphoreus_graph.memory.store import MemorySpec, open_index, open_memory
 
 
@@ -28,6 +28,23 @@ def test_a_store_written_with_the_older_names_is_refused_untouched(chroma_client
     assert "\n" not in message and repr(society) in message and "older amphoreus-graph" in message
     assert "fresh --memory-dir" in message and describe_store(chroma_client) in message
     assert sorted(c.name for c in chroma_client.list_collections()) == before, "nothing is created or changed"
+
+
+def test_every_collection_syncs_its_index_every_few_writes_made_before_or_now(chroma_client):
+    """Chroma's default (a sync every 1000 writes) makes each write slower as a society's store fills; collections
+    this index makes, and ones an older run made with the default, sync every SYNC_THRESHOLD writes."""
+    society = f"sync {uuid.uuid4().hex[:8]}"
+    chroma_client.create_collection(agent_collection(society, "Old"), embedding_function=None)  # Chroma's default
+    index = ChromaIndex(chroma_client, society)
+    index.upsert("Old", ["a"], ["text"], [{"k": "v"}], [[1.0, 0.0, 0.0]])
+    index.upsert("New", ["a"], ["text"], [{"k": "v"}], [[1.0, 0.0, 0.0]])
+    index.set_ticks(["Old:a"], 3)
+    names = [agent_collection(society, "Old"), agent_collection(society, "New"), internal_collection(society, "access")]
+    for name in names:
+        reopened = chroma_client.get_collection(name, embedding_function=None)
+        assert reopened.configuration["hnsw"]["sync_threshold"] == SYNC_THRESHOLD, name
+    space = chroma_client.get_collection(agent_collection(society, "New"), embedding_function=None)
+    assert space.configuration["hnsw"]["space"] == "cosine"
 
 
 def test_a_store_in_use_is_one_clear_error(tmp_path):

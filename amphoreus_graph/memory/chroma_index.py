@@ -18,7 +18,9 @@ from urllib.parse import urlparse
 
 import chromadb
 from chromadb.api import ClientAPI
+from chromadb.api.collection_configuration import CreateCollectionConfiguration, CreateHNSWConfiguration
 from chromadb.api.models.Collection import Collection
+from chromadb.api.types import Space
 from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
@@ -27,6 +29,13 @@ from amphoreus_graph.memory.index import Rows, nearest
 from amphoreus_graph.memory.naming import agent_collection, internal_collection, legacy_collection_name
 
 _CLAIM_KEY = "amphoreus_owner"  # the claim collection's metadata key (stores written since claims began use it)
+
+# Chroma persists a collection's HNSW index every `sync_threshold` writes to it (default 1000) and keeps its write log
+# until every collection has: until then each write costs more the longer the log (5 → 20 ms per single-row upsert
+# over 12 collections and 10,000 rows, quadratic over a run). A society writes one collection per agent a round, so
+# that log spans hundreds of rounds; syncing every 10 writes keeps each write at its 5 ms from the first cycle to
+# the tenth (benchmarks/chroma_writes.py). Applied to collections made before too, on open.
+SYNC_THRESHOLD = 10
 
 
 def _settings() -> Settings:
@@ -119,19 +128,25 @@ class ChromaIndex:
 
     def _collection(self, owner: str) -> Collection:
         if owner not in self._collections:
-            self._collections[owner] = self.client.get_or_create_collection(
-                agent_collection(self.society, owner),
-                embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
-            )
+            self._collections[owner] = self._open(agent_collection(self.society, owner), space="cosine")
         return self._collections[owner]
 
     def _ticks(self) -> Collection:
         if self._access is None:
-            self._access = self.client.get_or_create_collection(
-                internal_collection(self.society, "access"), embedding_function=None
-            )
+            self._access = self._open(internal_collection(self.society, "access"))
         return self._access
+
+    def _open(self, name: str, space: Space | None = None) -> Collection:
+        """A collection, made (with `space`, default l2) if missing, syncing its index every SYNC_THRESHOLD writes."""
+        hnsw = CreateHNSWConfiguration(sync_threshold=SYNC_THRESHOLD)
+        if space is not None:
+            hnsw["space"] = space
+        collection = self.client.get_or_create_collection(
+            name, embedding_function=None, configuration=CreateCollectionConfiguration(hnsw=hnsw)
+        )
+        if (collection.configuration.get("hnsw") or {}).get("sync_threshold") != SYNC_THRESHOLD:
+            collection.modify(configuration={"hnsw": {"sync_threshold": SYNC_THRESHOLD}})
+        return collection
 
     def upsert(
         self,
