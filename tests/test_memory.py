@@ -69,3 +69,33 @@ def test_the_spec_names_one_store_and_the_factory_opens_it(tmp_path, embedder):
     open_index(MemorySpec(directory=tmp_path / "store"), "s").close()  # the lock went with the memory
     with pytest.raises(AmphoreusError, match="expected http://HOST:PORT"):
         open_index(MemorySpec(url="not a url"), "s")
+
+
+def test_a_locked_store_is_searched_in_process_until_an_agent_outgrows_it(tmp_path, embedder, monkeypatch):
+    """A run's own embedded store (locked) ranks an agent's held vectors here, no index query; an agent with more
+    rows than SEARCHED_HERE is asked of the index again, and both give the same memories."""
+    from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+    from amphoreus_graph.memory import text_rows
+    from amphoreus_graph.memory.remembrance import Remembrance
+
+    client, lock = open_chroma(tmp_path / "chroma")
+    index = ChromaIndex(client, "run", lock)
+    memory = Remembrance(index, ["Aglaea"], embedder)
+    texts = ["The loom sang at dawn.", "A storm broke over the sea.", "The gate of Okhema opened."]
+    memory.remember(
+        [MemoryEvent(id=f"e{i}", text=t, witnesses=["Aglaea"], cycle=1, round=i + 1) for i, t in enumerate(texts)]
+    )
+    now = Moment(cycle=1, round=5, tick=5)
+    asked: list[str] = []
+    monkeypatch.setattr(
+        index, "query", lambda owner, *a, **k: asked.append(owner) or ChromaIndex.query(index, owner, *a, **k)
+    )
+    here = memory.recall({"Aglaea": "a storm at sea"}, 2, now)
+    assert asked == [] and here["Aglaea"][0].text == "A storm broke over the sea."
+    monkeypatch.setattr(text_rows, "SEARCHED_HERE", 2)
+    memory.remember([MemoryEvent(id="e9", text="Thunder over the sea.", witnesses=["Aglaea"], cycle=1, round=4)])
+    outgrown = memory.recall({"Aglaea": "a storm at sea"}, 2, now)
+    assert asked == ["Aglaea"], "more rows than SEARCHED_HERE: the index answers"
+    fresh = Remembrance(ChromaIndex(client, "run"), ["Aglaea"], embedder).recall({"Aglaea": "a storm at sea"}, 2, now)
+    assert [m.id for m in outgrown["Aglaea"]] == [m.id for m in fresh["Aglaea"]]
+    lock.release()

@@ -28,6 +28,21 @@ class TestEmbeddedChroma(MemoryConformance):
             lock.release()
 
 
+class TestLockedEmbeddedChroma(MemoryConformance):
+    """Embedded Chroma as a run opens it, locked to this process: recall ranks the held vectors here instead of
+    asking the index (text_rows.SEARCHED_HERE), and must answer as the index does."""
+
+    @pytest.fixture
+    def open_index(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenIndex]:
+        client, lock = open_chroma(tmp_path_factory.mktemp("chroma"))
+        assert lock is not None and ChromaIndex(client, "probe", lock).exclusive
+        yield lambda society: ChromaIndex(client, society, lock)
+        lock.release()
+
+    def test_records_written_by_another_remembrance_are_read_again(self, open_index, embedder):
+        pytest.skip("a locked store has one user in one process: nothing else writes what it holds")
+
+
 class TestChromaServer(MemoryConformance):
     @pytest.fixture
     def open_index(self, chroma_url: str) -> OpenIndex:

@@ -112,6 +112,10 @@ class ChromaIndex:
     def society(self) -> str:
         return self._society
 
+    @property
+    def exclusive(self) -> bool:
+        return self._lock is not None
+
     def _refuse_legacy_store(self) -> None:
         """Versions before identity-safe names slugged names into `m-<society>--<agent>` and always created
         `m-<society>--access`: such a store would look empty under the new names, so it is refused, untouched."""
@@ -173,9 +177,10 @@ class ChromaIndex:
             self._collection(owner).delete(ids=chunk)
 
     def get(self, owner: str) -> Rows:
-        got = self._collection(owner).get(include=["documents", "metadatas"])
+        got = self._collection(owner).get(include=["documents", "metadatas", "embeddings"])
         metadatas = cast(list[dict[str, str]], got["metadatas"] or [])  # rows written by `upsert`
-        return Rows(list(got["ids"]), list(got["documents"] or []), metadatas)
+        vectors = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
+        return Rows(list(got["ids"]), list(got["documents"] or []), metadatas, vectors)
 
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
         """HNSW's answer (similarity = 1 - cosine distance), or with `exact` every row ranked by cosine."""

@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
 class Rows:
-    """Rows of one owner's index: ids, texts and metadata, aligned."""
+    """Rows of one owner's index: ids, texts, metadata and vectors, aligned."""
 
     ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     metadatas: list[dict[str, str]] = field(default_factory=list)
+    vectors: Sequence[Sequence[float]] = field(default_factory=list)
 
 
 class RecordIndex(Protocol):
@@ -34,6 +36,12 @@ class RecordIndex(Protocol):
 
     @property
     def society(self) -> str: ...
+
+    @property
+    def exclusive(self) -> bool:
+        """Whether nothing else can write this index while it is open (an embedded store this index has locked),
+        so a copy of its rows held by its one user cannot go stale."""
+        ...
 
     def upsert(
         self,
@@ -53,7 +61,7 @@ class RecordIndex(Protocol):
     def delete(self, owner: str, ids: Sequence[str]) -> None: ...
 
     def get(self, owner: str) -> Rows:
-        """Every row of the owner's index (any order)."""
+        """Every row of the owner's index (any order), with its vector."""
         ...
 
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
@@ -87,7 +95,7 @@ class RecordIndex(Protocol):
 
 
 def nearest(
-    ids: Sequence[str], vectors: Sequence[Sequence[float]], query: Sequence[float], n: int
+    ids: Sequence[str], vectors: Sequence[Sequence[float]] | NDArray[np.float64], query: Sequence[float], n: int
 ) -> list[tuple[str, float]]:
     """The n rows nearest `query` by exact cosine similarity (a zero vector is similar to nothing), nearest first,
     ties in the order given: the exact scan any backend may fall back on."""

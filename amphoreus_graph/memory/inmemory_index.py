@@ -32,6 +32,10 @@ class InMemoryIndex:
     def society(self) -> str:
         return self._society
 
+    @property
+    def exclusive(self) -> bool:
+        return False  # one instance may serve several users (Studio's runs share it); its queries are in process
+
     def upsert(
         self,
         owner: str,
@@ -57,7 +61,10 @@ class InMemoryIndex:
 
     def get(self, owner: str) -> Rows:
         rows = self._rows.get(owner, {})
-        return Rows(list(rows), [r.text for r in rows.values()], [dict(r.metadata) for r in rows.values()])
+        values = list(rows.values())
+        return Rows(
+            list(rows), [r.text for r in values], [dict(r.metadata) for r in values], [r.vector for r in values]
+        )
 
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
         rows = self._rows.get(owner, {})

@@ -60,11 +60,11 @@ class Remembrance:
     on the asking agent's index, not two, and a round still makes one write per agent. Records that share a
     text share a row (text_rows.py): identical vectors would degrade an HNSW index until a search misses exact
     matches. Recall over-fetches rows, ranks every record of them (see scoring.py), and asks for an exact scan
-    if the index ever answers with fewer rows than it holds and was asked for. The index holds everything and
-    answers every similarity search; each agent's records are also held in this process once first read (one
-    `get`) and kept in step with every write, so recall asks the index only for ids and similarities, and
-    reflection and retention never re-read it. One process writes a store at a time, so what is held cannot go
-    stale.
+    if the index ever answers with fewer rows than it holds and was asked for. Each agent's records are held in
+    this process once first read (one `get`) and kept in step with every write, so reflection and retention never
+    re-read the index. An index that is this process's alone (`exclusive`: a locked embedded store) cannot go
+    stale under it, so the agents' vectors are held too and recall ranks them here; any other index answers the
+    similarity search, and recall asks it only for ids and similarities.
     """
 
     def __init__(
@@ -162,6 +162,8 @@ class Remembrance:
         kept = sorted(r for r in rows if r in held.rows)
         fresh = [r for r in kept if held.text(r) in vectors]
         stale = [r for r in kept if held.text(r) not in vectors]
+        for row in fresh:
+            held.hold_vector(row, vectors[held.text(row)])
         self.index.delete(agent, gone)
         self.index.upsert(
             agent,
@@ -190,17 +192,26 @@ class Remembrance:
         unfiled = self._unfiled(pending)
         n = k * self.config.overfetch
         for agent, vector in zip(agents, vectors, strict=True):
-            hits = self.index.query(agent, vector, n)
-            candidates = self._resolve(agent, hits)
+            candidates = self._search(agent, vector, n)
             held = self._held[agent]
-            if len(hits) < min(n, len(held.rows)):  # the index came back short: rank every row exactly instead
-                candidates = self._resolve(agent, self.index.query(agent, vector, n, exact=True))
-                held = self._held[agent]
             waiting = [(r, public, v) for r, public, v in unfiled.get(agent, []) if r.id not in held.records]
             candidates += [(r, float(np.dot(vector, v))) for r, _, v in waiting]
             public = held.public | {r.id for r, is_public, _ in waiting if is_public}
             found[agent] = [_as_public(m, m.id in public) for m in rank(candidates, now, self.config, k)]
         return found
+
+    def _search(self, agent: str, vector: list[float], n: int) -> list[tuple[MemoryRecord, float]]:
+        """The records of the agent's n rows nearest `vector`: ranked here when the index is this process's alone
+        and the agent's vectors are held (text_rows.SEARCHED_HERE), else by the index (ranking every row exactly if
+        it comes back short; a row written by another user is read then)."""
+        held = self._records_of(agent)
+        if self.index.exclusive and held.searchable():
+            return self._resolve(agent, held.nearest(vector, n))
+        hits = self.index.query(agent, vector, n)
+        candidates = self._resolve(agent, hits)
+        if len(hits) < min(n, len(self._held[agent].rows)):
+            candidates = self._resolve(agent, self.index.query(agent, vector, n, exact=True))
+        return candidates
 
     def _unfiled(self, pending: Sequence[MemoryEvent]) -> dict[str, list[tuple[MemoryRecord, bool, list[float]]]]:
         """Each agent's records of events not filed yet, with whether each is a public copy and its vector."""
@@ -248,7 +259,9 @@ class Remembrance:
         """One agent's index as held here: read (with last access) on first use, then kept."""
         if reread or agent not in self._held:
             rows = self.index.get(agent)
-            self._held[agent] = HeldCollection.read(agent, rows.ids, rows.texts, rows.metadatas, self.index.ticks)
+            self._held[agent] = HeldCollection.read(
+                agent, rows.ids, rows.texts, rows.metadatas, rows.vectors, self.index.ticks
+            )
         return self._held[agent]
 
     @_serialised
