@@ -105,6 +105,8 @@ class Embedder:
         self.backend: Literal["onnx", "torch"] = "torch" if onnx is None else "onnx"
         self.precision: Precision = "fp32" if onnx is None else onnx.precision  # int8 only if it passed its check
         self.dims = self.encoder.dims
+        # int8 runs one text at a time (onnx_encoder.py): a text's vector is the same whatever it is embedded with.
+        self.batch_independent = self.backend == "onnx" and self.precision == "int8"
         self.batch_size = batch_size
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._cache_size = cache_size

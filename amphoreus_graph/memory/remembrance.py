@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
@@ -28,6 +31,7 @@ from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, refle
 from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.memory.text_rows import HeldCollection, access_id
 
+log = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -87,6 +91,7 @@ class Remembrance:
         self.agents = list(dict.fromkeys(agents))
         self._known = set(self.agents)
         self._held: dict[str, HeldCollection] = {}  # agent -> its index as held here, once read
+        self._ahead: Future[None] | None = None  # the last head start on a recall (anticipate)
         # Filing and reflecting may run at once (their model calls overlap); what is held is read and written
         # under this lock, never while a model is asked.
         self._lock = threading.RLock()
@@ -221,6 +226,22 @@ class Remembrance:
         by_text, filed = self._records_for(events, self.rater.rate_now([e for e in events if not e.public]))
         return {agent: [(r, public, by_text[r.text]) for r, public in batch] for agent, batch in filed.items()}
 
+    def anticipate(self, queries: Callable[[], list[str]]) -> Future[None] | None:
+        """Embed the queries a coming recall will likely ask, on a background thread while the model thinks: their
+        vectors then wait in the embedder's cache. Only where a text's vector does not depend on what it is
+        embedded with (`Embedder.batch_independent`), so a head start can never change a vector, and only one at
+        a time. Failing costs only the head start: the recall embeds what it needs itself."""
+        if not self.embedder.batch_independent or (self._ahead is not None and not self._ahead.done()):
+            return None
+        self._ahead = _anticipation_lane(os.getpid()).submit(self._embed_ahead, queries)
+        return self._ahead
+
+    def _embed_ahead(self, queries: Callable[[], list[str]]) -> None:
+        try:
+            self.embedder.encode(queries())
+        except Exception as exc:  # a world that cannot frame a round it will never play, say
+            log.debug("anticipating recall for %s: %s: %s", self.society, type(exc).__name__, exc)
+
     @_serialised
     def touch(self, record_ids: list[str], now: Moment) -> None:
         """Mark private records as recalled at `now` (recency counts from last access); one write for all.
@@ -341,6 +362,12 @@ class Remembrance:
             "agents": {agent: [r.model_dump(mode="json") for r in self.records(agent)] for agent in self.agents},
             "public": [r.model_dump(mode="json") for r in self.public_records()],
         }
+
+
+@functools.cache
+def _anticipation_lane(pid: int | None = None) -> ThreadPoolExecutor:
+    """One background thread per process for head starts on recall (a forked child makes its own)."""
+    return ThreadPoolExecutor(1, thread_name_prefix="anticipate")
 
 
 def _as_public(memory: RecalledMemory, public: bool) -> RecalledMemory:

@@ -5,7 +5,8 @@ to open a Remembrance from a typed MemorySpec (an embedded Chroma directory, a C
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Protocol, Self
 
@@ -37,6 +38,11 @@ class Memory(Protocol):
 
     def touch(self, record_ids: list[str], now: Moment) -> None: ...
 
+    def anticipate(self, queries: Callable[[], list[str]]) -> Future[None] | None:
+        """Start on the queries a coming recall will likely ask (a head start in the background, never needed);
+        returns the work started, if any."""
+        ...
+
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         """The named agents' reflections, for the caller to `remember`."""
         ...
@@ -56,6 +62,9 @@ class NullMemory:
         return {agent: [] for agent in queries}
 
     def touch(self, record_ids: list[str], now: Moment) -> None:
+        return None
+
+    def anticipate(self, queries: Callable[[], list[str]]) -> Future[None] | None:
         return None
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:

@@ -1,0 +1,61 @@
+"""While the model thinks, the next round's likely recall queries are embedded ahead: a head start that must never
+change what a run does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from amphoreus_graph.memory.inmemory_index import InMemoryIndex
+from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.society.runner import RunConfig, Simulation
+
+TRIO = Path(__file__).resolve().parents[1] / "amphoreus_graph" / "worlds" / "amphoreus" / "trio.yaml"
+
+
+def test_anticipated_queries_wait_in_the_cache_and_a_failure_costs_nothing(embedder):
+    own = embedder.view()
+    memory = Remembrance(InMemoryIndex("ahead"), ["Aglaea"], own)
+    assert own.batch_independent, "the shipped embedder runs int8, one text at a time"
+    started = memory.anticipate(lambda: ["Aglaea seeks the loom at Okhema."])
+    assert started is not None
+    started.result(timeout=30)
+    assert "Aglaea seeks the loom at Okhema." in own._cache
+
+    def broken() -> list[str]:
+        raise ValueError("a round that will never be played")
+
+    failed = memory.anticipate(broken)
+    assert failed is not None and failed.result(timeout=30) is None, "the failure stays in the background"
+
+
+def test_nothing_is_anticipated_where_a_vector_depends_on_its_batch_mates(embedder):
+    own = embedder.view()
+    own.batch_independent = False  # fp32 and PyTorch embed in batches: a head start could change a vector's bits
+    memory = Remembrance(InMemoryIndex("ahead"), ["Aglaea"], own)
+    assert memory.anticipate(lambda: ["anything"]) is None and "anything" not in own._cache
+
+
+async def test_a_run_is_the_same_with_and_without_the_head_start(tmp_path, monkeypatch):
+    """Samples (with what each turn recalled, scores and all) and chronicle, byte for byte."""
+
+    async def run(folder: str) -> Path:
+        config = RunConfig(scenario=str(TRIO), cycles=2, seed=5, out=tmp_path / folder / "run")  # same run id
+        await Simulation(config).run()
+        return tmp_path / folder / "run"
+
+    asked: list[list[str]] = []
+    original = Remembrance.anticipate
+
+    def noted(self: Remembrance, queries):  # type: ignore[no-untyped-def]
+        asked.append(queries())
+        return original(self, queries)
+
+    monkeypatch.setattr(Remembrance, "anticipate", noted)
+    ahead = await run("ahead")
+    assert sum(map(len, asked)) > 0, "queries and events were embedded ahead"
+    monkeypatch.setattr(Remembrance, "anticipate", lambda self, queries: None)
+    plain = await run("plain")
+    for folder in ("samples", "chronicle"):
+        for shard in sorted((plain / folder).glob("*.jsonl")):
+            assert (ahead / folder / shard.name).read_bytes() == shard.read_bytes(), f"{folder}/{shard.name}"
+    assert (ahead / "summary.json").exists() and (plain / "summary.json").exists()
