@@ -160,3 +160,15 @@ def test_a_pinned_turn_stays_and_what_it_leaves_out_of_balance_is_reported():
     assert (alone.rows, alone.left_out, alone.unbalanced) == ([human], 0, 1)
     both = balanced_by_act([[human], [evens]], reply_action, pinned=[True, False])
     assert (both.rows, both.unbalanced) == ([human, evens], 0)
+
+
+def test_a_reply_that_states_no_decision_has_no_act():
+    """Pairs written by hand or damaged on disk: an act balancer and the probe read them as having no act."""
+    from amphoreus_graph.data.shortcuts import decision_text
+
+    for reply in ("not json", "[1, 2]", '"a string"', None):
+        row = {"chosen": [{"role": "assistant", "content": reply}], "rejected": []}
+        assert reply_action(row, "chosen") == "" and reply_action(row, "rejected") == ""
+        assert decision_text(row["chosen"]) == ""
+    row = {"chosen": [{"role": "assistant", "content": '{"action": "rest", "target": "Okhema"}'}]}
+    assert reply_action(row, "chosen") == "rest" and decision_text(row["chosen"]) == "rest Okhema"

@@ -23,7 +23,7 @@ from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.balance import balanced_by_act
 from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
-from amphoreus_graph.data.shortcuts import ShortcutProbe, probe_pairs
+from amphoreus_graph.data.shortcuts import ShortcutProbe, probe_pairs, reply_decision
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.prompt import decision_json
 from amphoreus_graph.society.samples import iter_rows
@@ -281,7 +281,7 @@ def _quotes_an_item(row: dict[str, Any]) -> bool:
 
 def reply_action(row: dict[str, Any], side: str) -> str:
     """The action a pair's chosen or rejected reply takes."""
-    return str(json.loads(row[side][-1]["content"]).get("action", ""))
+    return str(reply_decision(row[side]).get("action", ""))
 
 
 def _probe_lines(probe: ShortcutProbe) -> str:

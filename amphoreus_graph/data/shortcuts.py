@@ -51,13 +51,19 @@ def reply_text(messages: list[dict[str, Any]]) -> str:
     return " ".join(str(v) for v in decision.values() if v) if isinstance(decision, dict) else str(content)
 
 
-def decision_text(messages: list[dict[str, Any]]) -> str:
-    """The act alone: the reply's action and target."""
+def reply_decision(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The decision a reply (the last message) states, as its JSON fields; {} for a reply that is not one."""
     try:
         decision = json.loads(messages[-1]["content"])
-    except (TypeError, json.JSONDecodeError):
-        return ""
-    return f"{decision.get('action', '')} {decision.get('target') or ''}" if isinstance(decision, dict) else ""
+    except (TypeError, KeyError, IndexError, json.JSONDecodeError):
+        return {}
+    return decision if isinstance(decision, dict) else {}
+
+
+def decision_text(messages: list[dict[str, Any]]) -> str:
+    """The act alone: the reply's action and target."""
+    decision = reply_decision(messages)
+    return f"{decision.get('action', '')} {decision.get('target') or ''}" if decision else ""
 
 
 def probe_pairs(rows: list[dict[str, Any]], seed: int = 0) -> ShortcutProbe:
