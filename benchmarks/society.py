@@ -175,8 +175,8 @@ class TimedMemory:
     def recall(self, queries: dict[str, str], k: int, now: Any, pending: Any = ()) -> Any:
         return self._run("memory.recall", self._inner.recall, queries, k, now, pending)
 
-    def anticipate(self, queries: Callable[[], list[str]]) -> Any:
-        return self._inner.anticipate(queries)  # background work: timed where it meets a recall, by the embedder
+    def anticipate(self, texts: Callable[[], list[str]]) -> Any:
+        return self._inner.anticipate(texts)  # background work: timed where it meets a recall, by the embedder
 
     def touch(self, record_ids: list[str], now: Any) -> None:
         self._run("memory.touch", self._inner.touch, record_ids, now)

@@ -20,7 +20,7 @@ import chromadb
 from chromadb.api import ClientAPI
 from chromadb.api.collection_configuration import CreateCollectionConfiguration, CreateHNSWConfiguration
 from chromadb.api.models.Collection import Collection
-from chromadb.api.types import Space
+from chromadb.api.types import Include, Space
 from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
@@ -176,11 +176,12 @@ class ChromaIndex:
         for chunk in _chunks(ids, self._max_batch):
             self._collection(owner).delete(ids=chunk)
 
-    def get(self, owner: str) -> Rows:
-        got = self._collection(owner).get(include=["documents", "metadatas", "embeddings"])
+    def get(self, owner: str, *, vectors: bool = False) -> Rows:
+        wanted: Include = ["documents", "metadatas", "embeddings"] if vectors else ["documents", "metadatas"]
+        got = self._collection(owner).get(include=wanted)
         metadatas = cast(list[dict[str, str]], got["metadatas"] or [])  # rows written by `upsert`
-        vectors = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
-        return Rows(list(got["ids"]), list(got["documents"] or []), metadatas, vectors)
+        embeddings = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
+        return Rows(list(got["ids"]), list(got["documents"] or []), metadatas, embeddings)
 
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
         """HNSW's answer (similarity = 1 - cosine distance), or with `exact` every row ranked by cosine."""

@@ -60,8 +60,8 @@ class RecordIndex(Protocol):
 
     def delete(self, owner: str, ids: Sequence[str]) -> None: ...
 
-    def get(self, owner: str) -> Rows:
-        """Every row of the owner's index (any order), with its vector."""
+    def get(self, owner: str, *, vectors: bool = False) -> Rows:
+        """Every row of the owner's index (any order); with `vectors`, each row's vector too (else none)."""
         ...
 
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:

@@ -59,12 +59,11 @@ class InMemoryIndex:
         for row_id in ids:
             rows.pop(row_id, None)
 
-    def get(self, owner: str) -> Rows:
+    def get(self, owner: str, *, vectors: bool = False) -> Rows:
         rows = self._rows.get(owner, {})
         values = list(rows.values())
-        return Rows(
-            list(rows), [r.text for r in values], [dict(r.metadata) for r in values], [r.vector for r in values]
-        )
+        held = [r.vector for r in values] if vectors else []
+        return Rows(list(rows), [r.text for r in values], [dict(r.metadata) for r in values], held)
 
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
         rows = self._rows.get(owner, {})

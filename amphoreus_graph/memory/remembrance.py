@@ -167,6 +167,7 @@ class Remembrance:
         kept = sorted(r for r in rows if r in held.rows)
         fresh = [r for r in kept if held.text(r) in vectors]
         stale = [r for r in kept if held.text(r) not in vectors]
+        held.drop_vectors(gone)
         for row in fresh:
             held.hold_vector(row, vectors[held.text(row)])
         self.index.delete(agent, gone)
@@ -210,7 +211,7 @@ class Remembrance:
         and the agent's vectors are held (text_rows.SEARCHED_HERE), else by the index (ranking every row exactly if
         it comes back short; a row written by another user is read then)."""
         held = self._records_of(agent)
-        if self.index.exclusive and held.searchable():
+        if held.searchable():
             return self._resolve(agent, held.nearest(vector, n))
         hits = self.index.query(agent, vector, n)
         candidates = self._resolve(agent, hits)
@@ -226,19 +227,20 @@ class Remembrance:
         by_text, filed = self._records_for(events, self.rater.rate_now([e for e in events if not e.public]))
         return {agent: [(r, public, by_text[r.text]) for r, public in batch] for agent, batch in filed.items()}
 
-    def anticipate(self, queries: Callable[[], list[str]]) -> Future[None] | None:
-        """Embed the queries a coming recall will likely ask, on a background thread while the model thinks: their
-        vectors then wait in the embedder's cache. Only where a text's vector does not depend on what it is
-        embedded with (`Embedder.batch_independent`), so a head start can never change a vector, and only one at
-        a time. Failing costs only the head start: the recall embeds what it needs itself."""
+    def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
+        """Embed the texts a coming recall will likely need (its queries, the events it will search as pending), on
+        a background thread while the model thinks: their vectors then wait in the embedder's cache. Only where a
+        text's vector does not depend on what it is embedded with (`Embedder.batch_independent`), so a head start
+        can never change a vector, and only one at a time. Failing costs only the head start: the recall embeds
+        what it needs itself."""
         if not self.embedder.batch_independent or (self._ahead is not None and not self._ahead.done()):
             return None
-        self._ahead = _anticipation_lane(os.getpid()).submit(self._embed_ahead, queries)
+        self._ahead = _anticipation_lane(os.getpid()).submit(self._embed_ahead, texts)
         return self._ahead
 
-    def _embed_ahead(self, queries: Callable[[], list[str]]) -> None:
+    def _embed_ahead(self, texts: Callable[[], list[str]]) -> None:
         try:
-            self.embedder.encode(queries())
+            self.embedder.encode(texts())
         except Exception as exc:  # a world that cannot frame a round it will never play, say
             log.debug("anticipating recall for %s: %s: %s", self.society, type(exc).__name__, exc)
 
@@ -279,9 +281,11 @@ class Remembrance:
     def _records_of(self, agent: str, *, reread: bool = False) -> HeldCollection:
         """One agent's index as held here: read (with last access) on first use, then kept."""
         if reread or agent not in self._held:
-            rows = self.index.get(agent)
+            # Vectors only where they are searched here: an index this process has to itself.
+            exclusive = self.index.exclusive
+            rows = self.index.get(agent, vectors=exclusive)
             self._held[agent] = HeldCollection.read(
-                agent, rows.ids, rows.texts, rows.metadatas, rows.vectors, self.index.ticks
+                agent, rows.ids, rows.texts, rows.metadatas, rows.vectors if exclusive else None, self.index.ticks
             )
         return self._held[agent]
 
@@ -365,7 +369,7 @@ class Remembrance:
 
 
 @functools.cache
-def _anticipation_lane(pid: int | None = None) -> ThreadPoolExecutor:
+def _anticipation_lane(pid: int) -> ThreadPoolExecutor:
     """One background thread per process for head starts on recall (a forked child makes its own)."""
     return ThreadPoolExecutor(1, thread_name_prefix="anticipate")
 

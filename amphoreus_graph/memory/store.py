@@ -38,8 +38,8 @@ class Memory(Protocol):
 
     def touch(self, record_ids: list[str], now: Moment) -> None: ...
 
-    def anticipate(self, queries: Callable[[], list[str]]) -> Future[None] | None:
-        """Start on the queries a coming recall will likely ask (a head start in the background, never needed);
+    def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
+        """Start on the texts a coming recall will likely embed (a head start in the background, never needed);
         returns the work started, if any."""
         ...
 
@@ -64,7 +64,7 @@ class NullMemory:
     def touch(self, record_ids: list[str], now: Moment) -> None:
         return None
 
-    def anticipate(self, queries: Callable[[], list[str]]) -> Future[None] | None:
+    def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
         return None
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:

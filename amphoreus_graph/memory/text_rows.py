@@ -76,7 +76,7 @@ class HeldCollection:
         ids: Sequence[str],
         documents: Sequence[str],
         metadatas: Sequence[Mapping[str, Any]],
-        vectors: Sequence[Sequence[float]],
+        vectors: Sequence[Sequence[float]] | None,
         ticks: Callable[[list[str]], Mapping[str, int]],
     ) -> HeldCollection:
         """Rebuild from an index's rows; `ticks` looks up private records' last access by access id. (A
@@ -95,11 +95,11 @@ class HeldCollection:
             if tick is not None and tick > record.last_accessed:
                 record = record.model_copy(update={"last_accessed": tick})
             held._place(record, public, rid)
-        if len(ids) == len(vectors):
+        if vectors is None:  # the index answers every search
+            held.vectors = None
+        else:
             for rid, vector in zip(ids, vectors, strict=True):
                 held.hold_vector(rid, vector)
-        else:  # an index that keeps no vectors: it answers every search
-            held.vectors = None
         return held
 
     def hold_vector(self, row: str, vector: Sequence[float]) -> None:
@@ -110,6 +110,13 @@ class HeldCollection:
         self._matrix = None
         if len(self.vectors) > SEARCHED_HERE:
             self.vectors = None
+
+    def drop_vectors(self, rows: Iterable[str]) -> None:
+        """Let go of the vectors of rows the index no longer has."""
+        if self.vectors is not None:
+            for row in rows:
+                self.vectors.pop(row, None)
+            self._matrix = None
 
     def searchable(self) -> bool:
         """Whether every row's vector is held here, so recall can rank them without the index."""
@@ -127,12 +134,9 @@ class HeldCollection:
 
     def put(self, record: MemoryRecord, public: bool) -> set[str]:
         """Hold a record (replacing one with its id); returns the rows whose content changed."""
-        row = row_id(public, record.text)
-        vector = None if self.vectors is None else self.vectors.get(row)
         before = self.remove(record.id)
+        row = row_id(public, record.text)
         self._place(record, public, row)
-        if vector is not None and self.vectors is not None:  # the row was emptied and filled again: same text
-            self.vectors.setdefault(row, vector)
         return {row} if before is None else {row, before}
 
     def _place(self, record: MemoryRecord, public: bool, row: str) -> None:
@@ -153,9 +157,6 @@ class HeldCollection:
         members.discard(record_id)
         if not members:
             del self.rows[row]
-            if self.vectors is not None:
-                self.vectors.pop(row, None)
-                self._matrix = None
         return row
 
     def row_records(self, row: str) -> list[MemoryRecord]:
