@@ -1,38 +1,62 @@
 # `make run` and `make test` set up .venv themselves on a fresh machine (Python 3.11 + pip is enough).
+# `make run` installs only what a simulation needs; `make test`, `make lint` and `make studio` add the dev extras.
 # `make run RUN_ARGS="--out runs/mine"` passes more options to `amphoreus simulate`.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PIP := $(PY) -m pip install --quiet --no-input --disable-pip-version-check
+SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
+RUN_STAMP := $(VENV)/.installed-run-$(SUM)
+DEV_STAMP := $(VENV)/.installed-dev-$(SUM)
+LOG := $(VENV)/install.log
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test test-fast lint bench clean
+# One line per install step; pip's own output goes to $(LOG), whose tail is shown only if a step fails.
+step = echo "  $(1)"; { $(2); } >>$(LOG) 2>&1 || { tail -n 40 $(LOG); echo "install failed: see $(LOG)"; exit 1; }
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	# the CPU build of torch (a local file on these machines) before sentence-transformers pulls a CUDA one
-	$(PY) -m pip install -q "torch==2.13.0" || $(PY) -m pip install -q torch
-	$(PY) -m pip install -q -e ".[dev]"
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+.PHONY: run test test-fast lint bench studio report clean
 
-run: $(STAMP)
+$(RUN_STAMP): pyproject.toml
+	@echo "setting up $(VENV) (pip's output: $(LOG))"
+	@test -x $(PY) || { echo "  creating $(VENV)"; python3 -m venv $(VENV); }
+	@: > $(LOG)
+	@$(call step,pip,$(PIP) --upgrade pip)
+	@# the CPU build of torch (a local file on these machines) before sentence-transformers pulls a CUDA one
+	@$(call step,torch (CPU build),$(PIP) "torch==2.13.0" || $(PIP) torch)
+	@$(call step,amphoreus-graph and what a run needs,$(PIP) -e .)
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+$(DEV_STAMP): $(RUN_STAMP)
+	@$(call step,dev extras (tests$(,) lint$(,) Studio$(,) Ray$(,) training),$(PIP) -e ".[dev]")
+	@touch $@
+
+, := ,
+
+run: $(RUN_STAMP)
 	$(VENV)/bin/amphoreus simulate --scenario amphoreus --cycles 2 --rounds 12 --model offline --seed 7 $(RUN_ARGS)
 
-test: $(STAMP)
+# `make report RUN=runs/<dir>`: the run's HTML report (the path it prints opens in a browser)
+report: $(RUN_STAMP)
+	$(VENV)/bin/amphoreus report $(RUN)
+
+# LangGraph Studio's dev server over langgraph.json, reloading on code changes only (not on run output)
+studio: $(DEV_STAMP)
+	$(VENV)/bin/amphoreus studio
+
+test: $(DEV_STAMP)
 	$(PY) -m pytest -q
 
-test-fast: $(STAMP)
+test-fast: $(DEV_STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check amphoreus_graph graphs tests benchmarks tools
 	$(VENV)/bin/mypy amphoreus_graph
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) tools/world_words.py
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) benchmarks/society.py --json
 
 clean:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import shutil
 import sys
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractContextManager, aclosing, nullcontext
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import click
@@ -28,6 +30,18 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = (
 SkipBadRows = Annotated[
     bool, typer.Option("--skip-bad-rows", help="go on past a row that does not parse, with one warning line for each")
 ]
+
+
+def command_name() -> str:
+    """How to call this CLI again from a new shell: `amphoreus` where that name finds this very program, else the
+    path it was started by (`.venv/bin/amphoreus` before the virtualenv is activated)."""
+    invoked = Path(sys.argv[0])
+    if invoked.name == "__main__.py":
+        return f"{sys.executable} -m amphoreus_graph.cli"
+    found = shutil.which("amphoreus")
+    if found is not None and Path(found).resolve() == invoked.resolve():
+        return "amphoreus"
+    return str(invoked)
 
 
 def print_error(message: str) -> None:

@@ -17,6 +17,7 @@ from amphoreus_graph.cli.console import (
     OneLineUsageErrors,
     SkipBadRows,
     bad_rows,
+    command_name,
     console,
     err_console,
     follow,
@@ -24,6 +25,7 @@ from amphoreus_graph.cli.console import (
 )
 from amphoreus_graph.cli.data import export_app, judge_command
 from amphoreus_graph.cli.interview import interview_command
+from amphoreus_graph.cli.studio import studio_command
 from amphoreus_graph.cli.train import train_app
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -119,9 +121,10 @@ def new_world(
     for path in written:
         console.print(f"wrote {path}", highlight=False)
     console.print(
-        f"run it: amphoreus simulate --scenario {written[0]} --cycles 2 --rounds 8\n"
+        f"run it: {command_name()} simulate --scenario {written[0]} --cycles 2 --rounds 8\n"
         "then make it yours: docs/worlds.md (a walk-through) and docs/worlds-kit.md (every field)",
         highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -411,8 +414,9 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
         f"most {summary['score_label']}: {', '.join(f'{name} {n:g}' for name, n in top)}\n"
         f"written to {out}/ (summary.json, samples/, chronicle/, checkpoint.sqlite)\n"
-        f"see it: amphoreus report {out} --open",
+        f"see it: {command_name()} report {out} --open",
         highlight=False,
+        soft_wrap=True,  # commands stay on one line, to be copied
     )
 
 
@@ -503,3 +507,4 @@ app.add_typer(train_app, name="train")
 app.command("judge")(judge_command)
 app.command("bench")(bench_command)
 app.command("interview")(interview_command)
+app.command("studio")(studio_command)
