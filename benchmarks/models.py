@@ -45,7 +45,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage  # noqa: E402
 
 from amphoreus_graph.contracts.turn import CallStats  # noqa: E402
-from amphoreus_graph.policy.cache import CACHE_FILE, ResponseCache  # noqa: E402
+from amphoreus_graph.layout import RunDir  # noqa: E402
+from amphoreus_graph.policy.cache import ResponseCache  # noqa: E402
 from amphoreus_graph.policy.fake import ScriptedChatModel  # noqa: E402
 from amphoreus_graph.policy.gateway import ChatCaller, Role  # noqa: E402
 from amphoreus_graph.policy.limits import forget_limiters, limiter_stats  # noqa: E402
@@ -220,7 +221,7 @@ def shared_endpoint(societies: int, limit: int, agents: int, rounds: int, latenc
 
 def cache_hit(calls: int, prompt_bytes: int) -> dict[str, Any]:
     questions = [_question(i, prompt_bytes) for i in range(calls)]
-    with tempfile.TemporaryDirectory(prefix="amphoreus-cache-") as tmp, ResponseCache(Path(tmp) / CACHE_FILE) as cache:
+    with tempfile.TemporaryDirectory(prefix="amphoreus-cache-") as tmp, ResponseCache(RunDir(Path(tmp)).cache) as cache:
         cached = ChatCaller(ScriptedChatModel(), role=Role.DECIDE, cache=cache)
         plain = ChatCaller(ScriptedChatModel(), role=Role.DECIDE)
 

@@ -18,7 +18,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from amphoreus_graph.contracts.turn import CallStats
-from amphoreus_graph.policy.cache import CACHE_FILE, ResponseCache
+from amphoreus_graph.layout import RunDir
+from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import ChatCaller, Role, metered
 from amphoreus_graph.policy.limits import forget_limiters
 from amphoreus_graph.policy.structured import CAPABILITIES, JSON_SCHEMA
@@ -115,35 +116,35 @@ def test_a_repeated_run_over_a_warm_cache_asks_nothing_and_writes_the_same_sampl
         "tokens_out": first["tokens_out"] + first["cache"]["would_have_cost"]["tokens_out"],
     }
     assert sum(use["cache_hits"] for use in second["models"].values()) == hits["hits"]
-    assert not (tmp_path / "one" / "run" / CACHE_FILE).exists(), "--cache DIR: the run's own directory keeps none"
+    assert not RunDir(tmp_path / "one" / "run").cache.exists(), "--cache DIR: the run's own directory keeps none"
 
 
 def test_by_default_a_run_keeps_its_cache_and_no_cache_keeps_none(cli, tmp_path, openai_server):
     _simulate(cli, openai_server, tmp_path / "cached")
-    with ResponseCache(tmp_path / "cached" / CACHE_FILE) as cache:
+    with ResponseCache(RunDir(tmp_path / "cached").cache) as cache:
         assert len(cache) == len(openai_server.log), "one entry per answered request (none failed here)"
     asked = len(openai_server.log)
     summary = _simulate(cli, openai_server, tmp_path / "uncached", "--no-cache")
-    assert not (tmp_path / "uncached" / CACHE_FILE).exists()
+    assert not RunDir(tmp_path / "uncached").cache.exists()
     assert summary["model_calls"] == len(openai_server.log) - asked > 0 and summary["cache"]["hits"] == 0
     assert summary["cache"]["file"] is None
 
 
 def test_offline_runs_write_no_cache(cli, tmp_path):
     assert cli("simulate", *TRIO, "--out", str(tmp_path / "offline"))[0] == 0
-    assert not (tmp_path / "offline" / CACHE_FILE).exists()
+    assert not RunDir(tmp_path / "offline").cache.exists()
 
 
 def test_a_cache_it_cannot_use_is_one_line_before_anything_is_run(cli, tmp_path, openai_server):
     junk = tmp_path / "junk"
     junk.mkdir()
-    (junk / CACHE_FILE).write_bytes(b"not a database " * 500)
+    RunDir(junk).cache.write_bytes(b"not a database " * 500)
     run = tmp_path / "refused"
     code, out, err = cli(
         "simulate", *TRIO, "--model", "served", "--base-url", openai_server.url, "--out", str(run), "--cache", str(junk)
     )
     errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert code == 2 and len(errors) == 1 and str(junk / CACHE_FILE) in errors[0], out + err
+    assert code == 2 and len(errors) == 1 and str(RunDir(junk).cache) in errors[0], out + err
     assert len(openai_server.log) == 0 and not (run / "config.json").exists()
 
 
@@ -152,7 +153,7 @@ def test_failures_are_not_kept_and_garbage_is(tmp_path, openai_server):
     the model said: kept, so a replay repairs it the same way."""
     openai_server.queue(Behaviour.FAIL, Behaviour.GARBAGE)
     ask = [HumanMessage("Say something.")]
-    with ResponseCache(tmp_path / CACHE_FILE) as cache:
+    with ResponseCache(RunDir(tmp_path).cache) as cache:
         caller = _caller(openai_server, cache=cache)
         first = asyncio.run(caller(ask, CallStats()))
         garbage = asyncio.run(caller([HumanMessage("Something else.")], CallStats()))
@@ -167,7 +168,7 @@ def test_failures_are_not_kept_and_garbage_is(tmp_path, openai_server):
 def test_identical_requests_in_flight_at_once_are_sent_once(tmp_path, openai_server):
     openai_server.latency_s = 0.2
     ask = [HumanMessage("The same question, five times at once.")]
-    with ResponseCache(tmp_path / CACHE_FILE) as cache:
+    with ResponseCache(RunDir(tmp_path).cache) as cache:
         caller = _caller(openai_server, cache=cache)
 
         async def five():
@@ -343,7 +344,7 @@ def test_a_replay_does_not_ask_again_for_what_the_endpoint_refused(cli, tmp_path
     CAPABILITIES.forget()  # a new process knows only what the cache remembers
     _simulate(cli, openai_server, tmp_path / "two" / "run", "--cache", str(cache))
     assert len(openai_server.log) == asked
-    with sqlite3.connect(cache / CACHE_FILE) as conn:
+    with sqlite3.connect(RunDir(cache).cache) as conn:
         assert conn.execute("SELECT endpoint, feature, supported FROM capabilities").fetchall() == [
             (openai_server.url, JSON_SCHEMA, 0)
         ]

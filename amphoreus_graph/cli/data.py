@@ -12,6 +12,7 @@ from rich.table import Table
 
 from amphoreus_graph.cli.console import SkipBadRows, bad_rows, console, one_line_errors
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import RunDir
 
 BalanceActs = Annotated[
     bool,
@@ -42,7 +43,7 @@ def judge_command(
 
     fields = dict(
         run_dir=str(run),
-        out_dir=str(out or run / "judged"),
+        out_dir=str(out or RunDir(run).judged.root),
         judge=judge,
         proposer=proposer,
         alternatives=alternatives,

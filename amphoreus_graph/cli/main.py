@@ -28,6 +28,7 @@ from amphoreus_graph.cli.interview import interview_command
 from amphoreus_graph.cli.studio import studio_command
 from amphoreus_graph.cli.train import train_app
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 
 app = typer.Typer(
@@ -398,6 +399,7 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         )
     console.print(table)
     top = sorted(summary["tally_per_agent"].items(), key=lambda kv: -kv[1])[:3]
+    files = RunDir(out)
     if roles := _roles_table(summary.get("models") or {}):
         console.print(roles)
     if (cached := summary.get("cache") or {}).get("hits"):
@@ -413,7 +415,8 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
         f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
         f"most {summary['score_label']}: {', '.join(f'{name} {n:g}' for name, n in top)}\n"
-        f"written to {out}/ (summary.json, samples/, chronicle/, checkpoint.sqlite)\n"
+        f"written to {out}/ ({files.summary.name}, {files.samples.name}/, {files.chronicle.name}/, "
+        f"{files.checkpoint.name})\n"
         f"see it: {command_name()} report {out} --open",
         highlight=False,
         soft_wrap=True,  # commands stay on one line, to be copied

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from amphoreus_graph.cli.console import follow
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.runner import Scepter
 
 SHOWN_SOCIETIES = 20
@@ -66,10 +67,12 @@ def print_summary(summary: dict[str, Any], out: Path, console: Console) -> None:
     if len(rows) > SHOWN_SOCIETIES:
         table.add_row(f"… {len(rows) - SHOWN_SOCIETIES} more", "", "", "", "", "")
     console.print(table)
+    files = RunDir(out)
     console.print(
         f"samples {summary['samples_written']} · {summary['samples_per_s']:.1f} samples/s · "
         f"model calls {summary['model_calls']} · failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
         f"{summary['wall_time_s']:.1f}s\n"
-        f"written to {out}/ (summary.json, samples/ merged and checked, societies/NAME/ each resumable)",
+        f"written to {out}/ ({files.summary.name}, {files.samples.name}/ merged and checked, "
+        f"{files.societies.name}/NAME/ each resumable)",
         highlight=False,
     )

@@ -25,11 +25,9 @@ from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
 from amphoreus_graph.data.shortcuts import ShortcutProbe, probe_pairs, reply_decision
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import JudgedDir
 from amphoreus_graph.policy.prompt import decision_json
 from amphoreus_graph.society.samples import iter_rows
-
-JUDGEMENTS_FILE = "judgements.jsonl"
-DPO_FILE = "dpo.jsonl"
 
 
 class HumanVerdict(BaseModel):
@@ -175,7 +173,7 @@ def in_path_win_rate(judgements: Iterable[Judgement]) -> float | None:
 
 
 def read_judgements(folder: Path) -> Iterator[Judgement]:
-    path = folder / JUDGEMENTS_FILE
+    path = JudgedDir(folder).judgements
     if not path.is_file():
         raise AmphoreusError(f"{path}: no such file; expected a folder written by `amphoreus judge`")
     yield from iter_rows(path, Judgement)
@@ -251,7 +249,7 @@ def write_dpo(
     else:
         rows, left_out, switched, unbalanced = [options[0] for options in turns], 0, 0, 0
     out.mkdir(parents=True, exist_ok=True)
-    target = out / DPO_FILE
+    target = JudgedDir(out).pairs
     with open(target, "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
     agreement = panel_agreement(judgements)
@@ -311,7 +309,7 @@ def dpo_card(
         "Preference pairs in TRL's conversational format: `prompt` (system + user messages), `chosen` and",
         "`rejected` (one assistant message each: a Decision as JSON), judged by the Genius Society and",
         "The Nameless (or a human expert where `decided_by` says so).",
-        f'Load it: `datasets.load_dataset("json", data_files="{DPO_FILE}")`.',
+        f'Load it: `datasets.load_dataset("json", data_files="{JudgedDir.PAIRS}")`.',
         "",
         f"- pairs: {report.pairs} from {report.judged} judged turns (ties dropped {report.ties_dropped}, "
         f"below min score {report.below_min_score}, duplicates {report.duplicates}, "

@@ -26,8 +26,6 @@ from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import TurnContext
 from amphoreus_graph.data.candidates import Candidate, offline_alternatives, original, sampled_alternatives
 from amphoreus_graph.data.dpo import (
-    DPO_FILE,
-    JUDGEMENTS_FILE,
     HumanVerdict,
     Judgement,
     ScoredCandidate,
@@ -36,13 +34,13 @@ from amphoreus_graph.data.dpo import (
 )
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
 from amphoreus_graph.errors import AmphoreusError, graph_input
+from amphoreus_graph.layout import JudgedDir, RunDir
 from amphoreus_graph.policy.gateway import Role, RoleUse, merge_use, metered
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.samples import Sample, iter_samples
 from amphoreus_graph.society.services import SocietySettings
 
 JSON = dict[str, Any]
-SUMMARY_FILE = "summary.json"
 
 
 class ExpertsInput(BaseModel):
@@ -106,7 +104,7 @@ def select_turns(state: ExpertsState) -> dict[str, Any]:
     request = request_of(state)
     if not request.run_dir:
         request.run_dir = str(newest_run(Path(SocietySettings().runs_dir)))
-    folder = Path(request.run_dir) / "samples"
+    folder = RunDir(Path(request.run_dir)).samples
     if not folder.is_dir():
         raise AmphoreusError(f"{folder}: no such directory; expected a run written by `amphoreus simulate`")
     rng = stable_rng("experts", request.seed, request.run_dir)
@@ -228,10 +226,11 @@ def after_review(state: ExpertsState) -> str:
 def write_pairs(state: ExpertsState) -> dict[str, Any]:
     """judgements.jsonl (every candidate's verdicts), dpo.jsonl + card, summary.json (agreement, win rate)."""
     request = request_of(state)
-    out = Path(request.out_dir or Path(request.run_dir) / "judged")
+    judged = JudgedDir(Path(request.out_dir)) if request.out_dir else RunDir(Path(request.run_dir)).judged
+    out = judged.root
     out.mkdir(parents=True, exist_ok=True)
     judgements = [Judgement.model_validate(j) for j in state["judgements"]]
-    with open(out / JUDGEMENTS_FILE, "w", encoding="utf-8") as handle:
+    with open(judged.judgements, "w", encoding="utf-8") as handle:
         handle.writelines(j.model_dump_json() + "\n" for j in judgements)
     dpo = write_dpo(judgements, out, min_margin=request.min_margin, balance_acts=request.balance_acts)
     report = {
@@ -245,10 +244,10 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
         "in_path_win_rate": in_path_win_rate(judgements),
         "judge": request.judge,
         "calibration": _calibration(request.judge, _context(Sample.model_validate(state["turns"][0])).world),
-        "files": [str(out / JUDGEMENTS_FILE), str(out / DPO_FILE)],
+        "files": [str(judged.judgements), str(judged.pairs)],
         "models": {role: RoleUse.model_validate(use).summary() for role, use in (state.get("model_use") or {}).items()},
     }
-    (out / SUMMARY_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    judged.summary.write_text(json.dumps(report, indent=2), encoding="utf-8")
     get_stream_writer()(
         {
             "type": "pairs_written",

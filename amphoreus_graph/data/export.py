@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.text_quality import quality_lines, text_quality
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.society.samples import Sample, iter_samples
 
 Format = Literal["jsonl", "parquet"]
@@ -111,7 +112,7 @@ def sft_row(sample: Sample) -> dict[str, Any]:
 
 def _run_samples(runs: Iterable[Path]) -> Iterator[Sample]:
     for run in runs:
-        folder = run / "samples"
+        folder = RunDir(run).samples
         if not folder.is_dir():
             raise AmphoreusError(f"{folder}: no such directory; expected a run written by `amphoreus simulate`")
         yield from iter_samples(folder)
@@ -181,7 +182,7 @@ def _write(rows: list[dict[str, Any]], path: Path, fmt: Format) -> None:
 def _provenance(runs: list[Path]) -> list[dict[str, Any]]:
     found = []
     for run in runs:
-        config = run / "config.json"
+        config = RunDir(run).config
         raw = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
         found.append({"run": run.name, **{k: raw.get(k) for k in ("scenario", "model", "seed", "cycles", "rounds")}})
     return found

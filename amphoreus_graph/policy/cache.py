@@ -44,7 +44,6 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from amphoreus_graph.errors import AmphoreusError
 
-CACHE_FILE = "cache.sqlite"
 FORMAT = "1"  # bump when the key or the stored record changes: an old file is then refused, not misread
 BUSY_TIMEOUT_S = 60.0
 log = logging.getLogger(__name__)

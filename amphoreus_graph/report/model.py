@@ -20,6 +20,7 @@ from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.contracts.world import CycleEnd, Gauge, WorldLabels, WorldView
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
 from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
 from amphoreus_graph.society.recurrence import cycle_summary
@@ -272,11 +273,11 @@ def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: 
 
 def _scenario_name(run: Path, chronicle: dict[int, list[RoundRecord]]) -> tuple[str, bool]:
     """The run's scenario and whether config.json named it (Studio runs have only their chronicle)."""
-    if (run / "config.json").is_file():
-        return _validated(RunConfig, run / "config.json").scenario, True
+    if (config := RunDir(run).config).is_file():
+        return _validated(RunConfig, config).scenario, True
     named = next((r.scenario for records in chronicle.values() for r in records if r.scenario), None)
     if named is None:
-        raise AmphoreusError(f"{run / 'config.json'}: no such file; expected {RUN_EXPECTED}")
+        raise AmphoreusError(f"{RunDir(run).config}: no such file; expected {RUN_EXPECTED}")
     return named, False
 
 
@@ -295,11 +296,12 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
     name, configured = _scenario_name(run, chronicle)
     scenario = scenario_of(name)
     agents = {a.name: a.path for a in scenario.agents}
-    finished = (run / "summary.json").is_file() or not chronicle
-    written = _validated(RunSummary, run / "summary.json") if finished else None
-    samples = list(iter_samples(run / "samples"))
+    files = RunDir(run)
+    finished = files.summary.is_file() or not chronicle
+    written = _validated(RunSummary, files.summary) if finished else None
+    samples = list(iter_samples(files.samples))
     if not samples:
-        raise AmphoreusError(f"{run / 'samples'}: no samples; expected a run that lived at least one round")
+        raise AmphoreusError(f"{files.samples}: no samples; expected a run that lived at least one round")
     summary = written or summary_so_far(run, chronicle, samples)
     cycles = []
     for cycle in summary.cycles:

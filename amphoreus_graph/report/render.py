@@ -7,11 +7,10 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from amphoreus_graph.atomic import write_atomic
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.live import number
 from amphoreus_graph.report.charts import action_colours, grouped_bars, heat, path_colours, trust_network
 from amphoreus_graph.report.model import RunReport, Turn
-
-REPORT_FILE = "report.html"
 
 
 def turn_id(turn: Turn) -> str:
@@ -90,6 +89,6 @@ def render_report(report: RunReport) -> str:
 
 
 def write_report(report: RunReport, run: Path) -> Path:
-    target = run / REPORT_FILE
+    target = RunDir(run).report
     write_atomic(target, render_report(report))
     return target

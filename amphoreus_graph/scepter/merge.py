@@ -20,8 +20,8 @@ from pydantic import BaseModel
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import SHARD_GLOB, RunDir
 
-MANIFEST_FILE = "manifest.json"
 _SHARD = re.compile(r"^cycle-(\d{4,})\.jsonl$")
 
 
@@ -33,10 +33,10 @@ class MergedSociety(BaseModel):
 
 def merge_society(run: Path, society: str, society_dir: Path, expected: int) -> MergedSociety:
     """Check one finished society's shards and put them under RUN/samples/ (idempotent)."""
-    source = society_dir / "samples"
-    target = run / "samples"
+    source = RunDir(society_dir).samples
+    target = RunDir(run).samples
     target.mkdir(parents=True, exist_ok=True)
-    shards = [(shard, m.group(1)) for shard in sorted(source.glob("cycle-*.jsonl")) if (m := _SHARD.match(shard.name))]
+    shards = [(shard, m.group(1)) for shard in sorted(source.glob(SHARD_GLOB)) if (m := _SHARD.match(shard.name))]
     placed = [(shard, target / f"cycle-{cycle}-{society}.jsonl") for shard, cycle in shards]
     if placed and all(_same(shard, merged) for shard, merged in placed):
         # Linked earlier, which happens only after every line was checked: nothing to read again.
@@ -91,7 +91,7 @@ def _place(source: Path, target: Path) -> None:
 
 def write_manifest(run: Path, merged: list[MergedSociety], extra: dict[str, Any]) -> Path:
     """RUN/samples/manifest.json: which file holds which society's samples, and how many."""
-    path = run / "samples" / MANIFEST_FILE
+    path = RunDir(run).manifest
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         **extra,

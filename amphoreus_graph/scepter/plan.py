@@ -16,10 +16,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_atomic
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.society.runner import RunConfig
 
-PLAN_FILE = "scepter.json"
-SOCIETIES_DIR = "societies"
 Engine = Literal["local", "ray"]
 ENGINES: tuple[str, ...] = ("local", "ray")
 
@@ -57,7 +56,7 @@ class ScepterConfig(BaseModel):
             update={
                 "scenario": _absolute_if_file(self.scenarios[index % len(self.scenarios)]),
                 "seed": t.seed + index,
-                "out": self.out.absolute() / SOCIETIES_DIR / name,
+                "out": RunDir(self.out.absolute()).society(name).root,
                 "memory_dir": t.memory_dir.absolute() / name if t.memory_dir is not None else None,
                 "seeds_dir": _absolute_if_file(t.seeds_dir) if t.seeds_dir is not None else None,
             }
@@ -68,16 +67,16 @@ class ScepterConfig(BaseModel):
 
     def save(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.out / PLAN_FILE, self.model_dump_json(indent=2) + "\n")
+        write_atomic(RunDir(self.out).plan, self.model_dump_json(indent=2) + "\n")
 
 
 def is_scepter_run(run: Path) -> bool:
-    return (run / PLAN_FILE).is_file()
+    return RunDir(run).plan.is_file()
 
 
 def load_plan(run: Path) -> ScepterConfig:
     """Reopen a Scepter run from its directory (the directory may have moved: `out` follows it)."""
-    path = run / PLAN_FILE
+    path = RunDir(run).plan
     if not path.is_file():
         raise AmphoreusError(f"{path}: no such file; expected a run directory written by `amphoreus simulate`")
     try:

@@ -17,8 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from amphoreus_graph.atomic import write_atomic
-
-PROGRESS_FILE = "progress.json"
+from amphoreus_graph.layout import RunDir
 
 
 class SocietyProgress(BaseModel):
@@ -48,13 +47,13 @@ class SocietyProgress(BaseModel):
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        write_atomic(directory / PROGRESS_FILE, self.model_dump_json())
+        write_atomic(RunDir(directory).progress, self.model_dump_json())
 
     @classmethod
     def load(cls, directory: Path, society: str, total: int) -> SocietyProgress:
         """What an earlier process got to (a fresh record if none, or if the file is unreadable)."""
         try:
-            found = cls.model_validate_json((directory / PROGRESS_FILE).read_text(encoding="utf-8"))
+            found = cls.model_validate_json(RunDir(directory).progress.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return cls(society=society, total=total)
         return found.model_copy(update={"society": society, "total": total, "pid": os.getpid()})
@@ -129,6 +128,6 @@ class ScepterTracker:
 def read_progress(directory: Path) -> dict[str, Any] | None:
     """A society's progress file as a dict, or None if there is none yet."""
     try:
-        return dict(json.loads((directory / PROGRESS_FILE).read_text(encoding="utf-8")))
+        return dict(json.loads(RunDir(directory).progress.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None

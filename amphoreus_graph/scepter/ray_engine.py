@@ -23,7 +23,7 @@ from typing import Any
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.plan import ScepterConfig
-from amphoreus_graph.scepter.progress import PROGRESS_FILE, read_progress
+from amphoreus_graph.scepter.progress import read_progress
 from amphoreus_graph.scepter.society import read_summary
 
 RAY_HINT = "pip install 'amphoreus-graph[ray]'"
@@ -126,7 +126,7 @@ class RayEngine:
             while pending:
                 ready, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1, timeout=self.poll_s)
                 for name, cfg in configs.items():  # progress as the workers wrote it (read when it changed)
-                    if name in reported or not _changed(cfg.out / PROGRESS_FILE, stamps, name):
+                    if name in reported or not _changed(cfg.files.progress, stamps, name):
                         continue
                     found = read_progress(cfg.out)
                     if found is None:

@@ -20,15 +20,15 @@ from typing import Any
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.merge import MergedSociety, merge_society, write_manifest
-from amphoreus_graph.scepter.plan import PLAN_FILE, ScepterConfig, load_plan
+from amphoreus_graph.scepter.plan import ScepterConfig, load_plan
 from amphoreus_graph.scepter.progress import ScepterTracker, read_progress
 from amphoreus_graph.scepter.ray_engine import RayEngine, import_ray
 from amphoreus_graph.scepter.society import Instrument, planned_rounds
-from amphoreus_graph.society.runner import CONFIG_FILE, SUMMARY_FILE
 
 TOTALS = ("samples_written", "turns", "model_calls", "tokens_in", "tokens_out", "failures", "fallbacks", "repaired")
 
@@ -66,10 +66,11 @@ class Scepter:
     async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
         plan, out = self.plan, self.plan.out
         self.check()
-        if not resume and any((out / f).exists() for f in (PLAN_FILE, CONFIG_FILE, "societies")):
+        files = RunDir(out)
+        if not resume and any(f.exists() for f in (files.plan, files.config, files.societies)):
             raise AmphoreusError(f"{out}: already holds a run; expected a new --out, or --resume {out}")
-        if resume and not (out / PLAN_FILE).is_file():
-            raise AmphoreusError(f"{out / PLAN_FILE}: no such file; expected a Scepter run directory")
+        if resume and not files.plan.is_file():
+            raise AmphoreusError(f"{files.plan}: no such file; expected a Scepter run directory")
         plan.save()
         engine: Any = LocalEngine(plan, instrument=self.instrument) if plan.engine == "local" else RayEngine(plan)
         configs = {c.run_id: c for c in plan.society_configs()}
@@ -96,7 +97,7 @@ class Scepter:
         write_manifest(out, merged, {"run": plan.run_id, "engine": plan.engine})
         wall = time.perf_counter() - started
         self.summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
-        write_json(out / SUMMARY_FILE, self.summary)
+        write_json(files.summary, self.summary)
         yield {"type": "done", "summary": self.summary}
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:

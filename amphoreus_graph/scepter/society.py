@@ -20,8 +20,6 @@ from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import Memory
 from amphoreus_graph.scepter.progress import SocietyProgress
 from amphoreus_graph.society.runner import (
-    CHECKPOINT_FILE,
-    SUMMARY_FILE,
     RunConfig,
     Simulation,
     open_society_memory,
@@ -70,9 +68,9 @@ class Shared:
 
 def status(cfg: RunConfig) -> Status:
     """A society with a summary is done, unless the summary says it stopped (a budget, the breaker): resumable."""
-    if (cfg.out / SUMMARY_FILE).is_file() and "stopped" not in read_summary(cfg):
+    if cfg.files.summary.is_file() and "stopped" not in read_summary(cfg):
         return "done"
-    if (cfg.out / CHECKPOINT_FILE).exists():
+    if cfg.files.checkpoint.exists():
         return "started"
     return "new"
 
@@ -84,7 +82,7 @@ def planned_rounds(cfg: RunConfig) -> tuple[int, int]:
 
 
 def read_summary(cfg: RunConfig) -> dict[str, Any]:
-    return dict(json.loads((cfg.out / SUMMARY_FILE).read_text(encoding="utf-8")))
+    return dict(json.loads(cfg.files.summary.read_text(encoding="utf-8")))
 
 
 async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str, Any], None]:

@@ -16,9 +16,8 @@ from pydantic import BaseModel, Field
 from amphoreus_graph.atomic import append_at
 from amphoreus_graph.contracts.memory import MemoryEvent
 from amphoreus_graph.contracts.world import WorldView
-from amphoreus_graph.society.samples import iter_shards, json_line, shard_name
-
-CHRONICLE_DIR = "chronicle"
+from amphoreus_graph.layout import RunDir, shard_name
+from amphoreus_graph.society.samples import iter_shards, json_line
 
 
 class RoundRecord(BaseModel):
@@ -36,12 +35,12 @@ class ChronicleWriter:
     """Appends rounds under `RUN/chronicle/`; offsets live beside the samples' (keys `chronicle/cycle-….jsonl`)."""
 
     def __init__(self, run_dir: Path) -> None:
-        self.directory = run_dir / CHRONICLE_DIR
+        self.directory = RunDir(run_dir).chronicle
 
     @staticmethod
     def payloads(record: RoundRecord) -> dict[str, bytes]:
         """The bytes a round appends, by offset key: also what rebuilds a damaged shard."""
-        return {f"{CHRONICLE_DIR}/{shard_name(record.cycle)}": json_line(record.model_dump(mode="json")).encode()}
+        return {f"{RunDir.CHRONICLE}/{shard_name(record.cycle)}": json_line(record.model_dump(mode="json")).encode()}
 
     def write_round(self, record: RoundRecord, offsets: dict[str, int]) -> dict[str, int]:
         updated = dict(offsets)
@@ -52,4 +51,4 @@ class ChronicleWriter:
 
 def iter_chronicle(run_dir: Path) -> Iterator[RoundRecord]:
     """Every round of a run in order (nothing for runs made before the chronicle existed)."""
-    return iter_shards(run_dir / CHRONICLE_DIR, RoundRecord)
+    return iter_shards(RunDir(run_dir).chronicle, RoundRecord)

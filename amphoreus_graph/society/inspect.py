@@ -16,18 +16,18 @@ from amphoreus_graph.catalogs.scenario import Scenario, load_scenario
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.recurrence import build_recurrence_graph
-from amphoreus_graph.society.run_dir import CHECKPOINT_FILE
 from amphoreus_graph.society.services import build_memory
 
 
 def run_config(run: Path) -> dict[str, Any]:
     """RUN/config.json as the run wrote it (a run made in Studio has none: nothing says where its store lives)."""
-    config_path = run / "config.json"
+    config_path = RunDir(run).config
     if not config_path.is_file():
         raise AmphoreusError(f"{config_path}: no such file; expected a run directory written by `amphoreus simulate`")
     config: dict[str, Any] = json.loads(config_path.read_text(encoding="utf-8"))
@@ -42,7 +42,7 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
     would seem to remember nothing."""
     config = run_config(run)
     scenario = load_scenario(config["scenario"])
-    memory_dir = Path(config["memory_dir"]) if config.get("memory_dir") else run / "memory"
+    memory_dir = Path(config["memory_dir"]) if config.get("memory_dir") else RunDir(run).memory
     if not config.get("chroma_url") and not memory_dir.is_dir():
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
     url = config.get("chroma_url")
@@ -63,7 +63,7 @@ def inspect_recall(run: Path, agent: str, query: str, k: int) -> tuple[Moment, l
 def unfiled_events(run: Path) -> list[MemoryEvent]:
     """The events a run's checkpoint holds that its store does not yet: the last round of a run stopped between
     rounds (a budget, the breaker, a kill), filed behind the round that never came. `--resume` files them."""
-    path = run / CHECKPOINT_FILE
+    path = RunDir(run).checkpoint
     if not path.is_file():
         return []
     try:

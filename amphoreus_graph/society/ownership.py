@@ -12,9 +12,9 @@ from pathlib import Path
 
 from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, forget_owner, latest_tick, read_owner, write_owner
 from amphoreus_graph.memory.remembrance import Remembrance
-from amphoreus_graph.society.run_dir import CONFIG_FILE
 
 
 def checkpoint_tick(values: dict[str, object], rounds_per_cycle: int) -> int:
@@ -56,8 +56,9 @@ def claim_store(
             f"says; expected that config.json as the run wrote it, or {way_out}"
         )
     if resume and latest is not None and latest > checkpoint:
+        checkpoint_file = RunDir(Path(owner.run_dir)).checkpoint
         raise AmphoreusError(
-            f"{owner.run_dir}/checkpoint.sqlite: missing, empty or behind the memories in {where} (they reach tick "
+            f"{checkpoint_file}: missing, empty or behind the memories in {where} (they reach tick "
             f"{latest}, the checkpoint tick {checkpoint}), so resuming would file rounds twice; expected the run's "
             f"own checkpoint back, or --resume {owner.run_dir} --fresh-memory to restart it from its beginning"
         )
@@ -68,4 +69,4 @@ def claim_store(
 def never_began(current: StoreOwner, claimant: StoreOwner, latest: int | None) -> bool:
     """The claim of an earlier start of the same run directory that filed no memory and wrote no config.json:
     killed as it started, it can never be resumed, and starting the run again is the way on."""
-    return current.run_dir == claimant.run_dir and latest is None and not (Path(current.run_dir) / CONFIG_FILE).exists()
+    return current.run_dir == claimant.run_dir and latest is None and not RunDir(Path(current.run_dir)).config.exists()

@@ -12,12 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.society.chronicle import CHRONICLE_DIR
-from amphoreus_graph.society.samples import SAMPLES_DIR
-
-CONFIG_FILE = "config.json"
-CHECKPOINT_FILE = "checkpoint.sqlite"
-SUMMARY_FILE = "summary.json"
+from amphoreus_graph.layout import SHARD_GLOB, RunDir
 
 
 def writable_dir(path: Path, flag: str) -> None:
@@ -36,23 +31,25 @@ def writable_dir(path: Path, flag: str) -> None:
 
 def holds_a_run(out: Path) -> bool:
     """Whether a run already wrote here: its config, its checkpoint, or any shard."""
-    if (out / CONFIG_FILE).exists() or (out / CHECKPOINT_FILE).exists():
+    run = RunDir(out)
+    if run.config.exists() or run.checkpoint.exists():
         return True
-    return any(any((out / folder).glob("cycle-*.jsonl")) for folder in (SAMPLES_DIR, CHRONICLE_DIR))
+    return any(any(folder.glob(SHARD_GLOB)) for folder in (run.samples, run.chronicle))
 
 
 def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
     """A new run needs a directory that holds no run; a resumed one needs its checkpoint, unless it restarts from
     its beginning (`restart`), which discards the checkpoint, however damaged."""
+    run = RunDir(out)
     if resume:
-        if not (out / CONFIG_FILE).is_file():
-            raise AmphoreusError(f"{out / CONFIG_FILE}: no such file; expected a run directory")
+        if not run.config.is_file():
+            raise AmphoreusError(f"{run.config}: no such file; expected a run directory")
         if restart:
-            for leftover in (CHECKPOINT_FILE, f"{CHECKPOINT_FILE}-wal", f"{CHECKPOINT_FILE}-shm"):
-                (out / leftover).unlink(missing_ok=True)
-        elif not (out / CHECKPOINT_FILE).is_file():
+            for leftover in run.checkpoint_files():
+                leftover.unlink(missing_ok=True)
+        elif not run.checkpoint.is_file():
             raise AmphoreusError(
-                f"{out / CHECKPOINT_FILE}: no checkpoint to resume from; expected a run directory "
+                f"{run.checkpoint}: no checkpoint to resume from; expected a run directory "
                 "(or --fresh-memory to restart the run from its beginning)"
             )
     elif holds_a_run(out):

@@ -25,12 +25,13 @@ from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec
-from amphoreus_graph.policy.cache import CACHE_FILE, ResponseCache
+from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
@@ -41,15 +42,12 @@ from amphoreus_graph.society.guard import Guard, Limits
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
-    CHECKPOINT_FILE,
-    CONFIG_FILE,
-    SUMMARY_FILE,
     check_seeds_dir,
     checkpointed_values,
     prepare_run_dir,
     writable_dir,
 )
-from amphoreus_graph.society.samples import SAMPLES_DIR, ShardWriter, count_rows
+from amphoreus_graph.society.samples import ShardWriter, count_rows
 from amphoreus_graph.society.services import (
     Services,
     SocietySettings,
@@ -57,7 +55,7 @@ from amphoreus_graph.society.services import (
 )
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
 
-__all__ = ["CHECKPOINT_FILE", "CONFIG_FILE", "SUMMARY_FILE", "RunConfig", "Simulation", "build_summary"]
+__all__ = ["RunConfig", "Simulation", "build_summary"]
 
 
 class RunConfig(BaseModel):
@@ -94,9 +92,18 @@ class RunConfig(BaseModel):
     def run_id(self) -> str:
         return self.out.name
 
+    @property
+    def files(self) -> RunDir:
+        return RunDir(self.out)
+
+    @property
+    def memory_path(self) -> Path:
+        """The embedded memory store's directory (unused with `chroma_url`)."""
+        return self.memory_dir or self.files.memory
+
     def cache_file(self) -> Path | None:
         """Where the response cache lives (None: off)."""
-        return (self.cache_dir or self.out) / CACHE_FILE if self.cache else None
+        return RunDir(self.cache_dir or self.out).cache if self.cache else None
 
     def response_cache(self) -> ResponseCache | None:
         """The run's response cache, opened when a model first asks (`Simulation` opens it at the start)."""
@@ -113,7 +120,7 @@ class RunConfig(BaseModel):
             base_url=self.base_url,
             max_concurrency=self.max_concurrency,
             recall_k=self.recall_k,
-            memory_dir=str(self.memory_dir or self.out / "memory"),
+            memory_dir=str(self.memory_path),
             chroma_url=self.chroma_url,
             embedder=self.embedder,
             run_dir=str(self.out),
@@ -123,7 +130,7 @@ class RunConfig(BaseModel):
 
 def stored_config(run_dir: Path) -> RunConfig:
     """RUN/config.json as the run wrote it; a missing or damaged file is one line."""
-    path = run_dir / CONFIG_FILE
+    path = RunDir(run_dir).config
     if not path.is_file():
         raise AmphoreusError(f"{path}: no such file; expected a run directory written by `amphoreus simulate`")
     try:
@@ -138,7 +145,7 @@ def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
     """The run's own memory (its Chroma directory, locked, or the server), with one-line errors for a bad store."""
     directory = None
     if cfg.chroma_url is None:
-        directory = cfg.memory_dir or cfg.out / "memory"
+        directory = cfg.memory_path
         writable_dir(directory, "--memory-dir")
     spec = MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
     return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy)
@@ -186,7 +193,7 @@ class Simulation:
         config = stored_config(run_dir).model_copy(update={"out": run_dir})
         if limits:
             config.limits = config.limits.model_copy(update=limits)
-            write_json(run_dir / CONFIG_FILE, json.loads(config.model_dump_json()))
+            write_json(config.files.config, json.loads(config.model_dump_json()))
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
     def _services(self, policy: Policy) -> tuple[Services, Remembrance | None]:
@@ -199,7 +206,7 @@ class Simulation:
         services = Services(
             policy=policy,
             memory=memory,
-            samples=ShardWriter(cfg.out / SAMPLES_DIR),
+            samples=ShardWriter(cfg.files.samples),
             chronicle=ChronicleWriter(cfg.out),
             recall_k=cfg.recall_k,
             seeds=seeds_folder(scenario_of(cfg.scenario), cfg.seeds_dir),
@@ -233,10 +240,10 @@ class Simulation:
             if not resume:  # claimed before anything of the run is written: a refused run leaves no trace
                 if store is not None:
                     await asyncio.to_thread(self._claim, store, resume=False, values={})
-                write_json(cfg.out / CONFIG_FILE, json.loads(cfg.model_dump_json()))
-            async with checkpointer(cfg.out / CHECKPOINT_FILE) as saver:
+                write_json(cfg.files.config, json.loads(cfg.model_dump_json()))
+            async with checkpointer(cfg.files.checkpoint) as saver:
                 graph = build_recurrence_graph().compile(checkpointer=saver)
-                values = await checkpointed_values(graph, thread, cfg.out / CHECKPOINT_FILE) if resume else {}
+                values = await checkpointed_values(graph, thread, cfg.files.checkpoint) if resume else {}
                 if resume and store is not None:
                     await asyncio.to_thread(self._claim, store, resume=True, values=values)
                 if values:
@@ -274,7 +281,7 @@ class Simulation:
         self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started)
         if stopped is not None:
             self.summary["stopped"] = str(stopped)
-        write_json(cfg.out / SUMMARY_FILE, self.summary)
+        write_json(cfg.files.summary, self.summary)
         if stopped is not None:
             raise stopped
         yield {"type": "done", "summary": self.summary}
@@ -284,7 +291,7 @@ class Simulation:
         scenario = scenario_of(cfg.scenario)
         owner = StoreOwner(token=cfg.run_token, run_dir=str(cfg.out), fingerprint=cfg.fingerprint())
         position = checkpoint_tick(values, cfg.rounds or scenario.rounds_per_cycle)
-        where = cfg.chroma_url or str(cfg.memory_dir or cfg.out / "memory")
+        where = cfg.chroma_url or str(cfg.memory_path)
         claim_store(store, owner, resume=resume, checkpoint=position, where=where, fresh=self.fresh_memory)
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:
@@ -360,7 +367,7 @@ def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s
         "world": scenario.name,
         "score_label": scenario.world.labels.score,
         "tally_per_agent": tally,
-        "samples_written": count_rows(cfg.out / SAMPLES_DIR),
+        "samples_written": count_rows(cfg.files.samples),
         "turns": stats.get("turns", 0),
         "fallbacks": stats.get("fallbacks", 0),
         "repaired": stats.get("repaired", 0),

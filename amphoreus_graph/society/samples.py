@@ -18,9 +18,9 @@ from pydantic import BaseModel, Field, ValidationError
 from amphoreus_graph.atomic import append_at
 from amphoreus_graph.contracts.turn import Decision, TurnContext
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import SHARD_GLOB, shard_name
 
 Row = TypeVar("Row", bound=BaseModel)
-SAMPLES_DIR = "samples"
 # Set by `skipping_bad_rows`: who hears about a row that is skipped. Unset, a bad row stops the reader.
 _SKIP_BAD_ROWS: ContextVar[Callable[[str], None] | None] = ContextVar("skip_bad_rows", default=None)
 
@@ -48,10 +48,6 @@ class Sample(BaseModel):
     @staticmethod
     def make_id(run: str, cycle: int, round_: int, agent: str) -> str:
         return f"{run}/c{cycle}/r{round_}/{agent}"
-
-
-def shard_name(cycle: int) -> str:
-    return f"cycle-{cycle:04d}.jsonl"
 
 
 class ShardWriter:
@@ -125,14 +121,14 @@ def _row_problem(exc: ValidationError) -> str:
 
 def iter_shards(directory: Path, model: type[Row]) -> Iterator[Row]:
     """Every row of a directory's cycle shards, in shard order, one line at a time (flat memory)."""
-    for shard in sorted(directory.glob("cycle-*.jsonl")):
+    for shard in sorted(directory.glob(SHARD_GLOB)):
         yield from iter_rows(shard, model)
 
 
 def count_rows(directory: Path) -> int:
     """Lines of a directory's cycle shards that parse as JSON objects (what a summary may claim was written)."""
     count = 0
-    for shard in sorted(directory.glob("cycle-*.jsonl")):
+    for shard in sorted(directory.glob(SHARD_GLOB)):
         with open(shard, "rb") as handle:
             for raw in handle:
                 try:

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.turn import Policy
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
@@ -31,7 +32,7 @@ from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
-from amphoreus_graph.society.samples import SAMPLES_DIR, ShardWriter
+from amphoreus_graph.society.samples import ShardWriter
 
 
 @dataclass
@@ -90,7 +91,7 @@ class SocietySettings(BaseSettings):
         return Services(
             policy=policy,
             memory=build_memory(spec, run_id, scenario, policy, shared=True),
-            samples=ShardWriter(run_dir / SAMPLES_DIR),
+            samples=ShardWriter(RunDir(run_dir).samples),
             chronicle=ChronicleWriter(run_dir),
             recall_k=self.recall_k,
             seeds=seeds_folder(scenario, self.seeds_dir),

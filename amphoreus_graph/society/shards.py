@@ -26,12 +26,11 @@ from pydantic import BaseModel
 
 from amphoreus_graph.atomic import write_atomic_bytes
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.society.chronicle import CHRONICLE_DIR, ChronicleWriter, RoundRecord
+from amphoreus_graph.layout import SHARD_GLOB, RunDir
+from amphoreus_graph.society.chronicle import ChronicleWriter, RoundRecord
 from amphoreus_graph.society.graph import round_chronicle, round_samples
-from amphoreus_graph.society.samples import SAMPLES_DIR, Sample, ShardWriter
+from amphoreus_graph.society.samples import Sample, ShardWriter
 from amphoreus_graph.society.state import SocietyState
-
-SHARD_DIRS = (SAMPLES_DIR, CHRONICLE_DIR)
 
 
 class History(Protocol):
@@ -56,7 +55,7 @@ class Damage:
 
 def shard_file(run_dir: Path, key: str) -> Path:
     """The file an offset key names: `chronicle/cycle-….jsonl` under the run, a bare name under samples/."""
-    return run_dir / key if "/" in key else run_dir / SAMPLES_DIR / key
+    return run_dir / key if "/" in key else RunDir(run_dir).samples / key
 
 
 def find_damage(run_dir: Path, offsets: Mapping[str, int]) -> list[Damage]:
@@ -64,7 +63,7 @@ def find_damage(run_dir: Path, offsets: Mapping[str, int]) -> list[Damage]:
     found = []
     for key, committed in sorted(offsets.items()):
         path = shard_file(run_dir, key)
-        problem = _check(path, committed, RoundRecord if key.startswith(f"{CHRONICLE_DIR}/") else Sample)
+        problem = _check(path, committed, RoundRecord if key.startswith(f"{RunDir.CHRONICLE}/") else Sample)
         if problem is not None:
             at, what = problem
             found.append(Damage(key, path, committed, at, what))
@@ -95,9 +94,9 @@ def _check(path: Path, committed: int, row: type[BaseModel]) -> tuple[int, str] 
 
 def cut_uncommitted(run_dir: Path, offsets: Mapping[str, int]) -> None:
     """Drop bytes no checkpoint committed: tails past an offset, and cycle shards with no offset at all."""
-    for folder in SHARD_DIRS:
-        for path in sorted((run_dir / folder).glob("cycle-*.jsonl")):
-            key = path.name if folder == SAMPLES_DIR else f"{folder}/{path.name}"
+    for folder in (RunDir.SAMPLES, RunDir.CHRONICLE):
+        for path in sorted((run_dir / folder).glob(SHARD_GLOB)):
+            key = path.name if folder == RunDir.SAMPLES else f"{folder}/{path.name}"
             committed = offsets.get(key, 0)
             if path.stat().st_size > committed:
                 with open(path, "r+b") as handle:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 STATE_FILE = "training_state.pt"
+MODEL_CONFIG = "config.json"  # what `save_pretrained` writes beside a model's weights (Hugging Face's name)
 PREFIX = "checkpoint-"
 
 

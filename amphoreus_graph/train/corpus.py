@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.layout import JudgedDir
 
 Messages = list[dict[str, str]]
 SFT_FILES = ("train.jsonl", "train.parquet")
-DPO_FILE = "dpo.jsonl"
 
 
 def _jsonl(file: Path) -> Iterator[dict[str, Any]]:
@@ -67,11 +67,12 @@ def read_dpo_pairs(folders: list[Path]) -> list[dict[str, Messages]]:
     """TRL conversational preference rows (prompt, chosen, rejected) of `judge` or `export dpo` folders."""
     pairs: list[dict[str, Messages]] = []
     for folder in folders:
-        file = folder / DPO_FILE
+        file = JudgedDir(folder).pairs
         if not folder.is_dir():
             raise AmphoreusError(f"{folder}: no such directory; expected a folder written by `amphoreus judge`")
         if not file.is_file():
-            raise AmphoreusError(f"{folder}: holds no {DPO_FILE}; expected `amphoreus judge` or `export dpo` output")
+            expected = "expected `amphoreus judge` or `export dpo` output"
+            raise AmphoreusError(f"{folder}: holds no {JudgedDir.PAIRS}; {expected}")
         for number, row in enumerate(_jsonl(file), 1):
             where = f"{file}: row {number}"
             pairs.append(

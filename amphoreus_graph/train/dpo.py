@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.train.checkpoint import MODEL_CONFIG
 from amphoreus_graph.train.corpus import Messages, read_dpo_pairs, split_heldout
 from amphoreus_graph.train.device import pick_device
 from amphoreus_graph.train.extras import require_train_extra
@@ -53,7 +54,7 @@ class DpoMetrics(BaseModel):
 
 
 def _check_model(model_dir: Path) -> None:
-    if not (model_dir / "config.json").is_file():
+    if not (model_dir / MODEL_CONFIG).is_file():
         raise AmphoreusError(f"--model {model_dir}: no checkpoint there; expected a folder written by `train pretrain`")
 
 
@@ -78,7 +79,7 @@ def train_dpo(
     _check_model(model_dir)
     if out.resolve() == model_dir.resolve():
         raise AmphoreusError(f"--out {out}: the same folder as --model; expected a new folder")
-    if (out / "config.json").exists():
+    if (out / MODEL_CONFIG).exists():
         raise AmphoreusError(f"{out}: already holds a checkpoint; expected a new --out")
     require_train_extra()
     with quiet_libraries():

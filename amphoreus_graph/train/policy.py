@@ -27,6 +27,7 @@ from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.gateway import Failure, Role, count_local_call, note
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
+from amphoreus_graph.train.checkpoint import MODEL_CONFIG
 from amphoreus_graph.train.constrained import Written, write_decision
 from amphoreus_graph.train.extras import TRAIN_EXTRA_HINT
 
@@ -158,7 +159,7 @@ def load_pes_model(path: Path, device: str = "auto") -> PESModel:
     with _loading:
         if key in _loaded:
             return _loaded[key]
-        if not (path / "config.json").is_file():
+        if not (path / MODEL_CONFIG).is_file():
             raise ModelSpecError(f"--model pes:{path}: no checkpoint there; expected a folder written by `train`")
         try:
             import torch

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.train.checkpoint import checkpoints, load_state, save_checkpoint
+from amphoreus_graph.train.checkpoint import MODEL_CONFIG, checkpoints, load_state, save_checkpoint
 from amphoreus_graph.train.configs import SIZES, PretrainConfig, build_model
 from amphoreus_graph.train.corpus import Messages
 from amphoreus_graph.train.device import autocast, pick_device
@@ -77,7 +77,7 @@ def _fresh(config: PretrainConfig, rows: list[Messages]) -> tuple[Any, Any]:
         )
         return model, tokenizer
     base = Path(config.base)
-    if not (base / "config.json").is_file():
+    if not (base / MODEL_CONFIG).is_file():
         raise AmphoreusError(
             f"--base {config.base!r}: expected tiny, small or a local Hugging Face checkpoint directory (config.json)"
         )
@@ -191,7 +191,7 @@ def _pretrain(
     found = checkpoints(out) if out.is_dir() else []
     if resume and not found:
         raise AmphoreusError(f"{out}: no checkpoint to resume from; expected a folder written by `train pretrain`")
-    if not resume and (found or (out / "config.json").exists()):
+    if not resume and (found or (out / MODEL_CONFIG).exists()):
         raise AmphoreusError(f"{out}: already holds a checkpoint; expected a new --out, or --resume")
     device = pick_device(config.device)
     torch.manual_seed(config.seed)
