@@ -9,7 +9,6 @@ the same dashboard serves every world.
 from __future__ import annotations
 
 from collections import Counter, deque
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -18,6 +17,15 @@ from rich.table import Table
 from rich.text import Text
 
 from amphoreus_graph.catalogs.scenario import Scenario
+from amphoreus_graph.contracts.events import (
+    CycleDone,
+    CycleStarted,
+    ProgressEvent,
+    Reflected,
+    RoundDone,
+    RoundStarted,
+    TurnDone,
+)
 from amphoreus_graph.contracts.world import Gauge, WorldView
 
 RECENT = 6
@@ -56,28 +64,28 @@ class LiveDashboard:
         self.view = world.view(world.genesis(max(self.cycle, 1)))
         self.last, self.flags = {}, {}
 
-    def update(self, event: dict[str, Any]) -> None:
+    def update(self, event: ProgressEvent) -> None:
         """Fold one progress event into the view."""
-        kind = event.get("type")
-        if kind == "cycle_started":
-            self.cycle, self.round = event["cycle"], 0
-            self._reset_world()
-            self.recent.append(f"cycle {self.cycle} begins: the world is remade")
-        elif kind == "round_started":
-            self.cycle, self.round, self.turns_done = event["cycle"], event["round"], 0
-        elif kind == "turn_done":
-            self.turns_done += 1
-            target = event.get("target")
-            self.last[event["agent"]] = event["action"].replace("_", " ") + (f" → {target}" if target else "")
-            self.flags[event["agent"]] = list(event.get("flags") or [])
-        elif kind == "round_done":
-            self.view = WorldView.model_validate(event["view"])
-            self.models = dict(event.get("models") or {})
-        elif kind == "cycle_done":
-            outcome = str(event["outcome"]).replace("_", " ")
-            self.recent.append(f"cycle {event['cycle']} ended ({outcome}): {event['text']}")
-        elif kind == "reflected":
-            self.recent.append(str(event["text"]))  # reflections already begin "<agent> reflects:"
+        match event:
+            case CycleStarted():
+                self.cycle, self.round = event.cycle, 0
+                self._reset_world()
+                self.recent.append(f"cycle {self.cycle} begins: the world is remade")
+            case RoundStarted():
+                self.cycle, self.round, self.turns_done = event.cycle, event.round, 0
+            case TurnDone():
+                self.turns_done += 1
+                target = event.target
+                self.last[event.agent] = event.action.replace("_", " ") + (f" → {target}" if target else "")
+                self.flags[event.agent] = list(event.flags)
+            case RoundDone():
+                self.view = WorldView.model_validate(event.view)
+                self.models = dict(event.models)
+            case CycleDone():
+                outcome = event.outcome.replace("_", " ")
+                self.recent.append(f"cycle {event.cycle} ended ({outcome}): {event.text}")
+            case Reflected():
+                self.recent.append(event.text)  # reflections already begin "<agent> reflects:"
 
     def _head(self) -> RenderableType:
         """Where the run is, how the world's objectives stand, and each gauge as a bar in its own range."""

@@ -9,6 +9,7 @@ from collections import Counter
 from rich.console import Console
 
 from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.events import CycleStarted, RoundDone, TurnDone, parse_event
 from amphoreus_graph.live import LiveDashboard
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from tests.test_toy_world import DEFAULT_WORLD, TOY
@@ -37,7 +38,7 @@ def test_the_dashboard_follows_a_real_run(tmp_path, embedder):
     async def watch() -> None:
         config = RunConfig(scenario="trio", cycles=2, rounds=3, seed=11, out=tmp_path / "live")
         async for event in Simulation(config).stream():
-            board.update(event)
+            board.update(parse_event(event))
             if event["type"] == "turn_done":
                 actions[event["agent"]] = event["action"].replace("_", " ")
             if event["type"] == "round_done":
@@ -65,11 +66,12 @@ def test_the_dashboard_shows_any_world_in_its_own_words():
     scenario = scenario_of(TOY)
     world = scenario.world
     board = LiveDashboard(scenario, cycles=1, rounds=4, run="garden")
-    board.update({"type": "cycle_started", "cycle": 1, "agents": 3})
+    board.update(CycleStarted(cycle=1, agents=3))
     assert "fruit on the tree 5/5" in _screen(board), "the world as the cycle starts"
-    board.update({"type": "turn_done", "agent": "Bo", "action": "pick", "target": None, "flags": []})
+    board.update(TurnDone(agent="Bo", action="pick", target=None, flags=[]))
     state = world.genesis(1) | {"round": 1, "fruit": 4, "picked": 1, "baskets": {"Ada": 0, "Bo": 1, "Cy": 0}}
-    board.update({"type": "round_done", "cycle": 1, "round": 1, "view": world.view(state).model_dump(mode="json")})
+    view = world.view(state).model_dump(mode="json")
+    board.update(RoundDone(cycle=1, round=1, outcome=None, actions={}, targets={}, view=view, models={}))
     screen = _screen(board)
     assert "fruit on the tree 4/5" in screen and "Neighbour" in screen and "basket" in screen
     assert re.search(r"│ Bo .*Propagation.*the garden.*│ 1 .*│ pick", _row(screen, "Bo"))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from amphoreus_graph.contracts.events import parse_event
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
 from amphoreus_graph.scepter.ray_engine import batches
@@ -87,6 +88,7 @@ async def test_samples_stream_to_disk_round_by_round(tmp_path):
     run = tmp_path / "streamed"
     seen_mid_run = []
     async for event in Scepter(_plan(run, societies=2, rounds=3)).stream():
+        parse_event(event)  # a typed progress event, whichever the Scepter yields
         if event["type"] == "society" and 0 < event["position"] < 3:
             shard = run / "societies" / event["society"] / "samples" / "cycle-0001.jsonl"
             seen_mid_run.append(len(shard.read_bytes().splitlines()) == 3 * event["position"])

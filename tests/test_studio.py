@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from amphoreus_graph.contracts.events import parse_event
+
 langgraph_sdk = pytest.importorskip("langgraph_sdk")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,6 +173,7 @@ async def stream_run(
             if part.event == "metadata":
                 run_id = part.data.get("run_id")
             elif part.event == "custom":
+                parse_event(part.data)  # every event a graph streams is one of the typed progress events
                 custom.append(part.data)
                 if stop_after is not None and part.data.get("type") == stop_after:
                     break

@@ -23,6 +23,7 @@ from amphoreus_graph.bench.items import SplitChoice
 from amphoreus_graph.bench.leaderboard import TASKS, bench_model, benchable, task_names, write_leaderboard
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
 from amphoreus_graph.bench.tasks.base import BenchSettings
+from amphoreus_graph.contracts.events import LeaderboardWritten, ModelDone
 
 
 class BenchmarkInput(BaseModel):
@@ -77,7 +78,7 @@ async def benchmark_model(job: dict[str, Any]) -> dict[str, Any]:
     emit = get_stream_writer()
     settings = BenchSettings.model_validate(job["settings"])
     row = await bench_model(job["model"], job["tasks"], settings, progress=emit)
-    emit({"type": "model_done", "model": row["model"], "pes_score": row["pes_score"], "ci": row["ci"]})
+    emit(ModelDone(model=row["model"], pes_score=row["pes_score"], ci=row["ci"]).payload())
     return {"rows": [row]}
 
 
@@ -86,7 +87,7 @@ def write_leaderboard_files(state: BenchmarkState) -> dict[str, Any]:
     request = _request(state)
     board = write_leaderboard(state["rows"], task_names(request.tasks), _settings(request), Path(request.out_dir))
     ranking = [{"model": r["model"], "pes_score": r["pes_score"]} for r in board["models"]]
-    get_stream_writer()({"type": "leaderboard_written", "out_dir": request.out_dir, "ranking": ranking})
+    get_stream_writer()(LeaderboardWritten(out_dir=request.out_dir, ranking=ranking).payload())
     return {"leaderboard": board}
 
 

@@ -17,6 +17,7 @@ from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
 from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
 from amphoreus_graph.bench.tasks.remembrance import RemembranceTask
 from amphoreus_graph.catalogs.paths import PACKAGED
+from amphoreus_graph.contracts.events import TaskDone, TaskStarted
 from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.registry import resolve_model
@@ -96,7 +97,7 @@ async def bench_model(
     results: list[TaskResult] = []
     for index, name in enumerate(tasks, 1):
         if progress:
-            progress({"type": "task_started", "model": policy.name, "task": name, "index": index, "of": len(tasks)})
+            progress(TaskStarted(model=policy.name, task=name, index=index, of=len(tasks)).payload())
         result = await TASKS[name]().run(policy, settings)
         if not result.scores:
             reasons = sorted({s.reason for s in result.skipped}) or ["no items in this split"]
@@ -107,9 +108,7 @@ async def bench_model(
         results.append(result)
         if progress:
             score = score_results([result], seed=settings.seed).tasks[name].score  # the leaderboard's own figure
-            progress(
-                {"type": "task_done", "model": policy.name, "task": name, "score": score, "items": len(result.scores)}
-            )
+            progress(TaskDone(model=policy.name, task=name, score=score, items=len(result.scores)).payload())
     scored = score_results(results, seed=settings.seed)
     return {
         "model": policy.name,

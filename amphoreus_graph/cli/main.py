@@ -27,6 +27,7 @@ from amphoreus_graph.cli.data import export_app, judge_command
 from amphoreus_graph.cli.interview import interview_command
 from amphoreus_graph.cli.studio import studio_command
 from amphoreus_graph.cli.train import train_app
+from amphoreus_graph.contracts.events import CycleDone, CycleStarted, ProgressEvent, RoundDone, RoundStarted, TurnDone
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -346,20 +347,20 @@ async def _drive(sim: Any, *, resume: bool, quiet: bool) -> dict[str, Any]:
         rounds = progress.add_task("rounds", total=rounds_total)
         turns = progress.add_task("turns", total=len(scenario.agents))
 
-        def show(event: dict[str, Any]) -> None:
-            kind = event.get("type")
-            if kind == "cycle_started":
-                progress.update(cycles, description=f"cycle {event['cycle']}")
-                progress.reset(rounds, total=rounds_total)
-            elif kind == "round_started":
-                progress.reset(turns, total=event["agents"])
-                progress.update(rounds, description=f"round {event['round']}")
-            elif kind == "turn_done":
-                progress.advance(turns)
-            elif kind == "round_done":
-                progress.advance(rounds)
-            elif kind == "cycle_done":
-                progress.advance(cycles)
+        def show(event: ProgressEvent) -> None:
+            match event:
+                case CycleStarted():
+                    progress.update(cycles, description=f"cycle {event.cycle}")
+                    progress.reset(rounds, total=rounds_total)
+                case RoundStarted():
+                    progress.reset(turns, total=event.agents)
+                    progress.update(rounds, description=f"round {event.round}")
+                case TurnDone():
+                    progress.advance(turns)
+                case RoundDone():
+                    progress.advance(rounds)
+                case CycleDone():
+                    progress.advance(cycles)
 
         return await follow(sim.stream(resume=resume), show)
 
@@ -376,7 +377,7 @@ async def _drive_live(sim: Any, *, resume: bool) -> dict[str, Any]:
     board = LiveDashboard(scenario, cycles=cfg.cycles, rounds=cfg.rounds or scenario.rounds_per_cycle, run=cfg.run_id)
     with Live(board.render(), console=err_console, refresh_per_second=8) as view:
 
-        def show(event: dict[str, Any]) -> None:
+        def show(event: ProgressEvent) -> None:
             board.update(event)
             view.update(board.render())
 

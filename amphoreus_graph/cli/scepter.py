@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from amphoreus_graph.cli.console import follow
+from amphoreus_graph.contracts.events import ProgressEvent
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.runner import Scepter
 
@@ -38,7 +39,7 @@ async def drive(scepter: Scepter, *, resume: bool, quiet: bool, console: Console
         societies = progress.add_task("societies", total=plan.societies, info=f"engine {plan.engine}")
         rounds = progress.add_task("rounds", total=total, info="")
 
-        def show(_: dict[str, Any]) -> None:
+        def show(_: ProgressEvent) -> None:
             snap = scepter.tracker.snapshot()  # the Scepter keeps it up to date with every event
             progress.update(societies, completed=snap["societies_done"])
             progress.update(

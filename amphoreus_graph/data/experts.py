@@ -22,6 +22,13 @@ from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
 from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.contracts.events import (
+    CandidatesProposed,
+    CandidatesScored,
+    PairsWritten,
+    TurnReviewed,
+    TurnsSelected,
+)
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import TurnContext
 from amphoreus_graph.data.candidates import Candidate, offline_alternatives, original, sampled_alternatives
@@ -118,7 +125,7 @@ def select_turns(state: ExpertsState) -> dict[str, Any]:
     if not chosen:
         raise AmphoreusError(f"{folder}: no samples with a recorded turn context to judge")
     chosen.sort(key=lambda s: (s.cycle, s.round, s.agent))
-    get_stream_writer()({"type": "turns_selected", "run_dir": request.run_dir, "turns": len(chosen), "of": seen})
+    get_stream_writer()(TurnsSelected(run_dir=request.run_dir, turns=len(chosen), of=seen).payload())
     return {
         **request.model_dump(mode="json"),
         "turns": [s.model_dump(mode="json") for s in chosen],
@@ -146,7 +153,7 @@ async def propose_alternatives(state: ExpertsState) -> dict[str, Any]:
         for s, alternatives in zip(samples, found, strict=True)
     }
     total = sum(map(len, candidates.values()))
-    get_stream_writer()({"type": "candidates_proposed", "turns": len(samples), "candidates": total})
+    get_stream_writer()(CandidatesProposed(turns=len(samples), candidates=total).payload())
     return {"candidates": candidates, "model_use": spent if request.proposer != "offline" else {}}
 
 
@@ -176,8 +183,7 @@ async def score_candidates(state: ExpertsState) -> dict[str, Any]:
         )
         for s in samples
     ]
-    event = {"type": "candidates_scored", "turns": len(samples), "candidates": len(owners), "judge": judge.name}
-    get_stream_writer()(event)
+    get_stream_writer()(CandidatesScored(turns=len(samples), candidates=len(owners), judge=judge.name).payload())
     return {"judgements": [j.model_dump(mode="json") for j in judgements], "model_use": meter.as_json()}
 
 
@@ -203,15 +209,8 @@ def human_review(state: ExpertsState) -> dict[str, Any]:
         return {"review_error": f"{exc.errors()[0]['msg']}; expected {{'choice': 'A' | 'B' | 'tie'}}"}
     judgements = list(state["judgements"])
     judgements[index] = judgement.model_copy(update={"human": verdict}).model_dump(mode="json")
-    get_stream_writer()(
-        {
-            "type": "turn_reviewed",
-            "turn": judgement.sample_id,
-            "index": index + 1,
-            "of": len(judgements),
-            "choice": verdict.choice,
-        }
-    )
+    reviewed = TurnReviewed(turn=judgement.sample_id, index=index + 1, of=len(judgements), choice=verdict.choice)
+    get_stream_writer()(reviewed.payload())
     return {"judgements": judgements, "review_index": index + 1, "review_error": ""}
 
 
@@ -248,15 +247,10 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
         "models": {role: RoleUse.model_validate(use).summary() for role, use in (state.get("model_use") or {}).items()},
     }
     judged.summary.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    get_stream_writer()(
-        {
-            "type": "pairs_written",
-            "pairs": dpo.pairs,
-            "ties_dropped": dpo.ties_dropped,
-            "dropped_for_balance": dpo.dropped_for_balance,
-            "out_dir": str(out),
-        }
+    written = PairsWritten(
+        pairs=dpo.pairs, ties_dropped=dpo.ties_dropped, dropped_for_balance=dpo.dropped_for_balance, out_dir=str(out)
     )
+    get_stream_writer()(written.payload())
     return {"report": report}
 
 

@@ -14,21 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from amphoreus_graph.atomic import write_atomic
+from amphoreus_graph.contracts.events import SocietyUpdate
 from amphoreus_graph.layout import RunDir
 
 
-class SocietyProgress(BaseModel):
-    """One society's progress, as written to RUN/societies/NAME/progress.json."""
-
-    society: str
-    position: int = 0
-    total: int = 1
-    samples: int = 0
-    done: bool = False
-    pid: int = 0
+class SocietyProgress(SocietyUpdate):
+    """One society's progress, as written to RUN/societies/NAME/progress.json and reported as its event."""
 
     def advance(self, cycle: int, round_: int, rounds: int, samples: int) -> bool:
         """A finished round; False (and nothing counted) if this round was already counted."""
@@ -41,9 +33,6 @@ class SocietyProgress(BaseModel):
 
     def finish(self, samples: int) -> None:
         self.position, self.samples, self.done = self.total, samples, True
-
-    def event(self) -> dict[str, Any]:
-        return {"type": "society", **self.model_dump()}
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -76,8 +65,8 @@ class ScepterTracker:
         self._gained = 0  # samples written this session
 
     def update(self, event: dict[str, Any]) -> None:
-        """Take a `society` event (a SocietyProgress as a dict); older or equal positions change nothing."""
-        progress = SocietyProgress.model_validate({k: v for k, v in event.items() if k != "type"})
+        """Take a `society` event (as a dict); older or equal positions change nothing."""
+        progress = SocietyProgress.model_validate(event)
         known = self._latest.get(progress.society)
         if known is not None:
             if progress.position < known.position or (progress.position == known.position and known.done):

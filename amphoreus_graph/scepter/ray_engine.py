@@ -20,6 +20,7 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
+from amphoreus_graph.contracts.events import SocietyDone, SocietyUpdate
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.plan import ScepterConfig
@@ -131,16 +132,16 @@ class RayEngine:
                     found = read_progress(cfg.out)
                     if found is None:
                         continue
-                    yield {"type": "society", **found}
+                    yield SocietyUpdate(**found).payload()
                     if found.get("done"):
                         reported.add(name)
-                        yield {"type": "society_done", "society": name, "summary": read_summary(cfg)}
+                        yield SocietyDone(society=name, summary=read_summary(cfg)).payload()
                 for ref in ready:
                     batch = pending.pop(ref)
                     for summary in self._result(ray, ref, batch):
                         if summary["run"] not in reported:
                             reported.add(summary["run"])
-                            yield {"type": "society_done", "society": summary["run"], "summary": summary}
+                            yield SocietyDone(society=summary["run"], summary=summary).payload()
         finally:
             for ref in pending:  # an error or an interrupt: stop the rest (each society can resume)
                 ray.cancel(ref)

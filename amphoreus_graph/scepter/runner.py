@@ -19,6 +19,7 @@ from typing import Any
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.events import Done
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
@@ -98,7 +99,7 @@ class Scepter:
         wall = time.perf_counter() - started
         self.summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
         write_json(files.summary, self.summary)
-        yield {"type": "done", "summary": self.summary}
+        yield Done(summary=self.summary).payload()
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:
         async for _ in self.stream(resume=resume):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.events import Repaired, SocietyDone
 from amphoreus_graph.contracts.turn import Policy, PolicyResult, TurnContext
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import Memory
@@ -95,8 +96,8 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
     if state == "done":
         finished = read_summary(cfg)
         progress.finish(int(finished["samples_written"]))
-        yield progress.event()
-        yield {"type": "society_done", "society": name, "summary": finished}
+        yield progress.payload()
+        yield SocietyDone(society=name, summary=finished).payload()
         return
 
     cache = cfg.response_cache()
@@ -112,15 +113,15 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
             cache=cache,
         )
         progress.save(cfg.out)  # the pid of whoever runs it now (the kill test reads it)
-        yield progress.event()
+        yield progress.payload()
         async for event in sim.stream(resume=state == "started"):
             kind = event.get("type")
             if kind == "round_done":
                 if progress.advance(event["cycle"], event["round"], rounds, len(event.get("actions") or ())):
                     progress.save(cfg.out)
-                    yield progress.event()
+                    yield progress.payload()
             elif kind == "repaired":
-                yield {**event, "society": name}
+                yield Repaired(message=event["message"], society=name).payload()
             elif kind == "done":
                 summary = dict(event["summary"])
     finally:
@@ -131,8 +132,8 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
         raise RuntimeError(f"society {name}: the run ended without a summary")
     progress.finish(int(summary["samples_written"]))
     progress.save(cfg.out)
-    yield progress.event()
-    yield {"type": "society_done", "society": name, "summary": summary}
+    yield progress.payload()
+    yield SocietyDone(society=name, summary=summary).payload()
 
 
 def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[Remembrance, Any]:

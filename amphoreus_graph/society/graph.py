@@ -33,6 +33,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.events import CycleStarted, Event, Reflected, RoundDone, RoundStarted, TurnDone
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory, TurnContext
@@ -62,8 +63,9 @@ async def aservices_of(state: Mapping[str, Any], runtime: Runtime[SocietySetting
     return await asyncio.to_thread(settings.services, state["run_id"], scenario_of(state["scenario"]))
 
 
-def emit(event: dict[str, Any]) -> None:
-    get_stream_writer()(event)
+def emit(event: Event) -> None:
+    """Report progress on LangGraph's custom stream (Studio, langgraph_sdk clients, `Simulation.stream()`)."""
+    get_stream_writer()(event.payload())
 
 
 def round_limit(state: SocietyState) -> int:
@@ -91,7 +93,7 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
             services = await aservices_of({"run_id": run_id, "scenario": inputs.scenario}, runtime)
             seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
             await asyncio.to_thread(services.memory.remember, seeds)
-    emit({"type": "cycle_started", "cycle": cycle, "agents": len(scenario.agents)})
+    emit(CycleStarted(cycle=cycle, agents=len(scenario.agents)))
     return {
         "model_use": meter.as_json(),
         "scenario": inputs.scenario,
@@ -116,7 +118,7 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
         services.guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents))
     world = scenario.world
     framed, situations = world.frame(state["world"], director_rng(state, state["world"]))
-    emit({"type": "round_started", "cycle": framed["cycle"], "round": framed["round"], "agents": len(situations)})
+    emit(RoundStarted(cycle=framed["cycle"], round=framed["round"], agents=len(situations)))
     queries = {a: world.memory_query(framed, a, s) for a, s in situations.items()}
     now = now_of(state, framed)
     unfiled = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]  # being written behind
@@ -183,15 +185,7 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
     with metered() as meter:
         result = await services.policy.adecide(turn)
     decision = result.decision
-    emit(
-        {
-            "type": "turn_done",
-            "agent": turn.agent,
-            "action": decision.action,
-            "target": decision.target,
-            "flags": result.flags,
-        }
-    )
+    emit(TurnDone(agent=turn.agent, action=decision.action, target=decision.target, flags=result.flags))
     record = {"result": result.model_dump(mode="json"), "path": turn.path, "model": services.policy.name}
     spent = meter.as_json()
     return {"turns": {turn.agent: record}, "model_use": spent, "agent_use": {turn.agent: spent}}
@@ -245,7 +239,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
         )
         await asyncio.to_thread(services.memory.remember, reflections)  # after the round's events: a fixed order
     for event in reflections:
-        emit({"type": "reflected", "agent": event.witnesses[0], "text": event.text, "evidence": event.evidence})
+        emit(Reflected(agent=event.witnesses[0], text=event.text, evidence=event.evidence))
     for agent in due:
         pending[agent] = 0.0
     for agent, importance in gained.items():
@@ -334,16 +328,15 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
         delta["samples_written"] = len(samples)
     offsets = await asyncio.to_thread(write_round, services, samples, chronicle, offsets)
     emit(
-        {
-            "type": "round_done",
-            "cycle": chronicle.cycle,
-            "round": chronicle.round,
-            "outcome": chronicle.world.outcome,
-            "actions": {s.agent: s.decision.action for s in samples},
-            "targets": {s.agent: s.decision.target for s in samples},
-            "view": chronicle.world.model_dump(mode="json"),
-            "models": calls_so_far(state.get("model_use") or {}),
-        }
+        RoundDone(
+            cycle=chronicle.cycle,
+            round=chronicle.round,
+            outcome=chronicle.world.outcome,
+            actions={s.agent: s.decision.action for s in samples},
+            targets={s.agent: s.decision.target for s in samples},
+            view=chronicle.world.model_dump(mode="json"),
+            models=calls_so_far(state.get("model_use") or {}),
+        )
     )
     # The round is on disk: its turns, what they recalled and the world they decided in leave the checkpoints.
     return {

@@ -16,6 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.events import CycleDone
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
 from amphoreus_graph.policy.gateway import metered
@@ -70,7 +71,7 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
     with metered() as meter:
         kept = await asyncio.to_thread(carry)
     summary = cycle_summary(end, view) | {"memories_kept": kept}
-    emit({"type": "cycle_done", **summary})
+    emit(CycleDone(**summary))
     update: dict[str, Any] = {
         "cycle_summaries": [*(state.get("cycle_summaries") or []), summary],
         "model_use": meter.as_json(),

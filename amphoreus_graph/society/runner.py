@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
+from amphoreus_graph.contracts.events import Done, Repaired
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
 from amphoreus_graph.layout import RunDir
@@ -248,7 +249,7 @@ class Simulation:
                     await asyncio.to_thread(self._claim, store, resume=True, values=values)
                 if values:
                     for line in await verify_shards(graph, thread, cfg.out, values.get("sample_offsets") or {}):
-                        yield {"type": "repaired", "message": line}
+                        yield Repaired(message=line).payload()
                 else:  # nothing was committed: whatever a shard holds was never checkpointed
                     cut_uncommitted(cfg.out, {})
                 start: dict[str, Any] | None = None
@@ -284,7 +285,7 @@ class Simulation:
         write_json(cfg.files.summary, self.summary)
         if stopped is not None:
             raise stopped
-        yield {"type": "done", "summary": self.summary}
+        yield Done(summary=self.summary).payload()
 
     def _claim(self, store: Remembrance, *, resume: bool, values: dict[str, Any]) -> None:
         cfg = self.config
