@@ -19,6 +19,7 @@ from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.text_quality import quality_lines, text_quality
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
+from amphoreus_graph.society.runner import stored_config
 from amphoreus_graph.society.samples import Sample, iter_samples
 
 Format = Literal["jsonl", "parquet"]
@@ -179,12 +180,14 @@ def _write(rows: list[dict[str, Any]], path: Path, fmt: Format) -> None:
     pq.write_table(pa.Table.from_pylist(rows), path)
 
 
+PROVENANCE = ("scenario", "model", "seed", "cycles", "rounds")
+
+
 def _provenance(runs: list[Path]) -> list[dict[str, Any]]:
     found = []
     for run in runs:
-        config = RunDir(run).config
-        raw = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
-        found.append({"run": run.name, **{k: raw.get(k) for k in ("scenario", "model", "seed", "cycles", "rounds")}})
+        config = stored_config(run) if RunDir(run).config.is_file() else None  # Studio's runs have none
+        found.append({"run": run.name, **{k: getattr(config, k, None) for k in PROVENANCE}})
     return found
 
 

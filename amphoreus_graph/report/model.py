@@ -26,6 +26,7 @@ from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
 from amphoreus_graph.society.recurrence import cycle_summary
 from amphoreus_graph.society.runner import RunConfig
 from amphoreus_graph.society.samples import Sample, iter_samples
+from amphoreus_graph.society.summary import CycleSummary, RunSummary
 
 M = TypeVar("M", bound=BaseModel)
 LEADERBOARD_PLACES = ("leaderboard.json", "bench/leaderboard.json")
@@ -56,20 +57,6 @@ class RoundView(BaseModel):
 
     def gauge(self, name: str) -> Gauge | None:
         return next((g for g in self.gauges if g.name == name), None)
-
-
-class CycleSummary(BaseModel):
-    """One cycle as summary.json records it (or as the chronicle shows it so far), in its world's words."""
-
-    cycle: int
-    outcome: str
-    text: str = Field(default="", description="how the cycle ended, as the world tells it")
-    rounds: int
-    score: float | None = None
-    tally: dict[str, float] = Field(default_factory=dict, description="agent → its score this cycle")
-    facts: dict[str, Any] = Field(default_factory=dict, description="the world's own numbers for the cycle")
-    fallen: list[str] = Field(default_factory=list)
-    memories_kept: dict[str, int] = Field(default_factory=dict)
 
 
 class CycleView(CycleSummary):
@@ -247,16 +234,6 @@ def _trust(records: list[RoundRecord], samples: list[Sample]) -> dict[str, dict[
     if records:
         return records[-1].world.trust
     return {s.agent: s.context.trust for s in samples if s.context is not None}
-
-
-class RunSummary(BaseModel):
-    run: str
-    model: str
-    seed: int
-    wall_time_s: float = 0.0
-    cycles: list[CycleSummary]
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict, description="model calls by role, as counted")
-    stopped: str | None = Field(default=None, description="why the run stopped before its end, if it did")
 
 
 def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: list[Sample]) -> RunSummary:

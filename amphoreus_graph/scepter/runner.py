@@ -17,6 +17,8 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.events import Done
@@ -30,8 +32,45 @@ from amphoreus_graph.scepter.plan import ScepterConfig, load_plan
 from amphoreus_graph.scepter.progress import ScepterTracker, read_progress
 from amphoreus_graph.scepter.ray_engine import RayEngine, import_ray
 from amphoreus_graph.scepter.society import Instrument, planned_rounds
+from amphoreus_graph.society.summary import SUMMARY_FORMAT, RunSummary
 
 TOTALS = ("samples_written", "turns", "model_calls", "tokens_in", "tokens_out", "failures", "fallbacks", "repaired")
+
+
+class SocietyLine(BaseModel):
+    """One society in a Scepter run's summary."""
+
+    society: str
+    scenario: str
+    world: str
+    seed: int
+    samples_written: int
+    outcomes: list[str]
+    fallbacks: int
+
+
+class ScepterSummary(BaseModel):
+    """RUN/summary.json of a Scepter run: totals over its societies (each society's own is RunSummary)."""
+
+    format_version: int = Field(default=SUMMARY_FORMAT, le=SUMMARY_FORMAT)
+    run: str
+    engine: str
+    societies: int
+    scenarios: list[str]
+    base_seed: int
+    model: str
+    samples_written: int
+    turns: int
+    model_calls: int
+    tokens_in: int
+    tokens_out: int
+    failures: int
+    fallbacks: int
+    repaired: int
+    wall_time_s: float
+    session_samples: int = Field(description="samples this session wrote (a resumed run counts its own)")
+    samples_per_s: float
+    per_society: list[SocietyLine]
 
 
 class Scepter:
@@ -114,28 +153,29 @@ def build_summary(
     """RUN/summary.json: totals over the societies, then one line per society.
 
     Wall time and samples/s are this session's: a resumed run counts what it wrote itself."""
-    totals = {key: sum(int(s.get(key, 0)) for s in summaries) for key in TOTALS}
-    return {
-        "run": plan.run_id,
-        "engine": plan.engine,
-        "societies": len(summaries),
-        "scenarios": plan.scenarios,
-        "base_seed": plan.template.seed,
-        "model": summaries[0]["model"] if summaries else plan.template.model,
+    runs = [RunSummary.model_validate(s) for s in summaries]
+    totals = {key: sum(int(getattr(s, key)) for s in runs) for key in TOTALS}
+    return ScepterSummary(
+        run=plan.run_id,
+        engine=plan.engine,
+        societies=len(runs),
+        scenarios=plan.scenarios,
+        base_seed=plan.template.seed,
+        model=runs[0].model if runs else plan.template.model,
         **totals,
-        "wall_time_s": round(wall_time_s, 3),
-        "session_samples": session_samples,
-        "samples_per_s": round(session_samples / wall_time_s, 2) if wall_time_s > 0 else 0.0,
-        "per_society": [
-            {
-                "society": s["run"],
-                "scenario": s["scenario"],
-                "world": s.get("world", ""),
-                "seed": s["seed"],
-                "samples_written": s["samples_written"],
-                "outcomes": [c["outcome"] for c in s.get("cycles", [])],
-                "fallbacks": s.get("fallbacks", 0),
-            }
-            for s in summaries
+        wall_time_s=round(wall_time_s, 3),
+        session_samples=session_samples,
+        samples_per_s=round(session_samples / wall_time_s, 2) if wall_time_s > 0 else 0.0,
+        per_society=[
+            SocietyLine(
+                society=s.run,
+                scenario=s.scenario,
+                world=s.world,
+                seed=s.seed,
+                samples_written=s.samples_written,
+                outcomes=[c.outcome for c in s.cycles],
+                fallbacks=s.fallbacks,
+            )
+            for s in runs
         ],
-    }
+    ).model_dump(mode="json")

@@ -3,12 +3,10 @@ report."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -17,21 +15,12 @@ from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.recurrence import build_recurrence_graph
+from amphoreus_graph.society.runner import stored_config
 from amphoreus_graph.society.services import build_memory
-
-
-def run_config(run: Path) -> dict[str, Any]:
-    """RUN/config.json as the run wrote it (a run made in Studio has none: nothing says where its store lives)."""
-    config_path = RunDir(run).config
-    if not config_path.is_file():
-        raise AmphoreusError(f"{config_path}: no such file; expected a run directory written by `amphoreus simulate`")
-    config: dict[str, Any] = json.loads(config_path.read_text(encoding="utf-8"))
-    return config
 
 
 @contextmanager
@@ -40,13 +29,13 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
 
     A store directory that is not there is one line: opening it would create an empty store, and every agent
     would seem to remember nothing."""
-    config = run_config(run)
-    scenario = load_scenario(config["scenario"])
-    memory_dir = Path(config["memory_dir"]) if config.get("memory_dir") else RunDir(run).memory
-    if not config.get("chroma_url") and not memory_dir.is_dir():
+    config = stored_config(run)  # a run made in Studio has none: nothing says where its store lives
+    scenario = load_scenario(config.scenario)
+    memory_dir = config.memory_path
+    if not config.chroma_url and not memory_dir.is_dir():
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
-    url = config.get("chroma_url")
-    spec = MemorySpec(directory=None if url else memory_dir, url=url, embedder=config.get("embedder", DEFAULT_MODEL))
+    url = config.chroma_url
+    spec = MemorySpec(directory=None if url else memory_dir, url=url, embedder=config.embedder)
     memory = build_memory(spec, run.name, scenario, OfflinePathPolicy())
     try:
         yield scenario, memory

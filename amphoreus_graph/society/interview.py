@@ -27,8 +27,9 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.gateway import ChatCaller, Role, classify, metered, reply_text
 from amphoreus_graph.policy.prompt import memory_line, system_prompt
 from amphoreus_graph.policy.registry import chat_caller
-from amphoreus_graph.society.inspect import recall_at_end, run_config, run_memory, unfiled_events
+from amphoreus_graph.society.inspect import recall_at_end, run_memory, unfiled_events
 from amphoreus_graph.society.perception import persona
+from amphoreus_graph.society.runner import stored_config
 
 OFFLINE = "offline"
 SPOKEN = 3  # memories the offline answer quotes: an answer, not a recital
@@ -73,7 +74,7 @@ def interview(
     if not question.strip():
         raise AmphoreusError("the question is empty; expected something to ask")
     caller = None if model == OFFLINE else chat_caller(model, role=Role.INTERVIEW, base_url=base_url, api_key=api_key)
-    seed = int(run_config(run).get("seed", 0))
+    seed = stored_config(run).seed
     with run_memory(run) as (scenario, memory):
         name = agent if agent is not None else scenario.agent_names[0]
         if not memory.public_records() and not any(memory.records(a) for a in scenario.agent_names):

@@ -55,13 +55,18 @@ from amphoreus_graph.society.services import (
     build_memory,
 )
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
+from amphoreus_graph.society.summary import AgentUse, CacheUse, RunSummary
 
 __all__ = ["RunConfig", "Simulation", "build_summary"]
+
+
+CONFIG_FORMAT = 1  # bump when a field of config.json changes meaning or goes: a newer file is refused, not misread
 
 
 class RunConfig(BaseModel):
     """Everything that defines a run; saved as RUN/config.json so `--resume` needs only the directory."""
 
+    format_version: int = Field(default=CONFIG_FORMAT, le=CONFIG_FORMAT, description="the shape of config.json")
     scenario: str = "amphoreus"
     cycles: int = Field(default=2, ge=1)
     rounds: int | None = Field(default=None, ge=1)
@@ -130,16 +135,18 @@ class RunConfig(BaseModel):
 
 
 def stored_config(run_dir: Path) -> RunConfig:
-    """RUN/config.json as the run wrote it; a missing or damaged file is one line."""
+    """RUN/config.json as the run wrote it, its `out` following the directory wherever it is now; a missing or
+    damaged file is one line."""
     path = RunDir(run_dir).config
     if not path.is_file():
         raise AmphoreusError(f"{path}: no such file; expected a run directory written by `amphoreus simulate`")
     try:
-        return RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+        stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         raise AmphoreusError(format_validation_error(str(path), exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise AmphoreusError(f"{path}: cannot read it ({exc}); expected the run's config.json") from None
+    return stored.model_copy(update={"out": run_dir})
 
 
 def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
@@ -191,7 +198,7 @@ class Simulation:
     ) -> Simulation:
         """Reopen a run from its directory; its checkpoint decides where it goes on. `limits` changes its budgets
         or circuit breaker (a run stopped by a budget goes on with a higher one), and is saved with the run."""
-        config = stored_config(run_dir).model_copy(update={"out": run_dir})
+        config = stored_config(run_dir)
         if limits:
             config.limits = config.limits.model_copy(update=limits)
             write_json(config.files.config, json.loads(config.model_dump_json()))
@@ -279,9 +286,8 @@ class Simulation:
                 owned.close()
             if self._cache is not None:
                 self._cache.close()
-        self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started)
-        if stopped is not None:
-            self.summary["stopped"] = str(stopped)
+        why = None if stopped is None else str(stopped)
+        self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started, why)
         write_json(cfg.files.summary, self.summary)
         if stopped is not None:
             raise stopped
@@ -326,13 +332,13 @@ def run_policy(
     return routed(resolve(cfg.model), {**scenario.settings.models, **cfg.models}, known, resolve)
 
 
-def cache_summary(cfg: RunConfig, roles: dict[str, RoleUse]) -> dict[str, Any]:
+def cache_summary(cfg: RunConfig, roles: dict[str, RoleUse]) -> CacheUse:
     """The response cache's part of summary.json: where it is, its hits, and what they would have cost (tokens,
     and money where --prices names the model) had they been sent."""
     hits = sum(use.cache_hits for use in roles.values())
     tokens_in = sum(use.cached_tokens_in for use in roles.values())
     tokens_out = sum(use.cached_tokens_out for use in roles.values())
-    saved: dict[str, Any] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
+    saved: dict[str, int | float] = {"tokens_in": tokens_in, "tokens_out": tokens_out}
     if (price := cfg.limits.prices.get(cfg.model)) is not None:
         saved["cost"] = round(tokens_in / 1000 * price.input_per_1k + tokens_out / 1000 * price.output_per_1k, 6)
     path = cfg.cache_file()
@@ -340,10 +346,12 @@ def cache_summary(cfg: RunConfig, roles: dict[str, RoleUse]) -> dict[str, Any]:
         shown: str | None = path.name if path.parent == cfg.out else str(path)  # a run's own moves with it
     else:
         shown = None  # off, or no model asked
-    return {"file": shown, "hits": hits, "would_have_cost": saved}
+    return CacheUse(file=shown, hits=hits, would_have_cost=saved)
 
 
-def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s: float) -> dict[str, Any]:
+def build_summary(
+    cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s: float, stopped: str | None = None
+) -> dict[str, Any]:
     """RUN/summary.json: each cycle's outcome in the world's words, each agent's tally over the cycles, samples,
     and every model call by role (calls, failures by kind, retries, repairs, fallbacks, tokens, latency) and by
     agent, with totals; wall time."""
@@ -354,33 +362,31 @@ def build_summary(cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s
         for agent, count in cycle["tally"].items():
             tally[agent] = tally.get(agent, 0.0) + count
     roles = {role: RoleUse.model_validate(use) for role, use in (state.get("model_use") or {}).items()}
-    per_agent = {
-        agent: reduce(RoleUse.add, (RoleUse.model_validate(use) for use in uses.values()), RoleUse())
-        for agent, uses in sorted((state.get("agent_use") or {}).items())
-    }
+    per_agent = {}
+    for agent, uses in sorted((state.get("agent_use") or {}).items()):
+        use = reduce(RoleUse.add, (RoleUse.model_validate(u) for u in uses.values()), RoleUse())
+        per_agent[agent] = AgentUse(calls=use.calls, tokens_in=use.tokens_in, tokens_out=use.tokens_out)
     scenario = scenario_of(cfg.scenario)
-    return {
-        "run": cfg.run_id,
-        "scenario": cfg.scenario,
-        "model": model,
-        "seed": cfg.seed,
-        "cycles": cycles,
-        "world": scenario.name,
-        "score_label": scenario.world.labels.score,
-        "tally_per_agent": tally,
-        "samples_written": count_rows(cfg.files.samples),
-        "turns": stats.get("turns", 0),
-        "fallbacks": stats.get("fallbacks", 0),
-        "repaired": stats.get("repaired", 0),
-        "model_calls": sum(use.calls for use in roles.values()),
-        "failures": sum(sum(use.failures.values()) for use in roles.values()),
-        "tokens_in": sum(use.tokens_in for use in roles.values()),
-        "tokens_out": sum(use.tokens_out for use in roles.values()),
-        "cache": cache_summary(cfg, roles),
-        "models": {role: use.summary() for role, use in roles.items()},
-        "per_agent": {
-            agent: {"calls": use.calls, "tokens_in": use.tokens_in, "tokens_out": use.tokens_out}
-            for agent, use in per_agent.items()
-        },
-        "wall_time_s": round(wall_time_s, 3),
-    }
+    return RunSummary(
+        run=cfg.run_id,
+        scenario=cfg.scenario,
+        model=model,
+        seed=cfg.seed,
+        cycles=cycles,
+        world=scenario.name,
+        score_label=scenario.world.labels.score,
+        tally_per_agent=tally,
+        samples_written=count_rows(cfg.files.samples),
+        turns=stats.get("turns", 0),
+        fallbacks=stats.get("fallbacks", 0),
+        repaired=stats.get("repaired", 0),
+        model_calls=sum(use.calls for use in roles.values()),
+        failures=sum(sum(use.failures.values()) for use in roles.values()),
+        tokens_in=sum(use.tokens_in for use in roles.values()),
+        tokens_out=sum(use.tokens_out for use in roles.values()),
+        cache=cache_summary(cfg, roles),
+        models={role: use.summary() for role, use in roles.items()},
+        per_agent=per_agent,
+        wall_time_s=round(wall_time_s, 3),
+        stopped=stopped,
+    ).payload()
