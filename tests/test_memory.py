@@ -9,25 +9,10 @@ import pytest
 from pydantic import ValidationError
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD, ChromaIndex, describe_store, open_chroma
+from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD, ChromaIndex, open_chroma
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
-from amphoreus_graph.memory.naming import agent_collection, internal_collection, legacy_collection_name
+from amphoreus_graph.memory.naming import agent_collection, internal_collection
 from amphoreus_graph.memory.store import MemorySpec, open_index, open_memory
-
-
-@pytest.mark.parametrize("legacy", ["access", "public"])
-def test_a_store_written_with_the_older_names_is_refused_untouched(chroma_client, legacy):
-    """Older versions slugged names into `m-<society>--<heir>` (and always made `--access`; the oldest kept public
-    records in `--public`): under today's names such a store would look empty, so opening it is one clear error."""
-    society = f"old run {uuid.uuid4().hex[:8]}"
-    chroma_client.create_collection(legacy_collection_name(society, legacy), embedding_function=None)
-    before = sorted(c.name for c in chroma_client.list_collections())
-    with pytest.raises(AmphoreusError) as error:
-        ChromaIndex(chroma_client, society)
-    message = str(error.value)
-    assert "\n" not in message and repr(society) in message and "older amphoreus-graph" in message
-    assert "fresh --memory-dir" in message and describe_store(chroma_client) in message
-    assert sorted(c.name for c in chroma_client.list_collections()) == before, "nothing is created or changed"
 
 
 def test_every_collection_syncs_its_index_every_few_writes_made_before_or_now(chroma_client):

@@ -128,6 +128,7 @@ def test_a_report_of_another_world_names_nothing_of_the_default_one(tmp_path: Pa
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "<tr><th>fruit on the tree</th>" in html and "Most fruits" in html and "Fruit left" in html
     assert "<th>Neighbour</th>" in html and "every neighbour" in html
+    assert "Not computed (--no-alignment)" in html
     ours = html.replace("amphoreus-graph", "")  # the package's name (the page's generator) is not the world's
     assert not DEFAULT_WORLD.search(ours), DEFAULT_WORLD.findall(ours)
 
@@ -139,14 +140,13 @@ def test_report_references_nothing_outside_itself(page: tuple[str, Page]) -> Non
     assert not re.search(r"https?://|url\(|@import|//[a-z0-9.-]+\.[a-z]{2,}/", html, re.IGNORECASE)
 
 
-def test_report_of_a_run_without_chronicle_still_builds(run: Path, tmp_path: Path, cli) -> None:
-    """Runs written before the chronicle existed: the timeline says what it cannot show."""
-    old = tmp_path / run.name
-    shutil.copytree(run, old, ignore=shutil.ignore_patterns("chronicle", "memory", "report.html"))
-    code, _, err = cli("report", str(old), "--no-alignment")
-    assert code == 0, err
-    html = (old / "report.html").read_text(encoding="utf-8")
-    assert "predates the chronicle" in html and "Not computed (--no-alignment)" in html
+def test_a_run_that_lost_its_chronicle_is_refused_in_one_line(run: Path, tmp_path: Path, cli) -> None:
+    """Every run writes its chronicle beside its samples: without it the report would draw rounds it cannot know."""
+    damaged = tmp_path / run.name
+    shutil.copytree(run, damaged, ignore=shutil.ignore_patterns("chronicle", "memory", "report.html"))
+    code, _, err = cli("report", str(damaged), "--no-alignment")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "chronicle: no rounds recorded" in err, err
+    assert not (damaged / "report.html").exists()
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 Collection names come from each exact name (naming.py), so agents whose names differ in any way never share
 one, and no agent's name can produce the store's own collections (the access ticks, the owner's claim). Writes
 are chunked to the client's max batch; the ticks' rows carry placeholder vectors (Chroma wants one per row).
-A store written before identity-safe names is refused, untouched.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ from chromadb.errors import NotFoundError
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.index import Rows, nearest
-from amphoreus_graph.memory.naming import agent_collection, internal_collection, legacy_collection_name
+from amphoreus_graph.memory.naming import agent_collection, internal_collection
 
-_CLAIM_KEY = "amphoreus_owner"  # the claim collection's metadata key (stores written since claims began use it)
+_CLAIM_KEY = "amphoreus_owner"  # the claim collection's metadata key
 
 # Chroma persists a collection's HNSW index every `sync_threshold` writes to it (default 1000) and keeps its write log
 # until every collection has: until then each write costs more the longer the log (5 → 20 ms per single-row upsert
@@ -103,7 +102,6 @@ class ChromaIndex:
         self.client = client
         self._society = society
         self._lock = lock
-        self._refuse_legacy_store()
         self._collections: dict[str, Collection] = {}  # owner -> its collection, once opened
         self._access: Collection | None = None
         self._max_batch = client.get_max_batch_size()
@@ -115,20 +113,6 @@ class ChromaIndex:
     @property
     def exclusive(self) -> bool:
         return self._lock is not None
-
-    def _refuse_legacy_store(self) -> None:
-        """Versions before identity-safe names slugged names into `m-<society>--<agent>` and always created
-        `m-<society>--access`: such a store would look empty under the new names, so it is refused, untouched."""
-        for name in (legacy_collection_name(self.society, "access"), legacy_collection_name(self.society, "public")):
-            try:
-                self.client.get_collection(name, embedding_function=None)
-            except (NotFoundError, ValueError):
-                continue
-            raise AmphoreusError(
-                f"{describe_store(self.client)}: memory of society {self.society!r} was written by an older "
-                f"amphoreus-graph (collection {name!r}) whose storage names could mix up agents; expected a store "
-                "written by this version (start a fresh --memory-dir, or a new --out; nothing was changed)"
-            )
 
     def _collection(self, owner: str) -> Collection:
         if owner not in self._collections:

@@ -12,8 +12,7 @@ collection name says what it holds in a fixed role field:
 
 An agent part always ends with its hash and sits behind `.agent.`, so no agent name can produce an internal
 name, and two different names collide only if 64 bits of SHA-256 do. The slug never holds a ".", so the
-parts cannot run into each other. Stores written before these names (`m-<society>--<agent>`) are detected
-by `legacy_collection_name` and refused, never silently read as empty.
+parts cannot run into each other.
 """
 
 from __future__ import annotations
@@ -56,12 +55,6 @@ def internal_collection(society: str, what: str) -> str:
     if not re.fullmatch(r"[a-z]+", what):
         raise ValueError(f"internal collection {what!r}: expected a lowercase word")
     return f"{PREFIX}.{name_part(society)}.int.{what}"
-
-
-def legacy_collection_name(society: str, agent: str) -> str:
-    """The name versions before `am2` gave (society, agent): used only to recognise a store written by them."""
-    old = re.sub(r"[^a-zA-Z0-9_-]+", "-", f"{society}--{agent}").strip("-_")
-    return f"m-{old}"[:500]
 
 
 def record_key(*parts: str) -> str:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
@@ -51,18 +48,3 @@ class MemoryRecord(BaseModel):
         other field in one JSON string. Each metadata key is a row per record in Chroma's SQLite, and reading a
         agent's whole collection back (a resumed run's first recall) took five times as long with one key a field."""
         return {"owner": self.owner, "record": self.model_dump_json(exclude={"id", "text", "owner"})}
-
-    @classmethod
-    def from_chroma(
-        cls, record_id: str, text: str, meta: dict[str, object], accessed: int | None = None
-    ) -> MemoryRecord:
-        """A record from its Chroma row, last accessed at `accessed` if that is later than the row says.
-
-        Rows written before the JSON field keep one key a field (evidence ids space-joined); a JSON field Chroma
-        merged in later (`update`) wins over them."""
-        fields: dict[str, Any] = {**meta, "evidence": str(meta.get("evidence") or "").split()}
-        if isinstance(packed := meta.get("record"), str):
-            fields.update(json.loads(packed))
-        if accessed is not None and accessed > int(fields["last_accessed"]):
-            fields["last_accessed"] = accessed
-        return cls.model_validate({**fields, "id": record_id, "text": text})

@@ -64,7 +64,7 @@ class CycleView(CycleSummary):
 
     trust: dict[str, dict[str, float]] = Field(description="truster → trusted → trust in [-1, 1] at the end")
     turns: list[Turn]
-    round_log: list[RoundView] = Field(description="empty for runs written before the chronicle existed")
+    round_log: list[RoundView] = Field(description="each round as the chronicle recorded it")
     written: dict[str, int] = Field(description="agent → memories filed for it during the cycle (chronicle)")
 
     @property
@@ -229,13 +229,6 @@ def memories_written(records: list[RoundRecord], agents: list[str]) -> dict[str,
     return {a: counts[a] for a in agents}
 
 
-def _trust(records: list[RoundRecord], samples: list[Sample]) -> dict[str, dict[str, float]]:
-    """The trust the cycle ended with (chronicle), or for older runs what each agent felt at its last turn."""
-    if records:
-        return records[-1].world.trust
-    return {s.agent: s.context.trust for s in samples if s.context is not None}
-
-
 def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: list[Sample]) -> RunSummary:
     """For a run still going, or one made in Studio (no summary.json): each cycle as its last round left it
     (the world's closing words and score are only known once the run has summed the cycle up)."""
@@ -279,6 +272,8 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
     samples = list(iter_samples(files.samples))
     if not samples:
         raise AmphoreusError(f"{files.samples}: no samples; expected a run that lived at least one round")
+    if not chronicle:
+        raise AmphoreusError(f"{files.chronicle}: no rounds recorded; expected the chronicle the run wrote")
     summary = written or summary_so_far(run, chronicle, samples)
     cycles = []
     for cycle in summary.cycles:
@@ -287,7 +282,7 @@ def load_run(run: Path, *, bench: Path | None = None, judge_alignment: bool = Tr
         cycles.append(
             CycleView(
                 **cycle.model_dump(),
-                trust=_trust(records, in_cycle),
+                trust=records[-1].world.trust if records else {},
                 turns=[_turn(s) for s in in_cycle],
                 round_log=round_views(records, scenario.world.view(scenario.world.genesis(cycle.cycle))),
                 written=memories_written(records, list(agents)),

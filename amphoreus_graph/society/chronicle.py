@@ -50,5 +50,5 @@ class ChronicleWriter:
 
 
 def iter_chronicle(run_dir: Path) -> Iterator[RoundRecord]:
-    """Every round of a run in order (nothing for runs made before the chronicle existed)."""
+    """Every round of a run in order."""
     return iter_shards(RunDir(run_dir).chronicle, RoundRecord)
