@@ -13,6 +13,7 @@ import math
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from amphoreus_graph.train.configs import SIZES, PretrainConfig, build_model
 from amphoreus_graph.train.corpus import Messages
 from amphoreus_graph.train.device import autocast, pick_device
 from amphoreus_graph.train.extras import require_train_extra
+from amphoreus_graph.train.hf_model import context_length, load_model, save_model
 from amphoreus_graph.train.quiet import quiet_libraries
 from amphoreus_graph.train.tokenizer import adopt_chat_template, corpus_texts, encode_example, train_tokenizer
 
@@ -81,10 +83,7 @@ def _fresh(config: PretrainConfig, rows: list[Messages]) -> tuple[Any, Any]:
         raise AmphoreusError(
             f"--base {config.base!r}: expected tiny, small or a local Hugging Face checkpoint directory (config.json)"
         )
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForCausalLM.from_pretrained(base)
+    model, tokenizer = load_model(base)
     if adopt_chat_template(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
     model.config.pad_token_id = tokenizer.pad_token_id
@@ -92,7 +91,8 @@ def _fresh(config: PretrainConfig, rows: list[Messages]) -> tuple[Any, Any]:
 
 
 def _context(model: PreTrainedModel, config: PretrainConfig) -> int:
-    limit = int(getattr(model.config, "max_position_embeddings", 0) or 1024)
+    """The model's context, or `max_length` when that is shorter."""
+    limit = context_length(model)
     return min(limit, config.max_length or limit)
 
 
@@ -178,14 +178,34 @@ def _pretrain(
     resume: bool,
     on_step: Callable[[StepLog], None] | None,
 ) -> PretrainMetrics:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """The run in the order that keeps OUT consistent: nothing written before the folder is checked, and the
+    final model saved before the log that reports it."""
+    config = _settled_config(out, config, resume)
+    found = _checked_checkpoints(rows, out, resume)
+    run = _open_run(rows, out, config, found[-1] if resume else None)
+    started = time.perf_counter()
+    tokens_seen = _run_steps(run, on_step)
+    wall = time.perf_counter() - started
+    save_model(out, run.model, run.tokenizer)
+    metrics = _metrics(run, len(rows), run.start_step if resume else None, tokens_seen, wall)
+    _write_log(out, config, run.log, metrics)
+    return metrics
 
-    if resume and (out / CONFIG_FILE).is_file():  # a resumed run keeps its settings but the steps and device
+
+def _settled_config(out: Path, config: PretrainConfig | None, resume: bool) -> PretrainConfig:
+    """A resumed run keeps the settings it started with, so it sees the batches an uninterrupted one would;
+    only the steps (to train further) and the device (to move machines) may change."""
+    if resume and (out / CONFIG_FILE).is_file():
         saved = PretrainConfig.model_validate_json((out / CONFIG_FILE).read_text())
         given = config.model_fields_set & {"steps", "device"} if config else set()
-        config = saved.model_copy(update={k: getattr(config, k) for k in given})
-    config = config or PretrainConfig()
+        return saved.model_copy(update={k: getattr(config, k) for k in given})
+    return config or PretrainConfig()
+
+
+def _checked_checkpoints(rows: list[Messages], out: Path, resume: bool) -> list[Path]:
+    """OUT's checkpoints, oldest first, once it is clear the run may go ahead: refused before any model loads
+    when there is nothing to train on, nothing to resume, or a model already there that a new run would
+    overwrite."""
     if not rows:
         raise AmphoreusError("no training rows")
     found = checkpoints(out) if out.is_dir() else []
@@ -193,28 +213,77 @@ def _pretrain(
         raise AmphoreusError(f"{out}: no checkpoint to resume from; expected a folder written by `train pretrain`")
     if not resume and (found or (out / MODEL_CONFIG).exists()):
         raise AmphoreusError(f"{out}: already holds a checkpoint; expected a new --out, or --resume")
-    device = pick_device(config.device)
-    torch.manual_seed(config.seed)
-    state: dict[str, Any] | None = None
+    return found
+
+
+@dataclass
+class _Run:
+    """What every step works on, set up once: the model on its device, its optimizer and schedule, the encoded
+    examples, and the step log so far (a resumed run's log holds the steps before its checkpoint)."""
+
+    config: PretrainConfig
+    out: Path
+    device: torch.device
     model: Any
     tokenizer: Any
-    if resume:
-        last = found[-1]
-        state = load_state(last)
-        model = AutoModelForCausalLM.from_pretrained(last)
-        tokenizer = AutoTokenizer.from_pretrained(last)
-        start_step = int(state["step"])
-        if config.steps <= start_step:
-            raise AmphoreusError(f"{out}: already trained to step {start_step}; expected --steps above it")
-    else:
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    encoded: list[tuple[list[int], int]]
+    pad_id: int
+    start_step: int
+    log: list[dict[str, Any]]
+
+
+def _open_run(rows: list[Messages], out: Path, config: PretrainConfig, last: Path | None) -> _Run:
+    """Everything the step loop needs, from the checkpoint `last` or from scratch; OUT gets the config before
+    the first step, so that a `--resume` from any of its checkpoints trains on alike."""
+    import torch
+
+    device = pick_device(config.device)
+    torch.manual_seed(config.seed)  # a fresh model's initial weights follow the seed
+    state: dict[str, Any] | None = None
+    if last is None:
         model, tokenizer = _fresh(config, rows)
-        start_step = 0
+    else:
+        state = _resumable_state(last, out, config)
+        model, tokenizer = load_model(last)
     out.mkdir(parents=True, exist_ok=True)
     (out / CONFIG_FILE).write_text(config.model_dump_json(indent=2) + "\n")
     model.to(device)
     model.train()
-    context = _context(model, config)
-    encoded = _encode(tokenizer, rows, config, context)
+    encoded = _encode(tokenizer, rows, config, _context(model, config))
+    optimizer, scheduler = _optimizer(model, config, device, state)
+    start_step = int(state["step"]) if state else 0
+    return _Run(
+        config=config,
+        out=out,
+        device=device,
+        model=model,
+        tokenizer=tokenizer,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        encoded=encoded,
+        pad_id=int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id),
+        start_step=start_step,
+        log=_read_log(out, start_step),
+    )
+
+
+def _resumable_state(last: Path, out: Path, config: PretrainConfig) -> dict[str, Any]:
+    """The training state saved with checkpoint `last`, refused when the run already has the steps asked for."""
+    state = load_state(last)
+    if config.steps <= int(state["step"]):
+        raise AmphoreusError(f"{out}: already trained to step {int(state['step'])}; expected --steps above it")
+    return state
+
+
+def _optimizer(
+    model: PreTrainedModel, config: PretrainConfig, device: torch.device, state: dict[str, Any] | None
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
+    """AdamW under the warm-up/cosine schedule; from a checkpoint's state (with its RNG) a resumed run goes on
+    exactly where the uninterrupted one would be."""
+    import torch
+
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay, fused=device.type == "cuda"
     )
@@ -223,60 +292,82 @@ def _pretrain(
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["torch_rng"])
-    log = _read_log(out, start_step)
-    pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
-    started = time.perf_counter()
+    return optimizer, scheduler
+
+
+def _run_steps(run: _Run, on_step: Callable[[StepLog], None] | None) -> int:
+    """Step from where the run stands to `config.steps`, logging every step and checkpointing every
+    `save_every` and at the end (with the log, so a resume finds both); the tokens trained on."""
+    config = run.config
     tokens_seen = 0
-    for step in range(start_step + 1, config.steps + 1):
-        tick = time.perf_counter()
-        examples = [encoded[i] for i in batch_indices(len(encoded), step, config.batch_size, config.seed)]
-        batch, tokens = _collate(examples, pad_id, device)
-        with autocast(device):
-            loss = model(**batch).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        value = float(loss.detach())
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        tokens_seen += tokens
-        entry = StepLog(
-            step=step,
-            of=config.steps,
-            loss=round(value, 5),
-            lr=float(scheduler.get_last_lr()[0]),
-            tokens=tokens,
-            tokens_per_s=round(tokens / (time.perf_counter() - tick), 1),
-        )
-        log.append(entry.model_dump())
+    for step in range(run.start_step + 1, config.steps + 1):
+        entry = _step(run, step)
+        tokens_seen += entry.tokens
+        run.log.append(entry.model_dump())
         if on_step:
             on_step(entry)
         if step % config.save_every == 0 or step == config.steps:
-            save_checkpoint(out, step, model, tokenizer, optimizer, scheduler, config.keep_checkpoints)
-            _write_log(out, config, log, None)
-    wall = time.perf_counter() - started
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    losses = [s["loss"] for s in log]
-    k = min(10, max(1, len(losses) // 2))
-    metrics = PretrainMetrics(
-        out=str(out),
-        base=config.base,
-        device=str(device),
-        parameters=sum(p.numel() for p in model.parameters()),
-        vocab=len(tokenizer),
-        examples=len(rows),
-        steps=config.steps,
-        resumed_from=start_step if resume else None,
-        loss_first=round(sum(losses[:k]) / k, 5) if losses else math.nan,
-        loss_last=round(sum(losses[-k:]) / k, 5) if losses else math.nan,
+            save_checkpoint(
+                run.out, step, run.model, run.tokenizer, run.optimizer, run.scheduler, config.keep_checkpoints
+            )
+            _write_log(run.out, config, run.log, None)
+    return tokens_seen
+
+
+def _step(run: _Run, step: int) -> StepLog:
+    """One optimizer step on step `step`'s batch, timed up to the finished update (CUDA runs ahead otherwise)."""
+    import torch
+
+    tick = time.perf_counter()
+    indices = batch_indices(len(run.encoded), step, run.config.batch_size, run.config.seed)
+    batch, tokens = _collate([run.encoded[i] for i in indices], run.pad_id, run.device)
+    with autocast(run.device):
+        loss = run.model(**batch).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    value = float(loss.detach())
+    if run.device.type == "cuda":
+        torch.cuda.synchronize()
+    return StepLog(
+        step=step,
+        of=run.config.steps,
+        loss=round(value, 5),
+        lr=float(run.scheduler.get_last_lr()[0]),
+        tokens=tokens,
+        tokens_per_s=round(tokens / (time.perf_counter() - tick), 1),
+    )
+
+
+def _metrics(run: _Run, examples: int, resumed_from: int | None, tokens_seen: int, wall: float) -> PretrainMetrics:
+    """The run in a few figures; throughput counts this invocation only (a resumed run's earlier steps ran
+    elsewhere)."""
+    loss_first, loss_last = _end_losses([s["loss"] for s in run.log])
+    return PretrainMetrics(
+        out=str(run.out),
+        base=run.config.base,
+        device=str(run.device),
+        parameters=sum(p.numel() for p in run.model.parameters()),
+        vocab=len(run.tokenizer),
+        examples=examples,
+        steps=run.config.steps,
+        resumed_from=resumed_from,
+        loss_first=loss_first,
+        loss_last=loss_last,
         tokens_per_s=round(tokens_seen / wall, 1) if wall > 0 else 0.0,
         wall_s=round(wall, 2),
     )
-    _write_log(out, config, log, metrics)
-    return metrics
+
+
+def _end_losses(losses: list[float]) -> tuple[float, float]:
+    """Mean loss of the first and of the last ten logged steps (half the log each when it is shorter): whether
+    the loss fell, without one noisy step deciding it."""
+    if not losses:
+        return math.nan, math.nan
+    k = min(10, max(1, len(losses) // 2))
+    return round(sum(losses[:k]) / k, 5), round(sum(losses[-k:]) / k, 5)
 
 
 def _write_log(out: Path, config: PretrainConfig, log: list[dict[str, Any]], metrics: PretrainMetrics | None) -> None:
