@@ -11,6 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from amphoreus_graph.cli.console import console, one_line_errors
+from amphoreus_graph.cli.options import default, field_option
+from amphoreus_graph.society.services import RunSettings
 
 
 @one_line_errors
@@ -18,8 +20,8 @@ def interview_command(
     run: Annotated[Path, typer.Argument(help="a run directory written by `amphoreus simulate`")],
     question: Annotated[str, typer.Argument(help="what to ask")],
     agent: Annotated[str, typer.Option(help="whom to ask (one of the run's agents)")],
-    model: Annotated[str, typer.Option(help="offline | provider:model | a model name with --base-url")] = "offline",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (vLLM, LM Studio, Ollama)")] = None,
+    model: Annotated[str, field_option(RunSettings, "model")] = default(RunSettings, "model"),
+    base_url: Annotated[str | None, field_option(RunSettings, "base_url")] = default(RunSettings, "base_url"),
     api_key: Annotated[str | None, typer.Option(help="the provider's key (else its env var)")] = None,
     k: Annotated[int, typer.Option("-k", "--k", min=1, help="memories to draw on")] = 8,
     json_: Annotated[bool, typer.Option("--json", help="print the answer and its memories as JSON")] = False,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -25,13 +26,16 @@ from amphoreus_graph.cli.console import (
 )
 from amphoreus_graph.cli.data import export_app, judge_command
 from amphoreus_graph.cli.interview import interview_command
+from amphoreus_graph.cli.options import default, field_option
 from amphoreus_graph.cli.studio import studio_command
 from amphoreus_graph.cli.train import train_app
 from amphoreus_graph.contracts.events import CycleDone, CycleStarted, ProgressEvent, RoundDone, RoundStarted, TurnDone
-from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL
+from amphoreus_graph.scepter.plan import ScepterConfig
+from amphoreus_graph.society.runner import RunConfig
 
+PARALLEL = default(ScepterConfig, "parallel")
 app = typer.Typer(
     cls=OneLineUsageErrors,
     help="Simulate a society of LLM agents living by Paths.",
@@ -137,26 +141,24 @@ def simulate(
         list[str] | None,
         typer.Option(help="packaged scenario name or a YAML file; repeat it to cycle scenarios over --societies"),
     ] = None,
-    cycles: Annotated[int, typer.Option(min=1, help="world cycles to live through")] = 2,
-    rounds: Annotated[int | None, typer.Option(min=1, help="rounds per cycle (default: the scenario's)")] = None,
-    model: Annotated[str, typer.Option(help="offline | provider:model | a model name with --base-url")] = "offline",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (vLLM, LM Studio, Ollama)")] = None,
-    seed: Annotated[int, typer.Option(help="same seed + offline model = same run")] = 7,
+    cycles: Annotated[int, field_option(RunConfig, "cycles")] = default(RunConfig, "cycles"),
+    rounds: Annotated[int | None, field_option(RunConfig, "rounds")] = default(RunConfig, "rounds"),
+    model: Annotated[str, field_option(RunConfig, "model")] = default(RunConfig, "model"),
+    base_url: Annotated[str | None, field_option(RunConfig, "base_url")] = default(RunConfig, "base_url"),
+    seed: Annotated[int, field_option(RunConfig, "seed")] = default(RunConfig, "seed"),
     out: Annotated[Path | None, typer.Option(help="run directory (default: runs/SCENARIO-sSEED-TIME)")] = None,
     resume: Annotated[Path | None, typer.Option(help="continue the run in this directory from its checkpoint")] = None,
-    max_concurrency: Annotated[int, typer.Option(min=1, help="parallel model calls at most")] = 16,
-    memory_dir: Annotated[Path | None, typer.Option(help="Chroma directory (default: RUN/memory)")] = None,
-    chroma_url: Annotated[str | None, typer.Option(help="use a Chroma server, e.g. http://127.0.0.1:8000")] = None,
-    recall_k: Annotated[int, typer.Option(min=0, help="memories recalled per turn")] = 5,
-    seeds_dir: Annotated[
-        Path | None, typer.Option(help="seed memories: SEEDS_DIR/<scenario>/*.yaml (default: the scenario's own)")
-    ] = None,
-    embedder: Annotated[str, typer.Option(help="sentence-transformers model name or local path")] = DEFAULT_MODEL,
+    max_concurrency: Annotated[int, field_option(RunConfig, "max_concurrency")] = default(RunConfig, "max_concurrency"),
+    memory_dir: Annotated[Path | None, field_option(RunConfig, "memory_dir")] = default(RunConfig, "memory_dir"),
+    chroma_url: Annotated[str | None, field_option(RunConfig, "chroma_url")] = default(RunConfig, "chroma_url"),
+    recall_k: Annotated[int, field_option(RunConfig, "recall_k")] = default(RunConfig, "recall_k"),
+    seeds_dir: Annotated[Path | None, field_option(RunConfig, "seeds_dir")] = default(RunConfig, "seeds_dir"),
+    embedder: Annotated[str, field_option(RunConfig, "embedder")] = default(RunConfig, "embedder"),
     societies: Annotated[int, typer.Option(help="independent societies at once; society i gets seed SEED+i")] = 1,
     engine: Annotated[str | None, typer.Option(help="local (asyncio, one process) or ray (default: local)")] = None,
     address: Annotated[str | None, typer.Option(help="join this Ray cluster (--engine ray)")] = None,
     ray_cpus: Annotated[int | None, typer.Option(help="CPUs of a Ray started here (--engine ray)")] = None,
-    parallel: Annotated[int | None, typer.Option(help="societies alive at once per process (default 16)")] = None,
+    parallel: Annotated[int | None, typer.Option(help=f"societies alive per process (default {PARALLEL})")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,
     live: Annotated[
         bool, typer.Option(help="a live dashboard: round, agents' last actions, the world's gauges")
@@ -171,9 +173,9 @@ def simulate(
     api_key: Annotated[
         str | None, typer.Option(help="the provider's key (else its env var); never saved: give it again on --resume")
     ] = None,
-    temperature: Annotated[float | None, typer.Option(min=0, help="the model's sampling temperature")] = None,
-    timeout: Annotated[float, typer.Option(min=0.1, help="seconds one model call may take")] = 60.0,
-    max_retries: Annotated[int, typer.Option(min=0, help="retries of a failed model call")] = 2,
+    temperature: Annotated[float | None, field_option(RunConfig, "temperature")] = default(RunConfig, "temperature"),
+    timeout: Annotated[float, field_option(RunConfig, "timeout_s")] = default(RunConfig, "timeout_s"),
+    max_retries: Annotated[int, field_option(RunConfig, "max_retries")] = default(RunConfig, "max_retries"),
     max_calls: Annotated[int | None, typer.Option(min=1, help="stop (resumably) once this many calls are made")] = None,
     max_tokens: Annotated[
         int | None, typer.Option(min=1, help="stop (resumably) once this many tokens are used")
@@ -194,15 +196,15 @@ def simulate(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="ask the model every time; keep no answers")] = False,
     structured: Annotated[
         str, typer.Option(help="auto | json_schema | tools | off: how a decision is asked for natively")
-    ] = "auto",
+    ] = default(RunConfig, "structured"),
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
     from amphoreus_graph.policy.routing import parse_model_for
     from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
     from amphoreus_graph.society.guard import Limits
-    from amphoreus_graph.society.runner import RunConfig, Simulation
+    from amphoreus_graph.society.runner import Simulation
 
-    scenarios = scenario or [RunConfig.model_fields["scenario"].default]
+    scenarios = scenario or [default(RunConfig, "scenario")]
     if societies < 1:
         raise AmphoreusError(f"--societies {societies}: expected at least 1")
     if engine is not None:
@@ -225,7 +227,7 @@ def simulate(
         return
     limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    config = RunConfig(
+    config = _run_config(
         scenario=scenarios[0],
         cycles=cycles,
         rounds=rounds,
@@ -249,8 +251,6 @@ def simulate(
         structured=_structured_mode(structured),
     )
     if resume is None and (societies > 1 or engine == "ray"):
-        from amphoreus_graph.scepter.plan import ScepterConfig
-
         if out is None:
             config.out = Path("runs") / f"{Path(scenarios[0]).stem}-s{seed}-n{societies}-{stamp}"
         plan = ScepterConfig(
@@ -260,7 +260,7 @@ def simulate(
             engine=check_engine(engine or "local"),
             address=address,
             ray_cpus=ray_cpus,
-            parallel=parallel or 16,
+            parallel=parallel or PARALLEL,
         )
         _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet)
         return
@@ -277,6 +277,14 @@ def simulate(
     drive = _drive_live(sim, resume=resume is not None) if live else _drive(sim, resume=resume is not None, quiet=quiet)
     summary = asyncio.run(drive)
     _print_summary(summary, sim.config.out)
+
+
+def _run_config(**options: Any) -> RunConfig:
+    """The run's config from the options; a value its model refuses (a bound typer cannot state) is one line."""
+    try:
+        return RunConfig(**options)
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error("options", exc)) from None
 
 
 def _structured_mode(value: str) -> Any:

@@ -55,7 +55,7 @@ from amphoreus_graph.policy.cache import (
     reply_record,
     request_key,
 )
-from amphoreus_graph.policy.limits import EndpointLimiter, Ticket, endpoint_limiter
+from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY, EndpointLimiter, Ticket, endpoint_limiter
 from amphoreus_graph.policy.structured import (
     CAPABILITIES,
     ReplyFormat,
@@ -322,7 +322,7 @@ class ChatCaller:
         model: BaseChatModel,
         *,
         role: Role = Role.DECIDE,
-        max_concurrency: int = 16,
+        max_concurrency: int = DEFAULT_CONCURRENCY,
         timeout_s: float = 60.0,
         attempts: int = 3,
         backoff_s: float = 0.5,

@@ -18,6 +18,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+DEFAULT_CONCURRENCY = 16  # model calls in flight per endpoint at most, where nothing says otherwise
+
 
 @dataclass
 class Ticket:

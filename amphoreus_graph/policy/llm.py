@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, ask, classify, note
+from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
 from amphoreus_graph.policy.structured import decision_format
@@ -57,7 +58,7 @@ class LLMPolicy:
         *,
         name: str = "llm",
         role: Role = Role.DECIDE,
-        max_concurrency: int = 16,
+        max_concurrency: int = DEFAULT_CONCURRENCY,
         timeout_s: float = 60.0,
         attempts: int = 3,
         backoff_s: float = 0.5,

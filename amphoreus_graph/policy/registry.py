@@ -17,6 +17,7 @@ from amphoreus_graph.policy.baselines import RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.gateway import ChatCaller, Role
+from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 
@@ -60,7 +61,7 @@ def resolve_model(
     spec: str,
     *,
     base_url: str | None = None,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_CONCURRENCY,
     timeout_s: float = 60.0,
     temperature: float | None = None,
     role: Role = Role.DECIDE,
@@ -104,7 +105,7 @@ def chat_caller(
     role: Role,
     base_url: str | None = None,
     temperature: float | None = None,
-    max_concurrency: int = 16,
+    max_concurrency: int = DEFAULT_CONCURRENCY,
     timeout_s: float = 60.0,
     attempts: int = 3,
     cache: ResponseCache | None = None,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
@@ -27,7 +27,6 @@ from amphoreus_graph.contracts.events import Done, Repaired
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
@@ -49,12 +48,9 @@ from amphoreus_graph.society.run_dir import (
     writable_dir,
 )
 from amphoreus_graph.society.samples import ShardWriter, count_rows
-from amphoreus_graph.society.services import (
-    Services,
-    SocietySettings,
-    build_memory,
-)
+from amphoreus_graph.society.services import RunSettings, Services, SocietySettings, build_memory
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
+from amphoreus_graph.society.state import CYCLES, WorldRun
 from amphoreus_graph.society.summary import AgentUse, CacheUse, RunSummary
 
 __all__ = ["RunConfig", "Simulation", "build_summary"]
@@ -63,25 +59,18 @@ __all__ = ["RunConfig", "Simulation", "build_summary"]
 CONFIG_FORMAT = 1  # bump when a field of config.json changes meaning or goes: a newer file is refused, not misread
 
 
-class RunConfig(BaseModel):
-    """Everything that defines a run; saved as RUN/config.json so `--resume` needs only the directory."""
+class RunConfig(WorldRun, RunSettings):
+    """Everything that defines a run: the world it lives in (WorldRun, as a graph's input says it), who decides
+    (RunSettings, as Studio's settings say it), where it writes, and how models are asked. Saved as
+    RUN/config.json so `--resume` needs only the directory; the CLI's options take their defaults and help from
+    these fields."""
 
     format_version: int = Field(default=CONFIG_FORMAT, le=CONFIG_FORMAT, description="the shape of config.json")
-    scenario: str = "amphoreus"
-    cycles: int = Field(default=2, ge=1)
-    rounds: int | None = Field(default=None, ge=1)
-    model: str = "offline"
-    base_url: str | None = None
-    seed: int = 7
-    out: Path = Path("runs/default")
-    max_concurrency: int = Field(default=16, ge=1)
-    memory_dir: Path | None = Field(default=None, description="default: RUN/memory")
-    chroma_url: str | None = None
-    recall_k: int = Field(default=5, ge=0)
-    embedder: str = DEFAULT_MODEL
-    seeds_dir: str | None = Field(default=None, description="SEEDS_DIR/<scenario>/*.yaml; default: the scenario's")
+    cycles: int = CYCLES
+    out: Path = Field(default=Path("runs/default"), description="the run directory")
+    memory_dir: Path | None = Field(default=None, description="Chroma directory (default: RUN/memory)")
     temperature: float | None = Field(default=None, ge=0, description="the model's sampling temperature")
-    timeout_s: float = Field(default=60.0, gt=0, description="one model call's time limit")
+    timeout_s: float = Field(default=60.0, gt=0, description="seconds one model call may take")
     max_retries: int = Field(default=2, ge=0, description="retries of a failed model call (ours, not the client's)")
     limits: Limits = Field(default_factory=Limits, description="budgets and the circuit breaker")
     models: dict[str, str] = Field(
@@ -121,17 +110,8 @@ class RunConfig(BaseModel):
         return fingerprint(scenario=self.scenario, seed=self.seed, rounds=self.rounds, embedder=self.embedder)
 
     def settings(self) -> SocietySettings:
-        return SocietySettings(
-            model=self.model,
-            base_url=self.base_url,
-            max_concurrency=self.max_concurrency,
-            recall_k=self.recall_k,
-            memory_dir=str(self.memory_path),
-            chroma_url=self.chroma_url,
-            embedder=self.embedder,
-            run_dir=str(self.out),
-            seeds_dir=self.seeds_dir,
-        )
+        shared = self.model_dump(include=set(RunSettings.model_fields))
+        return SocietySettings(**shared, memory_dir=str(self.memory_path), run_dir=str(self.out))
 
 
 def stored_config(run_dir: Path) -> RunConfig:

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Self
 
-from pydantic import Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.catalogs.scenario import Scenario
@@ -29,6 +29,7 @@ from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec, open_memory
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import ChatCaller, Role
+from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
@@ -47,23 +48,29 @@ class Services:
     cache: ResponseCache | None = None  # the run's response cache, for models that keep none (a game master)
 
 
-class SocietySettings(BaseSettings):
-    """Who decides and where memory and samples live; also read from AMPHOREUS_* environment variables."""
+class RunSettings(BaseModel):
+    """Who decides, and how a run recalls: said once here, for Studio's settings and a run's config (RunConfig)."""
 
-    model_config = SettingsConfigDict(env_prefix="AMPHOREUS_", frozen=True)
-
-    model: str = Field(default="offline", description="offline, provider:model, or a name with base_url")
-    base_url: str | None = Field(default=None, description="an OpenAI-compatible endpoint (vLLM, Ollama…)")
-    max_concurrency: int = Field(default=16, ge=1, description="parallel model calls at most")
+    model: str = Field(default="offline", description="offline | provider:model | a model name with --base-url")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (vLLM, LM Studio, Ollama)")
+    max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="parallel model calls at most")
     recall_k: int = Field(default=5, ge=0, description="memories recalled per turn")
-    memory_dir: str | None = Field(default="memory/chroma", description="embedded Chroma directory")
-    chroma_url: str | None = Field(default=None, description="a Chroma server, instead of memory_dir")
-    embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or path")
-    runs_dir: str = Field(default="runs", description="where runs without an explicit directory write")
-    run_dir: str | None = Field(default=None, description="this run's directory (samples/ goes inside)")
+    chroma_url: str | None = Field(default=None, description="use a Chroma server, e.g. http://127.0.0.1:8000")
+    embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or local path")
     seeds_dir: str | None = Field(
         default=None, description="seed memories: SEEDS_DIR/<scenario>/*.yaml (default: the scenario's own)"
     )
+
+
+class SocietySettings(RunSettings, BaseSettings):
+    """The graphs' context: the run settings, and where memory and samples live; also read from AMPHOREUS_*
+    environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="AMPHOREUS_", frozen=True)
+
+    memory_dir: str | None = Field(default="memory/chroma", description="embedded Chroma directory")
+    runs_dir: str = Field(default="runs", description="where runs without an explicit directory write")
+    run_dir: str | None = Field(default=None, description="this run's directory (samples/ goes inside)")
     _services: dict[str, Services] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 

@@ -33,10 +33,19 @@ def merge_turns(current: dict[str, JSON] | None, update: dict[str, JSON] | None)
     return {**(current or {}), **update}
 
 
-class _RunInput(BaseModel):
+class WorldRun(BaseModel):
+    """Which world a run lives in, with what seed and how many rounds a cycle: said once here, for a graph's input
+    and a run's config (RunConfig) alike."""
+
     scenario: str = Field(default="amphoreus", description="packaged scenario name or path to a YAML file")
-    seed: int = Field(default=7, description="same seed, same offline run")
-    rounds: int | None = Field(default=None, description="rounds per cycle; default: the scenario's")
+    seed: int = Field(default=7, description="same seed + offline model = same run")
+    rounds: int | None = Field(default=None, ge=1, description="rounds per cycle (default: the scenario's)")
+
+
+CYCLES = Field(default=2, ge=1, description="world cycles to live through")
+
+
+class _RunInput(WorldRun):
     run_id: str = Field(default="", description="names the run's memory and samples; default: the thread id")
 
 
@@ -49,7 +58,7 @@ class SocietyInput(_RunInput):
 class RecurrenceInput(_RunInput):
     """Run the world through several cycles; memories carry over by each Path's retention."""
 
-    cycles: int = Field(default=2, ge=1, description="how many cycles the world lives through")
+    cycles: int = CYCLES
 
 
 class SocietyState(TypedDict, total=False):

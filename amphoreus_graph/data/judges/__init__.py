@@ -6,12 +6,13 @@ from amphoreus_graph.data.judges.base import PANELS, Judge, JudgeItem, Panel, Ve
 from amphoreus_graph.data.judges.llm import LLMJudge
 from amphoreus_graph.data.judges.offline import OfflineJudge
 from amphoreus_graph.policy.gateway import Role
+from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.registry import chat_caller
 
 __all__ = ["PANELS", "Judge", "JudgeItem", "LLMJudge", "OfflineJudge", "Panel", "Verdict", "resolve_judge"]
 
 
-def resolve_judge(spec: str, *, base_url: str | None = None, max_concurrency: int = 16) -> Judge:
+def resolve_judge(spec: str, *, base_url: str | None = None, max_concurrency: int = DEFAULT_CONCURRENCY) -> Judge:
     """`offline`, or any `--model` string for a model judge (scored at temperature 0)."""
     if spec == "offline":
         return OfflineJudge()

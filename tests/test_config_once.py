@@ -1,0 +1,61 @@
+"""Configuration is stated once: a run's config (RunConfig) is the world a graph's input names (WorldRun) plus the
+settings Studio's context holds (RunSettings), and the CLI's options take their defaults, help and bounds from those
+fields, so no default can differ between the library, Studio and the CLI."""
+
+from __future__ import annotations
+
+import typer.main
+
+from amphoreus_graph.cli import app
+from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.services import RunSettings, SocietySettings
+from amphoreus_graph.society.state import RecurrenceInput, SocietyInput, WorldRun
+
+# simulate's options that set a RunConfig field (the option's name where it differs from the field's)
+FIELDS = {
+    "cycles": "cycles",
+    "rounds": "rounds",
+    "model": "model",
+    "base_url": "base_url",
+    "seed": "seed",
+    "max_concurrency": "max_concurrency",
+    "memory_dir": "memory_dir",
+    "chroma_url": "chroma_url",
+    "recall_k": "recall_k",
+    "seeds_dir": "seeds_dir",
+    "embedder": "embedder",
+    "temperature": "temperature",
+    "timeout": "timeout_s",
+    "max_retries": "max_retries",
+}
+
+
+def simulate_params() -> dict[str, object]:
+    group = typer.main.get_command(app)
+    command = group.commands["simulate"]  # type: ignore[attr-defined]
+    return {param.name: param for param in command.params}
+
+
+def test_simulates_options_are_the_configs_fields(cli) -> None:
+    params = simulate_params()
+    for option, field in FIELDS.items():
+        param, info = params[option], RunConfig.model_fields[field]
+        assert param.default == info.get_default(call_default_factory=True), option  # type: ignore[attr-defined]
+        assert param.help == info.description, option  # type: ignore[attr-defined]
+    for bad in (["--cycles", "0"], ["--recall-k", "-1"], ["--timeout", "0"]):  # the fields' bounds, one line each
+        code, _, err = cli("simulate", "--scenario", "trio", *bad)
+        assert code == 2 and len(err.strip().splitlines()) == 1, (bad, err)
+
+
+def test_the_library_studio_and_a_graphs_input_share_their_fields() -> None:
+    for name in RunSettings.model_fields:
+        assert RunConfig.model_fields[name].default == SocietySettings.model_fields[name].default, name
+        assert RunConfig.model_fields[name].description == SocietySettings.model_fields[name].description, name
+    for name in WorldRun.model_fields:
+        for model in (RecurrenceInput, SocietyInput):
+            assert model.model_fields[name].default == RunConfig.model_fields[name].default, (model, name)
+    assert RecurrenceInput.model_fields["cycles"].default == RunConfig.model_fields["cycles"].default
+    config = RunConfig(model="m", recall_k=2, max_concurrency=3)
+    settings = config.settings()
+    assert (settings.model, settings.recall_k, settings.max_concurrency) == ("m", 2, 3)
+    assert settings.run_dir == str(config.out) and settings.memory_dir == str(config.memory_path)
