@@ -52,7 +52,7 @@ def make(kind: str) -> Callable[..., BaseStore]:
     def build(index: dict[str, Any] | None = None) -> BaseStore:
         if kind == "memory":
             return InMemoryStore(index=index)  # type: ignore[arg-type]
-        return ChromaStore(CLIENT, collection=f"t-{uuid.uuid4().hex[:16]}", index=index)
+        return ChromaStore(CLIENT, name=f"t-{uuid.uuid4().hex[:16]}", index=index)
 
     return build
 
@@ -64,7 +64,7 @@ def index(embedder: Any) -> dict[str, Any]:
 
 
 def chroma(index: dict[str, Any] | None = None, client: Any = CLIENT) -> ChromaStore:
-    return ChromaStore(client, collection=f"t-{uuid.uuid4().hex[:16]}", index=index)
+    return ChromaStore(client, name=f"t-{uuid.uuid4().hex[:16]}", index=index)
 
 
 def keys(items: list[Any]) -> list[str]:
@@ -144,14 +144,6 @@ def test_batch_checks_labels_too() -> None:
     with pytest.raises(InvalidNamespaceError):
         store.batch([PutOp(("a.b",), "k", {"v": 1})])
     assert store.list_namespaces() == []
-
-
-def test_ttl_is_not_supported(make: Callable[..., BaseStore]) -> None:
-    store = make()
-    assert store.supports_ttl is False
-    with pytest.raises(NotImplementedError):
-        store.put(("docs",), "k", {"v": 1}, ttl=5)
-    store.put(("docs",), "k", {"v": 1}, ttl=None)  # explicitly no TTL is fine
 
 
 # search: filters, scope, pagination
@@ -313,7 +305,7 @@ def test_reput_without_index_drops_old_vectors(index: dict[str, Any]) -> None:
     store.put(("docs",), "k", {"text": DOCS["cat"]}, index=False)
     assert [item.score for item in store.search(("docs",), query="cat")] == [None]
     store.delete(("docs",), "k")
-    assert store.vectors.count() == 0
+    assert store.chroma.rows.count() == 0
 
 
 def test_search_widens_until_the_filter_is_satisfied(index: dict[str, Any]) -> None:
@@ -353,28 +345,17 @@ def test_items_sharing_a_text_share_one_row_per_namespace(index: dict[str, Any])
     store = chroma(index)
     note = "The cat sleeps on the warm windowsill all afternoon"
     store.batch([PutOp(("a",), f"k{i}", {"text": note}) for i in range(5)] + [PutOp(("b",), "k0", {"text": note})])
-    assert store.vectors.count() == 2
+    assert store.chroma.rows.count() == 2
     assert sorted(keys(store.search(("a",), query="cat", limit=50))) == [f"k{i}" for i in range(5)]
     assert [(i.namespace, i.key) for i in store.search(("b",), query="cat", limit=50)] == [(("b",), "k0")]
     store.put(("a",), "k0", {"text": DOCS["bread"]})  # moves to a row of its own
-    assert store.vectors.count() == 3
+    assert store.chroma.rows.count() == 3
     assert keys(store.search(("a",), query=DOCS["bread"], limit=1)) == ["k0"]
     store.batch([PutOp(("a",), f"k{i}", None) for i in range(1, 5)])
-    assert store.vectors.count() == 2
+    assert store.chroma.rows.count() == 2
     assert keys(store.search(("a",), query="cat", limit=50)) == ["k0"]
     store.batch([PutOp(("a",), "k0", None), PutOp(("b",), "k0", {"text": note}, index=False)])
-    assert store.vectors.count() == 0 and [i.score for i in store.search((), query="cat")] == [None]
-
-
-def test_a_store_written_with_one_vector_per_item_is_refused() -> None:
-    """Before text rows, vectors sat one per (item, path) in `<collection>-vectors`: refused, never read as empty."""
-    name = f"t-{uuid.uuid4().hex[:16]}"
-    legacy = CLIENT.create_collection(f"{name}-vectors", embedding_function=None)
-    legacy.add(ids=["v1"], embeddings=[[0.1, 0.2]], metadatas=[{"item": "i1", "path": "$", "ns0": "docs"}])
-    with pytest.raises(AmphoreusError, match=f"{name!r} was written by an older amphoreus-graph"):
-        ChromaStore(CLIENT, collection=name)
-    with pytest.raises(ValueError, match="the stores' own"):
-        ChromaStore(CLIENT, collection=f"{name}.vectors")
+    assert store.chroma.rows.count() == 0 and [i.score for i in store.search((), query="cat")] == [None]
 
 
 def test_wrong_dims_are_reported(embedder: Any) -> None:
@@ -449,12 +430,12 @@ def test_batch_reads_see_the_store_before_its_writes(make: Callable[..., BaseSto
 
 def test_writes_larger_than_chromas_batch_are_chunked(index: dict[str, Any]) -> None:
     store = chroma(index)
-    store._max_batch = 3
+    store.chroma.max_batch = 3
     store.batch([PutOp(("docs", str(i % 2)), f"k{i}", {"text": f"note {i}"}) for i in range(10)])
     assert len(store.search((), limit=20)) == 10
-    assert store.vectors.count() == 10
+    assert store.chroma.rows.count() == 10
     store.batch([PutOp(("docs", str(i % 2)), f"k{i}", None) for i in range(10)])
-    assert store.items.count() == 0 and store.vectors.count() == 0
+    assert store.chroma.items.count() == 0 and store.chroma.rows.count() == 0
 
 
 async def test_async_api(make: Callable[..., BaseStore], index: dict[str, Any]) -> None:

@@ -125,16 +125,7 @@ class ChromaIndex:
         return self._access
 
     def _open(self, name: str, space: Space | None = None) -> Collection:
-        """A collection, made (with `space`, default l2) if missing, syncing its index every SYNC_THRESHOLD writes."""
-        hnsw = CreateHNSWConfiguration(sync_threshold=SYNC_THRESHOLD)
-        if space is not None:
-            hnsw["space"] = space
-        collection = self.client.get_or_create_collection(
-            name, embedding_function=None, configuration=CreateCollectionConfiguration(hnsw=hnsw)
-        )
-        if (collection.configuration.get("hnsw") or {}).get("sync_threshold") != SYNC_THRESHOLD:
-            collection.modify(configuration={"hnsw": {"sync_threshold": SYNC_THRESHOLD}})
-        return collection
+        return open_collection(self.client, name, space)
 
     def upsert(
         self,
@@ -157,7 +148,7 @@ class ChromaIndex:
             self._collection(owner).update(ids=list(ids[span]), metadatas=list(metadatas[span]))  # type: ignore[arg-type]
 
     def delete(self, owner: str, ids: Sequence[str]) -> None:
-        for chunk in _chunks(ids, self._max_batch):
+        for chunk in chunks(ids, self._max_batch):
             self._collection(owner).delete(ids=chunk)
 
     def get(self, owner: str, *, vectors: bool = False) -> Rows:
@@ -178,13 +169,13 @@ class ChromaIndex:
 
     def ticks(self, keys: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
-        for chunk in _chunks(list(dict.fromkeys(keys)), self._max_batch):
+        for chunk in chunks(list(dict.fromkeys(keys)), self._max_batch):
             got = self._ticks().get(ids=chunk, include=["metadatas"])
             out.update((i, int(m["tick"])) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if m)  # type: ignore[arg-type]
         return out
 
     def set_ticks(self, keys: Sequence[str], tick: int) -> None:
-        for chunk in _chunks(keys, self._max_batch):
+        for chunk in chunks(keys, self._max_batch):
             self._ticks().upsert(
                 ids=chunk,
                 embeddings=[placeholder_vector(i) for i in chunk],  # type: ignore[arg-type]
@@ -192,7 +183,7 @@ class ChromaIndex:
             )
 
     def forget_ticks(self, keys: Sequence[str]) -> None:
-        for chunk in _chunks(keys, self._max_batch):
+        for chunk in chunks(keys, self._max_batch):
             self._ticks().delete(ids=chunk)
 
     def claim(self) -> str | None:
@@ -232,6 +223,19 @@ class ChromaIndex:
             self._lock.release()
 
 
+def open_collection(client: ClientAPI, name: str, space: Space | None = None) -> Collection:
+    """A collection, made (with `space`, default l2) if missing, syncing its index every SYNC_THRESHOLD writes."""
+    hnsw = CreateHNSWConfiguration(sync_threshold=SYNC_THRESHOLD)
+    if space is not None:
+        hnsw["space"] = space
+    collection = client.get_or_create_collection(
+        name, embedding_function=None, configuration=CreateCollectionConfiguration(hnsw=hnsw)
+    )
+    if (collection.configuration.get("hnsw") or {}).get("sync_threshold") != SYNC_THRESHOLD:
+        collection.modify(configuration={"hnsw": {"sync_threshold": SYNC_THRESHOLD}})
+    return collection
+
+
 def placeholder_vector(record_id: str) -> list[float]:
     """Chroma wants a vector per record, even one never searched; identical vectors degrade its HNSW index, so
     each id gets its own four values in [1, 2] (never zero) from a hash."""
@@ -245,6 +249,7 @@ def _spans(length: int, size: int) -> Iterator[slice]:
         yield slice(start, start + size)
 
 
-def _chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
+def chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
+    """Lists of at most `size` items (the client's max batch per call), in order."""
     for span in _spans(len(items), size):
         yield list(items[span])

@@ -9,6 +9,7 @@ collection name says what it holds in a fixed role field:
 
     am2.<society>.agent.<agent>     an agent's memories (its private records and its copy of public ones)
     am2.<society>.int.<what>        the store's own bookkeeping (e.g. `access`, the last-access ticks)
+    am2.<store>.lgs.<what>          a LangGraph store's collections (`ChromaStore`: its items, its text rows)
 
 An agent part always ends with its hash and sits behind `.agent.`, so no agent name can produce an internal
 name, and two different names collide only if 64 bits of SHA-256 do. The slug never holds a ".", so the
@@ -55,6 +56,13 @@ def internal_collection(society: str, what: str) -> str:
     if not re.fullmatch(r"[a-z]+", what):
         raise ValueError(f"internal collection {what!r}: expected a lowercase word")
     return f"{PREFIX}.{name_part(society)}.int.{what}"
+
+
+def store_collection(store: str, what: str) -> str:
+    """A collection of the LangGraph store (`ChromaStore`) named `store` (any Unicode); `what` is a fixed word."""
+    if not re.fullmatch(r"[a-z]+", what):
+        raise ValueError(f"store collection {what!r}: expected a lowercase word")
+    return f"{PREFIX}.{name_part(store)}.lgs.{what}"
 
 
 def record_key(*parts: str) -> str:
