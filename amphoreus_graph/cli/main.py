@@ -137,6 +137,7 @@ def new_world(
 @app.command()
 @one_line_errors
 def simulate(
+    ctx: typer.Context,
     scenario: Annotated[
         list[str] | None,
         typer.Option(help="packaged scenario name or a YAML file; repeat it to cycle scenarios over --societies"),
@@ -148,6 +149,10 @@ def simulate(
     seed: Annotated[int, field_option(RunConfig, "seed")] = default(RunConfig, "seed"),
     out: Annotated[Path | None, typer.Option(help="run directory (default: runs/SCENARIO-sSEED-TIME)")] = None,
     resume: Annotated[Path | None, typer.Option(help="continue the run in this directory from its checkpoint")] = None,
+    fork: Annotated[
+        Path | None, typer.Option(help="branch off this run at --at into --out (same seed and model unless given)")
+    ] = None,
+    at: Annotated[str | None, typer.Option(help="CYCLE/ROUND: the last round a --fork shares with its parent")] = None,
     max_concurrency: Annotated[int, field_option(RunConfig, "max_concurrency")] = default(RunConfig, "max_concurrency"),
     memory_dir: Annotated[Path | None, field_option(RunConfig, "memory_dir")] = default(RunConfig, "memory_dir"),
     chroma_url: Annotated[str | None, field_option(RunConfig, "chroma_url")] = default(RunConfig, "chroma_url"),
@@ -226,6 +231,11 @@ def simulate(
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
         return
     limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
+    if fork is not None or at is not None:
+        sim = _forked(ctx, fork, at, out, api_key=api_key, limits=limits)
+        summary = asyncio.run(_drive_live(sim, resume=True) if live else _drive(sim, resume=True, quiet=quiet))
+        _print_summary(summary, sim.config.out)
+        return
     stamp = time.strftime("%Y%m%d-%H%M%S")
     config = _run_config(
         scenario=scenarios[0],
@@ -277,6 +287,52 @@ def simulate(
     drive = _drive_live(sim, resume=resume is not None) if live else _drive(sim, resume=resume is not None, quiet=quiet)
     summary = asyncio.run(drive)
     _print_summary(summary, sim.config.out)
+
+
+# simulate's options a fork may change, by the RunConfig field each sets (society/fork.py says which may change)
+_BRANCH_OPTIONS = {
+    "seed": "seed",
+    "model": "model",
+    "base_url": "base_url",
+    "model_for": "models",
+    "temperature": "temperature",
+    "timeout": "timeout_s",
+    "max_retries": "max_retries",
+    "structured": "structured",
+    "max_concurrency": "max_concurrency",
+}
+# options that say how to run the branch, not what it is
+_FORK_RUN_OPTIONS = {"fork", "at", "out", "quiet", "live", "api_key", "max_calls", "max_tokens", "max_cost", "prices"}
+_FORK_RUN_OPTIONS |= {"max_fallback_rate"}
+
+
+def _forked(
+    ctx: typer.Context,
+    parent: Path | None,
+    at: str | None,
+    out: Path | None,
+    *,
+    api_key: str | None,
+    limits: dict[str, Any],
+) -> Any:
+    """`--fork RUN --at C/R --out NEW`: the branch, replayed up to its fork point and ready to go on."""
+    from amphoreus_graph.policy.routing import parse_model_for
+    from amphoreus_graph.society.fork import check_fork, fork, parse_fork_point
+    from amphoreus_graph.society.run_dir import prepare_run_dir
+
+    if parent is None or at is None or out is None:
+        raise AmphoreusError("--fork RUN --at CYCLE/ROUND --out NEW: expected all three")
+    given = [name for name in ctx.params if (source := ctx.get_parameter_source(name)) and source.name != "DEFAULT"]
+    if fixed := [name for name in given if name not in _BRANCH_OPTIONS and name not in _FORK_RUN_OPTIONS]:
+        shown = ", ".join("--" + name.replace("_", "-") for name in fixed)
+        raise AmphoreusError(f"--fork: {shown} cannot change on a branch; expected the parent's (see --help)")
+    values = dict(ctx.params) | {"model_for": parse_model_for(ctx.params.get("model_for") or [])}
+    changes = {_BRANCH_OPTIONS[name]: values[name] for name in given if name in _BRANCH_OPTIONS}
+    point = parse_fork_point(at)
+    check_fork(parent, point, changes)
+    prepare_run_dir(out, resume=False)
+    err_console.print(f"replaying {parent} up to {at} into {out}…", highlight=False)
+    return asyncio.run(fork(parent, point, out, changes, api_key=api_key, limits=limits))
 
 
 def _run_config(**options: Any) -> RunConfig:

@@ -115,7 +115,8 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     scenario = scenario_of(state["scenario"])
     services = await aservices_of(state, runtime)
     if services.guard is not None:
-        services.guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents))
+        opening = (int(state["world"]["cycle"]), int(state["world"]["round"]) + 1)
+        services.guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents), opening)
     world = scenario.world
     framed, situations = world.frame(state["world"], director_rng(state, state["world"]))
     emit(RoundStarted(cycle=framed["cycle"], round=framed["round"], agents=len(situations)))

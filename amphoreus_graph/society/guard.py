@@ -7,7 +7,10 @@
   run up; past `max_fallback_rate` (after at least a round's worth of turns) the model is not really deciding,
   and a run that went on would write samples that only pretend to be the model's.
 
-Both are checked as a round opens (the `director` node), so a stop leaves every round either done or not
+- **A stop point** (`stop_after`: a cycle and round): the run stops once that round is played. A fork replays its
+  parent up to its branch point this way (society/fork.py).
+
+All are checked as a round opens (the `director` node), so a stop leaves every round either done or not
 begun. The stop is `RunStopped`: one line, exit 3.
 """
 
@@ -38,6 +41,7 @@ class Limits(BaseModel):
     max_cost: float | None = Field(default=None, gt=0, description="in the price table's currency")
     max_fallback_rate: float = Field(default=0.2, ge=0, le=1, description="share of turns a stand-in may decide")
     prices: dict[str, Price] = Field(default_factory=dict, description="model -> its price")
+    stop_after: tuple[int, int] | None = Field(default=None, description="stop once this (cycle, round) is played")
 
 
 def load_prices(path: Path) -> dict[str, Price]:
@@ -74,7 +78,11 @@ class Guard:
         self._turns_at_start: int | None = None
         self._fallbacks_at_start = 0
 
-    def check(self, stats: dict[str, float], model_use: dict[str, Any], agents: int) -> None:
+    def check(self, stats: dict[str, float], model_use: dict[str, Any], agents: int, opening: tuple[int, int]) -> None:
+        """Before round `opening` (cycle, round) begins."""
+        if self.limits.stop_after is not None and opening > self.limits.stop_after:
+            cycle, round_ = self.limits.stop_after
+            raise RunStopped(f"stopped after cycle {cycle} round {round_}, as asked; --resume {self.run_dir} goes on")
         self._check_budget(spent(model_use))
         self._check_fallbacks(int(stats.get("turns", 0)), int(stats.get("fallbacks", 0)), agents)
 

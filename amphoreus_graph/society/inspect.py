@@ -36,7 +36,7 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
     url = config.chroma_url
     spec = MemorySpec(directory=None if url else memory_dir, url=url, embedder=config.embedder)
-    memory = build_memory(spec, run.name, scenario, OfflinePathPolicy())
+    memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy())
     try:
         yield scenario, memory
     finally:
@@ -58,7 +58,7 @@ def unfiled_events(run: Path) -> list[MemoryEvent]:
     try:
         with SqliteSaver.from_conn_string(str(path)) as saver:
             graph = build_recurrence_graph().compile(checkpointer=saver)
-            values = graph.get_state({"configurable": {"thread_id": run.name}}).values
+            values = graph.get_state({"configurable": {"thread_id": stored_config(run).run_id}}).values
     except sqlite3.DatabaseError as exc:
         raise AmphoreusError(f"{path}: not a readable checkpoint ({exc}); expected the run's SQLite file") from None
     return [MemoryEvent.model_validate(e) for e in values.get("round_events") or []]

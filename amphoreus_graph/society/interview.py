@@ -74,13 +74,13 @@ def interview(
     if not question.strip():
         raise AmphoreusError("the question is empty; expected something to ask")
     caller = None if model == OFFLINE else chat_caller(model, role=Role.INTERVIEW, base_url=base_url, api_key=api_key)
-    seed = stored_config(run).seed
+    config = stored_config(run)
     with run_memory(run) as (scenario, memory):
         name = agent if agent is not None else scenario.agent_names[0]
         if not memory.public_records() and not any(memory.records(a) for a in scenario.agent_names):
             raise AmphoreusError(f"{run}: its memory store holds no memories; expected a run that remembered")
         now, found = recall_at_end(scenario, memory, name, question, k, unfiled_events(run))
-    turn = persona_turn(scenario, name, found, now, seed=seed, run_id=run.name)
+    turn = persona_turn(scenario, name, found, now, seed=config.seed, run_id=config.run_id)
     use: dict[str, Any] = {}
     if caller is None:
         text = offline_answer(turn, question)

@@ -68,6 +68,7 @@ class RunConfig(WorldRun, RunSettings):
     format_version: int = Field(default=CONFIG_FORMAT, le=CONFIG_FORMAT, description="the shape of config.json")
     cycles: int = CYCLES
     out: Path = Field(default=Path("runs/default"), description="the run directory")
+    name: str | None = Field(default=None, description="the run's identity (default: the run directory's name)")
     memory_dir: Path | None = Field(default=None, description="Chroma directory (default: RUN/memory)")
     temperature: float | None = Field(default=None, ge=0, description="the model's sampling temperature")
     timeout_s: float = Field(default=60.0, gt=0, description="seconds one model call may take")
@@ -85,7 +86,8 @@ class RunConfig(WorldRun, RunSettings):
 
     @property
     def run_id(self) -> str:
-        return self.out.name
+        """The run's identity: its memory society, its samples' run, its draws (and so what it does)."""
+        return self.name or self.out.name
 
     @property
     def files(self) -> RunDir:

@@ -1,0 +1,159 @@
+"""Forking a run: a new run directory that shares its parent's history up to a round, then goes its own way (another
+seed, another model), the parent untouched.
+
+The branch is rebuilt, not copied: the fork replays its parent from the start to the fork point in its own
+directory (checkpoints, samples, chronicle, memory store), answering every model request from a copy of the
+parent's response cache, and then checks the replayed samples against the parent's byte for byte. Replay, because
+the memory store keeps no history: what it held at the fork point (retention, reflections, access times) exists
+only by filing the same rounds again. The fork keeps its parent's name as its identity (the draws a run makes come
+from its name and seed), so with the same settings it goes on exactly as the parent did; its samples carry that
+name. A changed seed is written into the checkpoint the branch resumes from (LangGraph's `update_state`), and the
+memory store is claimed again under the branch's settings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from amphoreus_graph.atomic import write_json
+from amphoreus_graph.errors import AmphoreusError, RunStopped
+from amphoreus_graph.layout import SHARD_GLOB, RunDir
+from amphoreus_graph.memory.ownership import StoreOwner, write_owner
+from amphoreus_graph.policy.offline import OfflinePathPolicy
+from amphoreus_graph.society.chronicle import iter_chronicle
+from amphoreus_graph.society.guard import Limits
+from amphoreus_graph.society.recurrence import build_recurrence_graph
+from amphoreus_graph.society.runner import RunConfig, Simulation, open_society_memory, stored_config
+
+# What a branch may change: who decides and how it is asked, and the seed of what follows. The world, its rounds,
+# the embedder and where memory lives shape what was already filed, so they stay the parent's.
+BRANCHABLE = frozenset(
+    {"seed", "model", "base_url", "models", "temperature", "timeout_s", "max_retries", "structured", "max_concurrency"}
+)
+
+
+def parse_fork_point(text: str) -> tuple[int, int]:
+    """`CYCLE/ROUND` (e.g. 2/3): the last round the fork shares with its parent."""
+    found = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if found is None or int(found.group(1)) < 1 or int(found.group(2)) < 1:
+        raise AmphoreusError(f"--at {text!r}: expected CYCLE/ROUND, e.g. 2/3 (both from 1)")
+    return int(found.group(1)), int(found.group(2))
+
+
+async def fork(
+    parent: Path,
+    at: tuple[int, int],
+    out: Path,
+    changes: dict[str, Any],
+    *,
+    api_key: str | None = None,
+    limits: dict[str, Any] | None = None,
+) -> Simulation:
+    """Replay `parent` into `out` up to round `at` (cycle, round), check the replay, apply `changes` (RunConfig
+    fields of BRANCHABLE) and `limits` (budgets for the branch); return the branch, ready to `stream(resume=True)`."""
+    origin = check_fork(parent, at, changes)
+    files = RunDir(out)
+    if (cache := origin.cache_file()) is not None and cache.is_file():
+        files.root.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cache, files.cache)  # the parent's answers, so the replay asks the model nothing new
+    replay = origin.model_copy(
+        update={
+            "out": out,
+            "name": origin.run_id,
+            "memory_dir": None,
+            "cache_dir": None,
+            "cache": True,
+            "run_token": "",
+            # no budget or breaker: the replay asks nothing new, and is checked against the parent instead
+            "limits": Limits(stop_after=at, max_fallback_rate=1.0),
+        }
+    )
+    with contextlib.suppress(RunStopped):  # stopped at the fork point, as asked (checked below)
+        await Simulation(replay, api_key=api_key).run()
+    _check_replay(parent, out, at)
+    replayed = stored_config(out)
+    branch = replayed.model_copy(update={**changes, "limits": origin.limits})
+    write_json(files.config, json.loads(branch.model_dump_json()))
+    if branch.seed != replayed.seed:
+        await _reseed(files.checkpoint, branch)
+        _reclaim(branch)
+    return Simulation.resume(out, api_key=api_key, limits=limits)
+
+
+def check_fork(parent: Path, at: tuple[int, int], changes: dict[str, Any]) -> RunConfig:
+    """The parent's config, if a fork of it at `at` with `changes` can be faithful; else one line saying why."""
+    origin = stored_config(parent)
+    if unknown := sorted(set(changes) - BRANCHABLE):
+        raise AmphoreusError(f"--fork: {', '.join(unknown)} cannot change on a branch; expected only {_listed()}")
+    if origin.chroma_url is not None:
+        raise AmphoreusError(
+            f"--fork {parent}: its memory lives on a Chroma server under its name, which the fork keeps; expected a "
+            "run with its own embedded store"
+        )
+    played = {(r.cycle, r.round) for r in iter_chronicle(parent)}
+    if at not in played:
+        last = max(played, default=(0, 0))
+        raise AmphoreusError(
+            f"--at {at[0]}/{at[1]}: {parent} never played that round (its last is {last[0]}/{last[1]}); "
+            "expected a round of its chronicle"
+        )
+    summary = RunDir(parent).summary
+    asked = json.loads(summary.read_text(encoding="utf-8")).get("model_calls", 0) if summary.is_file() else 0
+    cache = origin.cache_file()
+    if asked and (cache is None or not cache.is_file()):
+        raise AmphoreusError(
+            f"--fork {parent}: it asked a model {asked} times and kept no response cache, so its rounds cannot be "
+            "replayed as they were; expected a run with its cache"
+        )
+    return origin
+
+
+def _listed() -> str:
+    return ", ".join(sorted(BRANCHABLE))
+
+
+def _check_replay(parent: Path, out: Path, at: tuple[int, int]) -> None:
+    """The replayed samples are the parent's up to the fork point, byte for byte; else the fork is refused."""
+    theirs, ours = RunDir(parent).samples, RunDir(out).samples
+    for shard in sorted(theirs.glob(SHARD_GLOB)):
+        expected = [line for line in shard.read_bytes().splitlines(keepends=True) if _position(line) <= at]
+        mine = ours / shard.name
+        got = mine.read_bytes().splitlines(keepends=True) if mine.is_file() else []
+        if got != expected:
+            raise AmphoreusError(
+                f"{mine}: the replay of {parent} differs from it before the fork point (a model answer not in its "
+                f"cache, or a change in this version); expected the same samples. {out} is left for inspection"
+            )
+
+
+def _position(line: bytes) -> tuple[int, int]:
+    row = json.loads(line)
+    return int(row["cycle"]), int(row["round"])
+
+
+async def _reseed(checkpoint: Path, branch: RunConfig) -> None:
+    """Write the branch's seed into the checkpoint it resumes from: the draws from the fork point on are its own."""
+    thread = {"configurable": {"thread_id": branch.run_id}}
+    async with AsyncSqliteSaver.from_conn_string(str(checkpoint)) as saver:
+        graph = build_recurrence_graph().compile(checkpointer=saver)
+        # as the cycle's opening node: what runs next is unchanged (the director opens the next round)
+        await graph.aupdate_state(thread, {"seed": branch.seed}, as_node="genesis")  # type: ignore[arg-type]
+
+
+def _reclaim(branch: RunConfig) -> None:
+    """The fork's own store, claimed again with the branch's settings (its fingerprint holds the seed)."""
+    memory = open_society_memory(branch, OfflinePathPolicy())  # only its claim is written
+    try:
+        write_owner(
+            memory.index,
+            StoreOwner(token=branch.run_token, run_dir=str(branch.out), fingerprint=branch.fingerprint()),
+        )
+    finally:
+        memory.close()

@@ -1,0 +1,90 @@
+"""Forking a run (`amphoreus simulate --fork RUN --at C/R --out NEW`): the branch shares its parent's history up to
+the fork point, memory included, goes on exactly as the parent did with the same settings and its own way with
+another seed, and the parent's files stay as they were."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from amphoreus_graph.layout import RunDir
+from amphoreus_graph.society.runner import RunConfig, Simulation
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("fork") / "parent"
+    asyncio.run(Simulation(RunConfig(scenario="trio", cycles=3, rounds=4, seed=5, out=out)).run())
+    return out
+
+
+def positions(shard: Path) -> list[tuple[int, int]]:
+    return [(row["cycle"], row["round"]) for row in map(json.loads, shard.read_text().splitlines())]
+
+
+def test_a_fork_with_the_same_settings_goes_on_as_its_parent_did(parent: Path, tmp_path: Path, cli) -> None:
+    before = digest(parent)
+    code, _, err = cli("simulate", "--fork", str(parent), "--at", "2/3", "--out", str(tmp_path / "same"), "--quiet")
+    assert code == 0, err
+    ours, theirs = RunDir(tmp_path / "same"), RunDir(parent)
+    for folder in ("samples", "chronicle"):
+        for shard in sorted((parent / folder).glob("cycle-*.jsonl")):
+            assert (tmp_path / "same" / folder / shard.name).read_bytes() == shard.read_bytes(), (folder, shard.name)
+    mine, parents = json.loads(ours.summary.read_text()), json.loads(theirs.summary.read_text())
+    assert {k for k in parents if parents[k] != mine.get(k)} == {"wall_time_s"}
+    assert digest(parent) == before, "the parent is untouched"
+    code, out, err = cli("interview", str(ours.root), "--agent", "Cyrene", "what do you remember?", "--json")
+    assert code == 0 and json.loads(out)["memories"], err  # its own store, under its parent's name
+
+
+def test_a_fork_with_another_seed_shares_the_past_and_not_the_future(parent: Path, tmp_path: Path, cli) -> None:
+    before = digest(parent)
+    branch = tmp_path / "other"
+    code, _, err = cli("simulate", "--fork", str(parent), "--at", "2/3", "--out", str(branch), "--seed", "99")
+    assert code == 0, err
+    cycle2 = (parent / "samples" / "cycle-0002.jsonl").read_text().splitlines()
+    forked = (branch / "samples" / "cycle-0002.jsonl").read_text().splitlines()
+    shared = [p <= (2, 3) for p in positions(parent / "samples" / "cycle-0002.jsonl")]
+    assert len(forked) == len(cycle2) and shared.count(True) < len(shared)
+    assert [a == b for a, b in zip(cycle2, forked, strict=True)] == shared, "the same up to the fork point only"
+    assert json.loads(RunDir(branch).config.read_text())["seed"] == 99
+    assert digest(parent) == before
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--at", "2/3", "--cycles", "5"], "--cycles cannot change on a branch"),
+        (["--at", "4/1"], "never played that round (its last is 3/4)"),
+        (["--at", "two"], "expected CYCLE/ROUND"),
+        ([], "expected all three"),
+    ],
+)
+def test_a_fork_that_cannot_be_faithful_is_one_line(
+    parent: Path, tmp_path: Path, cli, extra: list[str], message: str
+) -> None:
+    code, _, err = cli("simulate", "--fork", str(parent), "--out", str(tmp_path / "no"), *extra)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_model_run_without_its_cache_cannot_be_replayed(parent: Path, tmp_path: Path, cli) -> None:
+    asked = tmp_path / "asked"
+    shutil.copytree(parent, asked)
+    summary = RunDir(asked).summary
+    summary.write_text(json.dumps(json.loads(summary.read_text()) | {"model_calls": 7}))
+    code, _, err = cli("simulate", "--fork", str(asked), "--at", "1/2", "--out", str(tmp_path / "no"))
+    assert code == 2 and "kept no response cache" in err, err
