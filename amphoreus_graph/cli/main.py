@@ -210,31 +210,15 @@ def simulate(
     from amphoreus_graph.society.runner import Simulation
 
     scenarios = scenario or [default(RunConfig, "scenario")]
-    if societies < 1:
-        raise AmphoreusError(f"--societies {societies}: expected at least 1")
-    if engine is not None:
-        check_engine(engine)
-    for flag, value in (("--ray-cpus", ray_cpus), ("--parallel", parallel)):
-        if value is not None and value < 1:
-            raise AmphoreusError(f"{flag} {value}: expected at least 1")
     many = societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))
-    if live and (quiet or many):
-        raise AmphoreusError("--live shows one society as it runs; expected no --quiet, --societies or --engine")
-    if fresh_memory and many:
-        raise AmphoreusError("--fresh-memory wipes one society's memories; expected no --societies or --engine")
-    if api_key is not None and many:
-        raise AmphoreusError(
-            "--api-key with --societies or --engine: the key is never written to the plan its societies read; "
-            "expected the provider's environment variable (e.g. OPENAI_API_KEY) instead"
-        )
+    _check_modes(societies=societies, engine=engine, ray_cpus=ray_cpus, parallel=parallel)
+    _check_one_society_options(many, live=live, quiet=quiet, fresh_memory=fresh_memory, api_key=api_key)
     if resume is not None and is_scepter_run(resume):
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
         return
     limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
     if fork is not None or at is not None:
-        sim = _forked(ctx, fork, at, out, api_key=api_key, limits=limits)
-        summary = asyncio.run(_drive_live(sim, resume=True) if live else _drive(sim, resume=True, quiet=quiet))
-        _print_summary(summary, sim.config.out)
+        _run_one(_forked(ctx, fork, at, out, api_key=api_key, limits=limits), resume=True, live=live, quiet=quiet)
         return
     stamp = time.strftime("%Y%m%d-%H%M%S")
     config = _run_config(
@@ -284,8 +268,38 @@ def simulate(
         sim = Simulation.resume(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
     else:
         sim = Simulation(config, fresh_memory=fresh_memory, api_key=api_key)
-    drive = _drive_live(sim, resume=resume is not None) if live else _drive(sim, resume=resume is not None, quiet=quiet)
-    summary = asyncio.run(drive)
+    _run_one(sim, resume=resume is not None, live=live, quiet=quiet)
+
+
+def _check_modes(*, societies: int, engine: str | None, ray_cpus: int | None, parallel: int | None) -> None:
+    """The Scepter's options, each in its range."""
+    from amphoreus_graph.scepter.plan import check_engine
+
+    if societies < 1:
+        raise AmphoreusError(f"--societies {societies}: expected at least 1")
+    if engine is not None:
+        check_engine(engine)
+    for flag, value in (("--ray-cpus", ray_cpus), ("--parallel", parallel)):
+        if value is not None and value < 1:
+            raise AmphoreusError(f"{flag} {value}: expected at least 1")
+
+
+def _check_one_society_options(many: bool, *, live: bool, quiet: bool, fresh_memory: bool, api_key: str | None) -> None:
+    """Options that only make sense for one society, refused with many."""
+    if live and (quiet or many):
+        raise AmphoreusError("--live shows one society as it runs; expected no --quiet, --societies or --engine")
+    if fresh_memory and many:
+        raise AmphoreusError("--fresh-memory wipes one society's memories; expected no --societies or --engine")
+    if api_key is not None and many:
+        raise AmphoreusError(
+            "--api-key with --societies or --engine: the key is never written to the plan its societies read; "
+            "expected the provider's environment variable (e.g. OPENAI_API_KEY) instead"
+        )
+
+
+def _run_one(sim: Any, *, resume: bool, live: bool, quiet: bool) -> None:
+    """One society to its end, behind the progress bars or the live dashboard; then its closing summary."""
+    summary = asyncio.run(_drive_live(sim, resume=resume) if live else _drive(sim, resume=resume, quiet=quiet))
     _print_summary(summary, sim.config.out)
 
 
