@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from amphoreus_graph.train.hf_model import save_model
+
 if TYPE_CHECKING:
     import torch
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -36,8 +38,7 @@ def save_checkpoint(
     folder = out / f"{PREFIX}{step}"
     tmp = out / f".{PREFIX}{step}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    save_model(tmp, model, tokenizer)
     state = {
         "step": step,
         "optimizer": optimizer.state_dict(),

@@ -30,6 +30,7 @@ from amphoreus_graph.policy.prompt import render_messages
 from amphoreus_graph.train.checkpoint import MODEL_CONFIG
 from amphoreus_graph.train.constrained import Written, write_decision
 from amphoreus_graph.train.extras import TRAIN_EXTRA_HINT
+from amphoreus_graph.train.hf_model import context_length, load_model
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -163,7 +164,7 @@ def load_pes_model(path: Path, device: str = "auto") -> PESModel:
             raise ModelSpecError(f"--model pes:{path}: no checkpoint there; expected a folder written by `train`")
         try:
             import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            import transformers  # noqa: F401 - here for the extra's one-line error; hf_model imports it
 
             from amphoreus_graph.train.device import pick_device
             from amphoreus_graph.train.quiet import quiet_libraries
@@ -171,15 +172,13 @@ def load_pes_model(path: Path, device: str = "auto") -> PESModel:
             raise ModelSpecError(f"--model pes:{path}: needs torch and transformers ({TRAIN_EXTRA_HINT})") from None
         where = pick_device(device)
         with quiet_libraries():
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            model: Any = AutoModelForCausalLM.from_pretrained(path)
+            model, tokenizer = load_model(path)
         if not tokenizer.chat_template:
             raise ModelSpecError(f"--model pes:{path}: the tokenizer has no chat template")
         model = model.to(where).eval()
         if where.type == "cuda":
             model = model.to(dtype=torch.bfloat16)
-        context = int(getattr(model.config, "max_position_embeddings", 0) or 1024)
-        _loaded[key] = PESModel(path=key, model=model, tokenizer=tokenizer, device=where, context=context)
+        _loaded[key] = PESModel(path=key, model=model, tokenizer=tokenizer, device=where, context=context_length(model))
         return _loaded[key]
 
 
