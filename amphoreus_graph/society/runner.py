@@ -111,6 +111,10 @@ class RunConfig(WorldRun, RunSettings):
         """What shapes the run's memories: a resumed run must match the run that wrote them."""
         return fingerprint(scenario=self.scenario, seed=self.seed, rounds=self.rounds, embedder=self.embedder)
 
+    def graph_input(self) -> dict[str, Any]:
+        """The recurrence graph's input for this run (RecurrenceInput's fields)."""
+        return self.model_dump(include=set(WorldRun.model_fields) | {"cycles"}) | {"run_id": self.run_id}
+
     def settings(self) -> SocietySettings:
         shared = self.model_dump(include=set(RunSettings.model_fields))
         return SocietySettings(**shared, memory_dir=str(self.memory_path), run_dir=str(self.out))
@@ -207,19 +211,8 @@ class Simulation:
 
     async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
         """Run (or resume) to the end, yielding the graph's progress events as they happen."""
+        policy = await self._preflight(resume=resume)
         cfg = self.config
-        # A broken scenario, seed file, model spec or run directory fails here, before anything is written.
-        scenario = scenario_of(cfg.scenario)
-        check_seeds_dir(cfg.seeds_dir)
-        load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
-        policy = self._policy or run_policy(cfg, scenario, cache=self._cache, api_key=self.api_key)
-        if (unreachable := await asyncio.to_thread(unreachable_server, policy)) is not None:
-            raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
-        if self.fresh_memory and self._memory is not None:
-            raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
-        prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
-        if self._cache is not None and (self._cache.users or self._cache.path.exists()):  # unusable: one line now
-            await asyncio.to_thread(self._cache.open)
         token = stored_config(cfg.out).run_token if resume else uuid.uuid4().hex
         cfg = self.config = cfg.model_copy(update={"run_token": token})
         started = time.perf_counter()
@@ -241,15 +234,8 @@ class Simulation:
                         yield Repaired(message=line).payload()
                 else:  # nothing was committed: whatever a shard holds was never checkpointed
                     cut_uncommitted(cfg.out, {})
-                start: dict[str, Any] | None = None
-                if not values:  # a new run, or one killed before its first checkpoint, starts from the beginning
-                    start = {
-                        "scenario": cfg.scenario,
-                        "seed": cfg.seed,
-                        "cycles": cfg.cycles,
-                        "rounds": cfg.rounds,
-                        "run_id": cfg.run_id,
-                    }
+                # a new run, or one killed before its first checkpoint, starts from the beginning
+                start = None if values else cfg.graph_input()
                 context = cfg.settings().using(cfg.run_id, services)
                 state = await graph.aget_state(thread)
                 stopped: RunStopped | None = None
@@ -274,6 +260,23 @@ class Simulation:
         if stopped is not None:
             raise stopped
         yield Done(summary=self.summary).payload()
+
+    async def _preflight(self, *, resume: bool) -> Policy:
+        """The run's policy, once everything a user can get wrong is checked: a broken scenario, seed file, model
+        spec, unreachable server or run directory fails here, before anything is written."""
+        cfg = self.config
+        scenario = scenario_of(cfg.scenario)
+        check_seeds_dir(cfg.seeds_dir)
+        load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
+        policy = self._policy or run_policy(cfg, scenario, cache=self._cache, api_key=self.api_key)
+        if (unreachable := await asyncio.to_thread(unreachable_server, policy)) is not None:
+            raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
+        if self.fresh_memory and self._memory is not None:
+            raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
+        prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
+        if self._cache is not None and (self._cache.users or self._cache.path.exists()):  # unusable: one line now
+            await asyncio.to_thread(self._cache.open)
+        return policy
 
     def _claim(self, store: Remembrance, *, resume: bool, values: dict[str, Any]) -> None:
         cfg = self.config
