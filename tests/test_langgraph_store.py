@@ -28,7 +28,6 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory import langgraph_store
 from amphoreus_graph.memory.langgraph_store import ChromaStore
 

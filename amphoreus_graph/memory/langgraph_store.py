@@ -93,7 +93,7 @@ class ChromaStore(BaseStore):
         self._lock = threading.Lock()  # one batch at a time reads and writes the catalog
         self._last_us = 0
         self._batcher = AsyncBatcher(self._abatch_now)
-        self._sweeper = TTLSweeper(self.sweep_ttl)
+        self._sweeper = TTLSweeper(self._sweep_expired)
 
     # BaseStore's two primitives: plan and embed first (async where the embedder is), then Chroma in a thread.
 
@@ -177,6 +177,9 @@ class ChromaStore(BaseStore):
 
     def sweep_ttl(self) -> int:
         """Delete every expired item now; returns how many."""
+        return self._sweep_expired()
+
+    def _sweep_expired(self) -> int:
         with self._lock:
             now = self._now_us()
             expired = [f for f in self._catalog.expiring() if f.entry.expired(now)]
