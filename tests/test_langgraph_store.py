@@ -2,11 +2,14 @@
 
 Tests taking the `kind` fixture run on both stores: where they agree, ChromaStore matches the reference
 implementation. Chroma-only tests cover what InMemoryStore does differently on purpose (created_at kept on
-overwrite, vectors replaced on re-put, namespace checks in `batch`) or cannot do (persistence, Chroma batches).
+overwrite, vectors replaced on re-put, namespace checks in `batch`, values handed out as copies) or cannot do
+(persistence, isolation of stores without a client, distance types, Chroma batches, reads that never filter in
+Chroma). TTL and async batching have files of their own; LangGraph's own suites are in tests/langgraph_store_suite/.
 """
 
 from __future__ import annotations
 
+import gc
 import uuid
 from collections.abc import Callable
 from datetime import UTC
@@ -28,8 +31,11 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory import langgraph_store
+from amphoreus_graph.memory.chroma_index import open_chroma
 from amphoreus_graph.memory.langgraph_store import ChromaStore
+from amphoreus_graph.memory.naming import store_collection
 
 CLIENT = chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
 DOCS = {
@@ -62,8 +68,8 @@ def index(embedder: Any) -> dict[str, Any]:
     return {"dims": embedder.dims, "embed": lambda texts: embedder.encode(list(texts)).tolist(), "fields": ["text"]}
 
 
-def chroma(index: dict[str, Any] | None = None, client: Any = CLIENT) -> ChromaStore:
-    return ChromaStore(client, name=f"t-{uuid.uuid4().hex[:16]}", index=index)
+def chroma(index: dict[str, Any] | None = None, client: Any = CLIENT, name: str | None = None) -> ChromaStore:
+    return ChromaStore(client, name=name or f"t-{uuid.uuid4().hex[:16]}", index=index)
 
 
 def keys(items: list[Any]) -> list[str]:
@@ -462,6 +468,127 @@ async def test_async_embedding_functions_are_awaited(embedder: Any) -> None:
 
 
 # persistence, the langgraph dev factory, and a graph
+
+
+def test_stores_without_a_client_share_nothing() -> None:
+    """chromadb's in-memory clients share one store per process; each ChromaStore() gets a database of its own."""
+    first, second = ChromaStore(), ChromaStore()
+    first.put(("docs",), "k", {"v": 1})
+    assert second.get(("docs",), "k") is None and second.list_namespaces() == []
+    assert ChromaStore(open_chroma()[0]).get(("docs",), "k") is None  # the process-wide in-memory store neither
+    assert first.get(("docs",), "k") is not None
+
+
+def test_a_private_store_gives_its_memory_back_when_collected() -> None:
+    store = ChromaStore()
+    admin, database = chromadb.AdminClient(store.client.get_settings()), store.client.database
+    assert admin.get_database(database)["name"] == database
+    del store
+    gc.collect()
+    with pytest.raises(chromadb.errors.NotFoundError):
+        admin.get_database(database)
+
+
+def test_store_names_are_exact_identities() -> None:
+    """Any Unicode name; names differing only in an accent's encoding are two stores (naming.store_collection)."""
+    tag = uuid.uuid4().hex[:8]
+    composed, decomposed = chroma(name=f"{tag} Zoé"), chroma(name=f"{tag} Zoe\u0301")
+    composed.put(("docs",), "k", {"v": 1})
+    assert decomposed.get(("docs",), "k") is None
+    assert composed.chroma.items.name == store_collection(f"{tag} Zoé", "items")
+    assert composed.chroma.rows.name == store_collection(f"{tag} Zoé", "rows")
+
+
+def test_values_handed_out_are_copies() -> None:
+    """InMemoryStore hands out the dict it holds; a database cannot be changed by editing what it returned."""
+    store = chroma()
+    value = {"nested": {"a": 1}}
+    store.put(("docs",), "k", value)
+    value["nested"]["a"] = 2
+    got = store.get(("docs",), "k")
+    assert got is not None and got.value == {"nested": {"a": 1}}
+    got.value["nested"]["a"] = 3
+    store.search(("docs",))[0].value["nested"]["a"] = 4
+    assert store.get(("docs",), "k").value == {"nested": {"a": 1}}  # type: ignore[union-attr]
+
+
+def test_reads_never_filter_in_chroma(index: dict[str, Any]) -> None:
+    """Chroma evaluates `where` by scanning; reads go by the catalog, and a query names its prefix's rows by id."""
+    store = chroma(index)
+    for ns in (("a", "x"), ("a", "y"), ("b",)):
+        store.put(ns, "cat", {"text": DOCS["cat"], "kind": ns[-1]})
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def recorded(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append((name, kwargs))
+            return real(*args, **kwargs)
+
+        return call
+
+    for collection in (store.chroma.items, store.chroma.rows):
+        for method in ("get", "query"):
+            setattr(collection, method, recorded(method, getattr(collection, method)))
+    assert store.get(("a", "x"), "cat") is not None
+    assert keys(store.search(("a",), filter={"kind": "y"})) == ["cat"]
+    assert store.list_namespaces(prefix=("a",)) == [("a", "x"), ("a", "y")]
+    assert len(store.search(("a",), query="a sleepy cat")) == 2
+    assert [name for name, _ in calls] == ["query"]
+    assert "where" not in calls[0][1] and len(calls[0][1]["ids"]) == 2
+
+
+def test_rows_left_by_a_crash_are_dropped_on_open(index: dict[str, Any]) -> None:
+    """Rows are written before their items: a crash between leaves rows no item holds, deleted when the store opens."""
+    name = f"t-{uuid.uuid4().hex[:16]}"
+    store = chroma(index, name=name)
+    store.put(("docs",), "cat", {"text": DOCS["cat"]})
+    store.chroma.rows.upsert(ids=["orphan"], documents=["never filed"], embeddings=[[0.5] * index["dims"]])
+    reopened = chroma(index, name=name)
+    assert reopened.chroma.rows.get()["ids"] == store.chroma.rows.get()["ids"]
+    assert reopened.chroma.rows.count() == 1
+    assert keys(reopened.search(("docs",), query="cat")) == ["cat"]
+
+
+VECTORS = {"east": [1.0, 0.0], "north": [0.0, 2.0], "diagonal": [3.0, 3.0]}
+
+
+@pytest.mark.parametrize(
+    ("distance", "expected"),
+    [
+        ("cosine", {"east": 0.6, "north": 0.8, "diagonal": 0.98995}),
+        ("inner_product", {"east": 0.6, "north": 1.6, "diagonal": 4.2}),
+        ("l2", {"east": -0.89443, "north": -1.34164, "diagonal": -3.25576}),
+    ],
+)
+def test_each_distance_type_scores_as_postgres_store_does(distance: str, expected: dict[str, float]) -> None:
+    """cosine similarity, inner product, minus the Euclidean distance (query = [0.6, 0.8])."""
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [VECTORS.get(text, [0.6, 0.8]) for text in texts]
+
+    store = chroma({"dims": 2, "embed": embed, "fields": ["text"], "distance_type": distance})
+    for key in VECTORS:
+        store.put(("docs",), key, {"text": key})
+    results = store.search(("docs",), query="the query")
+    assert {item.key: item.score for item in results} == pytest.approx(expected, abs=1e-4)
+    assert keys(results) == sorted(expected, key=lambda k: -expected[k])
+
+
+def test_a_store_is_opened_with_the_distance_it_was_made_with() -> None:
+    name = f"t-{uuid.uuid4().hex[:16]}"
+    chroma({"dims": 2, "embed": lambda texts: [[1.0, 0.0]] * len(texts), "distance_type": "l2"}, name=name)
+    with pytest.raises(AmphoreusError, match="ranks by 'l2'; expected 'cosine'"):
+        chroma({"dims": 2, "embed": lambda texts: [[1.0, 0.0]] * len(texts)}, name=name)
+    with pytest.raises(ValueError, match="distance_type 'hamming'"):
+        chroma({"dims": 2, "embed": lambda texts: [], "distance_type": "hamming"})
+
+
+def test_text_fields_is_an_other_name_for_fields(index: dict[str, Any]) -> None:
+    """SqliteStore calls the index config's `fields` `text_fields`; either works."""
+    store = chroma({"dims": index["dims"], "embed": index["embed"], "text_fields": ["title"]})
+    store.put(("docs",), "py", {"title": DOCS["py"], "text": DOCS["cat"]})
+    store.put(("docs",), "cat", {"title": DOCS["cat"], "text": DOCS["py"]})
+    assert keys(store.search(("docs",), query="programming")) == ["py", "cat"]
 
 
 def test_items_survive_a_new_client(tmp_path: Any, embedder: Any) -> None:
