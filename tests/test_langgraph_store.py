@@ -609,11 +609,13 @@ def test_make_store_uses_the_store_dir_and_the_default_embedder(
     store = langgraph_store.make_store()
     try:
         assert langgraph_store.make_store() is store  # one store (and one lock) per process and directory
+        assert store._sweeper._thread is not None and store._sweeper._thread.is_alive()  # langgraph dev runs none
         store.put(("docs",), "py", {"text": DOCS["py"]})
         store.put(("docs",), "bread", {"text": DOCS["bread"]})
         assert keys(store.search(("docs",), query="coding")) == ["py", "bread"]
         assert (tmp_path / "store" / "amphoreus.lock").exists()
     finally:
+        store.stop_ttl_sweeper()
         langgraph_store._persistent_store.cache_clear()
 
 

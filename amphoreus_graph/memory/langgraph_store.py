@@ -53,6 +53,7 @@ from amphoreus_graph.memory.store_writes import Changes, expiry, plan
 
 DEFAULT_STORE_DIR = "memory/langgraph-store"
 DEFAULT_DIMS = 384  # all-MiniLM-L6-v2; known up front so a server can start before the model loads
+STUDIO_TTL: TTLConfig = {"sweep_interval_minutes": 5}  # langgraph dev runs no sweeper for a custom store
 
 
 @dataclass
@@ -198,7 +199,8 @@ class ChromaStore(BaseStore):
 
 
 def make_store() -> ChromaStore:
-    """`langgraph dev`'s long-term store: embedded Chroma in $AMPHOREUS_STORE_DIR (default memory/langgraph-store).
+    """`langgraph dev`'s long-term store: embedded Chroma in $AMPHOREUS_STORE_DIR (default memory/langgraph-store),
+    sweeping items put with a `ttl` every 5 minutes (none expires unless put with one).
 
     One store (and one directory lock) per process and directory: langgraph-api calls the factory once per
     thread, and a second lock on the same directory from the same process would fail.
@@ -210,4 +212,6 @@ def make_store() -> ChromaStore:
 @cache
 def _persistent_store(directory: Path) -> tuple[ChromaStore, StoreLock | None]:
     client, lock = open_chroma(directory)
-    return ChromaStore(client, index={"dims": DEFAULT_DIMS, "embed": "amphoreus", "fields": ["$"]}), lock
+    store = ChromaStore(client, index={"dims": DEFAULT_DIMS, "embed": "amphoreus", "fields": ["$"]}, ttl=STUDIO_TTL)
+    store.start_ttl_sweeper()
+    return store, lock
