@@ -577,7 +577,7 @@ def test_each_distance_type_scores_as_postgres_store_does(distance: str, expecte
 def test_a_store_is_opened_with_the_distance_it_was_made_with() -> None:
     name = f"t-{uuid.uuid4().hex[:16]}"
     chroma({"dims": 2, "embed": lambda texts: [[1.0, 0.0]] * len(texts), "distance_type": "l2"}, name=name)
-    with pytest.raises(AmphoreusError, match="ranks by 'l2'; expected 'cosine'"):
+    with pytest.raises(AmphoreusError, match="ranks in Chroma's 'l2' space; expected 'cosine'"):
         chroma({"dims": 2, "embed": lambda texts: [[1.0, 0.0]] * len(texts)}, name=name)
     with pytest.raises(ValueError, match="distance_type 'hamming'"):
         chroma({"dims": 2, "embed": lambda texts: [], "distance_type": "hamming"})

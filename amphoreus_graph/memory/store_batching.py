@@ -65,7 +65,9 @@ class AsyncBatcher:
             if len(calls) == 1:
                 _settle(calls[0][0], error=error)
                 return
-            for future, ops in calls:  # find whose call failed
+            for future, ops in calls:  # find whose call failed (a caller that gave up meanwhile is not run)
+                if future.done():
+                    continue
                 try:
                     _settle(future, results=await self._run(ops))
                 except Exception as own:

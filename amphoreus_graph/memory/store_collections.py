@@ -39,14 +39,13 @@ class StoreCollections:
 
     def __init__(self, client: ClientAPI, name: str, space: Space | None) -> None:
         """`space`: the distance the rows must be ranked by (None: no semantic index, any will do)."""
-        self.client = client
         self.items = open_collection(client, store_collection(name, "items"))
         self.rows = open_collection(client, store_collection(name, "rows"), space=space or "cosine")
         held = (self.rows.configuration.get("hnsw") or {}).get("space") or "l2"
         if space is not None and held != space:
             raise AmphoreusError(
-                f"{describe_store(client)}: ChromaStore {name!r} ranks by {held!r}; expected {space!r} as the index "
-                "config's distance_type says (open it with the distance it was made with, or use another store name)"
+                f"{describe_store(client)}: ChromaStore {name!r} ranks in Chroma's {held!r} space; expected {space!r}, "
+                "as the index config's distance_type asks (open it with the distance it was made with, or another name)"
             )
         self.max_batch = client.get_max_batch_size()
 

@@ -31,6 +31,8 @@ class Written:
 
 @dataclass
 class Changes:
+    """A batch's effect: rows to embed and add, items to write and to delete, rows no item holds any more."""
+
     new_rows: dict[str, str] = field(default_factory=dict)  # row id -> text, to embed and add
     items: list[Written] = field(default_factory=list)
     deleted: list[tuple[Namespace, str, str]] = field(default_factory=list)  # (namespace, key, item id)
