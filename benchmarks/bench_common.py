@@ -1,10 +1,14 @@
-"""What the benchmark scripts share: the environment they ran in, and how they hand their report over."""
+"""What the benchmark scripts share: the environment they ran in, timing a call, and how they hand their report
+over."""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+import statistics
+import time
+from collections.abc import Callable
 from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
@@ -49,3 +53,13 @@ def publish(report: dict[str, Any], text: str, *, path: Path, save: bool, as_jso
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report) if as_json else text)
+
+
+def median_ms(run: Callable[[], object], repeats: int) -> float:
+    """Median milliseconds of `repeats` calls of `run`."""
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        seconds.append(time.perf_counter() - started)
+    return 1000 * statistics.median(seconds)

@@ -21,8 +21,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -39,7 +37,7 @@ import numpy as np  # noqa: E402
 from amphoreus_graph.memory import onnx_encoder  # noqa: E402
 from amphoreus_graph.memory.embedder import Embedder  # noqa: E402
 from amphoreus_graph.memory.onnx_encoder import INT8_VERDICT, Encoder, Int8Recipe, OnnxEncoder  # noqa: E402
-from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.bench_common import environment, median_ms, publish  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "embedder.json"
 PACKAGES = ("onnxruntime", "onnx", "transformers", "sentence-transformers")
@@ -96,8 +94,8 @@ def timings(encoders: dict[str, Encoder], rounds: int, repeats: int) -> dict[str
         encoder.encode([QUERY], 1)
     for _ in range(rounds):
         for name, encoder in encoders.items():
-            batch[name].append(_median_ms(lambda e=encoder: e.encode(TEXTS, 64), repeats))
-            query[name].append(_median_ms(lambda e=encoder: e.encode([QUERY], 1), 4 * repeats))
+            batch[name].append(median_ms(lambda e=encoder: e.encode(TEXTS, 64), repeats))
+            query[name].append(median_ms(lambda e=encoder: e.encode([QUERY], 1), 4 * repeats))
     return {
         name: {
             "batch12_ms_p50": round(statistics.median(batch[name]), 2),
@@ -107,15 +105,6 @@ def timings(encoders: dict[str, Encoder], rounds: int, repeats: int) -> dict[str
         }
         for name in encoders
     }
-
-
-def _median_ms(run: Callable[[], object], repeats: int) -> float:
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        seconds.append(time.perf_counter() - start)
-    return 1000 * statistics.median(seconds)
 
 
 def batch_independence(encoder: Encoder) -> float:

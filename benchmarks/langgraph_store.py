@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import hashlib
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ from langgraph.store.base import BaseStore, PutOp  # noqa: E402
 from langgraph.store.memory import InMemoryStore  # noqa: E402
 
 from amphoreus_graph.memory.langgraph_store import ChromaStore  # noqa: E402
-from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.bench_common import environment, median_ms, publish  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "langgraph_store.json"
 PACKAGES = ("chromadb", "langgraph", "langgraph-checkpoint")
@@ -63,13 +62,8 @@ def items(n: int, users: int) -> list[PutOp]:
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> float:
-    """Median milliseconds of `repeat` calls."""
-    walls = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - started)
-    return round(1000 * statistics.median(walls), 3)
+    """Median milliseconds of `repeat` calls, to the microsecond."""
+    return round(median_ms(fn, repeat), 3)
 
 
 def measure(store: BaseStore, ops: list[PutOp], repeat: int) -> dict[str, Any]:
