@@ -7,27 +7,10 @@ from __future__ import annotations
 import typer.main
 
 from amphoreus_graph.cli import app
+from amphoreus_graph.cli.main import RUN_OPTIONS
 from amphoreus_graph.society.runner import RunConfig
 from amphoreus_graph.society.services import RunSettings, SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, SocietyInput, WorldRun
-
-# simulate's options that set a RunConfig field (the option's name where it differs from the field's)
-FIELDS = {
-    "cycles": "cycles",
-    "rounds": "rounds",
-    "model": "model",
-    "base_url": "base_url",
-    "seed": "seed",
-    "max_concurrency": "max_concurrency",
-    "memory_dir": "memory_dir",
-    "chroma_url": "chroma_url",
-    "recall_k": "recall_k",
-    "seeds_dir": "seeds_dir",
-    "embedder": "embedder",
-    "temperature": "temperature",
-    "timeout": "timeout_s",
-    "max_retries": "max_retries",
-}
 
 
 def simulate_params() -> dict[str, object]:
@@ -38,7 +21,8 @@ def simulate_params() -> dict[str, object]:
 
 def test_simulates_options_are_the_configs_fields(cli) -> None:
     params = simulate_params()
-    for option, field in FIELDS.items():
+    assert set(RUN_OPTIONS.values()) <= set(RunConfig.model_fields)
+    for option, field in RUN_OPTIONS.items():
         param, info = params[option], RunConfig.model_fields[field]
         assert param.default == info.get_default(call_default_factory=True), option  # type: ignore[attr-defined]
         assert param.help == info.description, option  # type: ignore[attr-defined]

@@ -26,7 +26,7 @@ from amphoreus_graph.cli.console import (
 )
 from amphoreus_graph.cli.data import export_app, judge_command
 from amphoreus_graph.cli.interview import interview_command
-from amphoreus_graph.cli.options import default, field_option
+from amphoreus_graph.cli.options import default, model_options
 from amphoreus_graph.cli.studio import studio_command
 from amphoreus_graph.cli.train import train_app
 from amphoreus_graph.contracts.events import CycleDone, CycleStarted, ProgressEvent, RoundDone, RoundStarted, TurnDone
@@ -134,31 +134,42 @@ def new_world(
     )
 
 
+# simulate's options that set a RunConfig field as they are (option name → field): named, typed, defaulted and
+# explained by the field (cli/options.py)
+RUN_OPTIONS = {
+    "cycles": "cycles",
+    "rounds": "rounds",
+    "model": "model",
+    "base_url": "base_url",
+    "seed": "seed",
+    "max_concurrency": "max_concurrency",
+    "memory_dir": "memory_dir",
+    "chroma_url": "chroma_url",
+    "recall_k": "recall_k",
+    "seeds_dir": "seeds_dir",
+    "embedder": "embedder",
+    "temperature": "temperature",
+    "timeout": "timeout_s",
+    "max_retries": "max_retries",
+}
+
+
 @app.command()
 @one_line_errors
+@model_options(RunConfig, RUN_OPTIONS, into="run")
 def simulate(
     ctx: typer.Context,
+    run: dict[str, Any],  # the RUN_OPTIONS' values by field, from the options model_options puts in its place
     scenario: Annotated[
         list[str] | None,
         typer.Option(help="packaged scenario name or a YAML file; repeat it to cycle scenarios over --societies"),
     ] = None,
-    cycles: Annotated[int, field_option(RunConfig, "cycles")] = default(RunConfig, "cycles"),
-    rounds: Annotated[int | None, field_option(RunConfig, "rounds")] = default(RunConfig, "rounds"),
-    model: Annotated[str, field_option(RunConfig, "model")] = default(RunConfig, "model"),
-    base_url: Annotated[str | None, field_option(RunConfig, "base_url")] = default(RunConfig, "base_url"),
-    seed: Annotated[int, field_option(RunConfig, "seed")] = default(RunConfig, "seed"),
     out: Annotated[Path | None, typer.Option(help="run directory (default: runs/SCENARIO-sSEED-TIME)")] = None,
     resume: Annotated[Path | None, typer.Option(help="continue the run in this directory from its checkpoint")] = None,
     fork: Annotated[
         Path | None, typer.Option(help="branch off this run at --at into --out (same seed and model unless given)")
     ] = None,
     at: Annotated[str | None, typer.Option(help="CYCLE/ROUND: the last round a --fork shares with its parent")] = None,
-    max_concurrency: Annotated[int, field_option(RunConfig, "max_concurrency")] = default(RunConfig, "max_concurrency"),
-    memory_dir: Annotated[Path | None, field_option(RunConfig, "memory_dir")] = default(RunConfig, "memory_dir"),
-    chroma_url: Annotated[str | None, field_option(RunConfig, "chroma_url")] = default(RunConfig, "chroma_url"),
-    recall_k: Annotated[int, field_option(RunConfig, "recall_k")] = default(RunConfig, "recall_k"),
-    seeds_dir: Annotated[Path | None, field_option(RunConfig, "seeds_dir")] = default(RunConfig, "seeds_dir"),
-    embedder: Annotated[str, field_option(RunConfig, "embedder")] = default(RunConfig, "embedder"),
     societies: Annotated[int, typer.Option(help="independent societies at once; society i gets seed SEED+i")] = 1,
     engine: Annotated[str | None, typer.Option(help="local (asyncio, one process) or ray (default: local)")] = None,
     address: Annotated[str | None, typer.Option(help="join this Ray cluster (--engine ray)")] = None,
@@ -178,9 +189,6 @@ def simulate(
     api_key: Annotated[
         str | None, typer.Option(help="the provider's key (else its env var); never saved: give it again on --resume")
     ] = None,
-    temperature: Annotated[float | None, field_option(RunConfig, "temperature")] = default(RunConfig, "temperature"),
-    timeout: Annotated[float, field_option(RunConfig, "timeout_s")] = default(RunConfig, "timeout_s"),
-    max_retries: Annotated[int, field_option(RunConfig, "max_retries")] = default(RunConfig, "max_retries"),
     max_calls: Annotated[int | None, typer.Option(min=1, help="stop (resumably) once this many calls are made")] = None,
     max_tokens: Annotated[
         int | None, typer.Option(min=1, help="stop (resumably) once this many tokens are used")
@@ -221,23 +229,11 @@ def simulate(
         _run_one(_forked(ctx, fork, at, out, api_key=api_key, limits=limits), resume=True, live=live, quiet=quiet)
         return
     stamp = time.strftime("%Y%m%d-%H%M%S")
+    seed = run["seed"]
     config = _run_config(
+        **run,
         scenario=scenarios[0],
-        cycles=cycles,
-        rounds=rounds,
-        model=model,
-        base_url=base_url,
-        seed=seed,
         out=out or Path("runs") / f"{Path(scenarios[0]).stem}-s{seed}-{stamp}",
-        max_concurrency=max_concurrency,
-        memory_dir=memory_dir,
-        chroma_url=chroma_url,
-        recall_k=recall_k,
-        seeds_dir=str(seeds_dir) if seeds_dir is not None else None,
-        embedder=embedder,
-        temperature=temperature,
-        timeout_s=timeout,
-        max_retries=max_retries,
         limits=Limits().model_copy(update=limits),
         models=parse_model_for(model_for or []),
         cache=not no_cache,

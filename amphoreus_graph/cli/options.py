@@ -4,13 +4,17 @@ Studio."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import typer
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 
 # typer has no open bounds: gt/lt become min/max, and the model itself refuses the bound (one line, see simulate)
+F = TypeVar("F", bound=Callable[..., Any])
 _BOUNDS = {Ge: ("min", "ge"), Gt: ("min", "gt"), Le: ("max", "le"), Lt: ("max", "lt")}
 
 
@@ -29,3 +33,38 @@ def field_option(model: type[BaseModel], name: str, *flags: str, help: str | Non
 def default(model: type[BaseModel], name: str) -> Any:
     """The field's default, as the CLI parameter's."""
     return model.model_fields[name].get_default(call_default_factory=True)
+
+
+def model_options(model: type[BaseModel], fields: dict[str, str], into: str) -> Callable[[F], F]:
+    """Give a typer command one option per model field (`fields`: option name → field name), named, typed,
+    defaulted, helped and bounded by the field, and hand the command their values as one dict (field → value) in
+    its parameter `into`; in `--help` they stand where `into` is declared. The options are the model's: a field
+    added to the map is a CLI option, nothing more."""
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)  # the command's own annotations, resolved
+        names = list(signature.parameters)
+        at = names.index(into)
+        added = [
+            inspect.Parameter(
+                option,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,  # typer passes every option by name
+                default=default(model, field),
+                annotation=Annotated[model.model_fields[field].annotation, field_option(model, field)],
+            )
+            for option, field in fields.items()
+        ]
+
+        @functools.wraps(command)
+        def with_fields(*args: Any, **kwargs: Any) -> Any:
+            given = {field: kwargs.pop(option) for option, field in fields.items()}
+            return command(*args, **kwargs, **{into: given})
+
+        ours = list(signature.parameters.values())
+        parameters = [*ours[:at], *added, *ours[at + 1 :]]
+        with_fields.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        hints = {p.name: p.annotation for p in parameters}
+        with_fields.__annotations__ = hints | {"return": signature.return_annotation}
+        return with_fields  # type: ignore[return-value]
+
+    return decorate
