@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -41,6 +42,19 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
     got = first.get("input")
     got_text = "" if first["type"] == "missing" or isinstance(got, dict | list) else f", got {got!r}"
     return f"{source}: {field_path(first['loc'])}: {first['msg']}{got_text}{suffix}"
+
+
+def stored_model(model: type[InputT], path: Path, written_by: str) -> InputT:
+    """A JSON file read into its model; a missing, unreadable or damaged file is one line naming the file (and
+    field), and what should have written it."""
+    if not path.is_file():
+        raise AmphoreusError(f"{path}: no such file; expected a file written by {written_by}")
+    try:
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise AmphoreusError(format_validation_error(str(path), exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AmphoreusError(f"{path}: cannot read it ({exc}); expected a file written by {written_by}") from None
 
 
 def graph_input(schema: type[InputT], state: Mapping[str, Any], source: str) -> InputT:

@@ -18,16 +18,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 _BOUNDS = {Ge: ("min", "ge"), Gt: ("min", "gt"), Le: ("max", "le"), Lt: ("max", "lt")}
 
 
-def field_option(model: type[BaseModel], name: str, *flags: str, help: str | None = None) -> Any:
-    """A typer Option for `model`'s field `name`: its description as the help (unless `help` says it for the CLI),
-    its ge/gt/le/lt as min/max."""
+def field_option(model: type[BaseModel], name: str) -> Any:
+    """A typer Option for `model`'s field `name`: its description as the help, its ge/gt/le/lt as min/max."""
     info = model.model_fields[name]
     bounds: dict[str, Any] = {}
     for constraint in info.metadata:
         if (found := _BOUNDS.get(type(constraint))) is not None:
             side, attribute = found
             bounds[side] = getattr(constraint, attribute)
-    return typer.Option(*flags, help=help or info.description, **bounds)
+    return typer.Option(help=info.description, **bounds)
 
 
 def default(model: type[BaseModel], name: str) -> Any:

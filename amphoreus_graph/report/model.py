@@ -24,7 +24,7 @@ from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
 from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
 from amphoreus_graph.society.recurrence import cycle_summary
-from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.runner import stored_config
 from amphoreus_graph.society.samples import Sample, iter_samples
 from amphoreus_graph.society.summary import CycleSummary, RunSummary
 
@@ -243,8 +243,8 @@ def summary_so_far(run: Path, chronicle: dict[int, list[RoundRecord]], samples: 
 
 def _scenario_name(run: Path, chronicle: dict[int, list[RoundRecord]]) -> tuple[str, bool]:
     """The run's scenario and whether config.json named it (Studio runs have only their chronicle)."""
-    if (config := RunDir(run).config).is_file():
-        return _validated(RunConfig, config).scenario, True
+    if RunDir(run).config.is_file():
+        return stored_config(run).scenario, True
     named = next((r.scenario for records in chronicle.values() for r in records if r.scenario), None)
     if named is None:
         raise AmphoreusError(f"{RunDir(run).config}: no such file; expected {RUN_EXPECTED}")

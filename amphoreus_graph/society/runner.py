@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.events import Done, Repaired
 from amphoreus_graph.contracts.turn import Policy
-from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
+from amphoreus_graph.errors import AmphoreusError, RunStopped, stored_model
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
 from amphoreus_graph.memory.remembrance import Remembrance
@@ -111,6 +111,10 @@ class RunConfig(WorldRun, RunSettings):
         """What shapes the run's memories: a resumed run must match the run that wrote them."""
         return fingerprint(scenario=self.scenario, seed=self.seed, rounds=self.rounds, embedder=self.embedder)
 
+    def save(self) -> None:
+        """Write RUN/config.json: what `--resume` reads."""
+        write_json(self.files.config, json.loads(self.model_dump_json()))
+
     def graph_input(self) -> dict[str, Any]:
         """The recurrence graph's input for this run (RecurrenceInput's fields)."""
         return self.model_dump(include=set(WorldRun.model_fields) | {"cycles"}) | {"run_id": self.run_id}
@@ -123,15 +127,7 @@ class RunConfig(WorldRun, RunSettings):
 def stored_config(run_dir: Path) -> RunConfig:
     """RUN/config.json as the run wrote it, its `out` following the directory wherever it is now; a missing or
     damaged file is one line."""
-    path = RunDir(run_dir).config
-    if not path.is_file():
-        raise AmphoreusError(f"{path}: no such file; expected a run directory written by `amphoreus simulate`")
-    try:
-        stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as exc:
-        raise AmphoreusError(format_validation_error(str(path), exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AmphoreusError(f"{path}: cannot read it ({exc}); expected the run's config.json") from None
+    stored = stored_model(RunConfig, RunDir(run_dir).config, "`amphoreus simulate`")
     return stored.model_copy(update={"out": run_dir})
 
 
@@ -187,7 +183,7 @@ class Simulation:
         config = stored_config(run_dir)
         if limits:
             config.limits = config.limits.model_copy(update=limits)
-            write_json(config.files.config, json.loads(config.model_dump_json()))
+            config.save()
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
     def _services(self, policy: Policy) -> tuple[Services, Remembrance | None]:
@@ -223,7 +219,7 @@ class Simulation:
             if not resume:  # claimed before anything of the run is written: a refused run leaves no trace
                 if store is not None:
                     await asyncio.to_thread(self._claim, store, resume=False, values={})
-                write_json(cfg.files.config, json.loads(cfg.model_dump_json()))
+                cfg.save()
             async with checkpointer(cfg.files.checkpoint) as saver:
                 graph = build_recurrence_graph().compile(checkpointer=saver)
                 values = await checkpointed_values(graph, thread, cfg.files.checkpoint) if resume else {}

@@ -7,9 +7,13 @@ a file newer than it knows, in one line, rather than misread it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from amphoreus_graph.errors import stored_model
+from amphoreus_graph.layout import RunDir
 
 SUMMARY_FORMAT = 1
 
@@ -72,3 +76,8 @@ class RunSummary(BaseModel):
     def payload(self) -> dict[str, Any]:
         """The summary as summary.json holds it (`stopped` only when the run stopped)."""
         return self.model_dump(mode="json", exclude={"stopped"} if self.stopped is None else set())
+
+
+def stored_summary(run_dir: Path) -> RunSummary:
+    """RUN/summary.json as the run wrote it; a missing or damaged file is one line."""
+    return stored_model(RunSummary, RunDir(run_dir).summary, "`amphoreus simulate`")
