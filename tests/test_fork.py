@@ -88,3 +88,18 @@ def test_a_model_run_without_its_cache_cannot_be_replayed(parent: Path, tmp_path
     summary.write_text(json.dumps(json.loads(summary.read_text()) | {"model_calls": 7}))
     code, _, err = cli("simulate", "--fork", str(asked), "--at", "1/2", "--out", str(tmp_path / "no"))
     assert code == 2 and "kept no response cache" in err, err
+
+
+def test_a_fork_into_a_run_directory_is_refused_before_anything_there_changes(parent: Path, tmp_path: Path) -> None:
+    from amphoreus_graph.errors import AmphoreusError
+    from amphoreus_graph.society.fork import fork, plan_fork
+
+    cached, target = tmp_path / "cached", tmp_path / "target"
+    shutil.copytree(parent, cached)
+    shutil.copytree(parent, target)
+    RunDir(cached).cache.write_bytes(b"the parent's answers")
+    RunDir(target).cache.write_bytes(b"another run's answers")
+    before = digest(target)
+    with pytest.raises(AmphoreusError, match="already holds a run"):
+        asyncio.run(fork(plan_fork(cached, (1, 2), {}), target))
+    assert digest(target) == before

@@ -33,6 +33,7 @@ from amphoreus_graph.contracts.events import CycleDone, CycleStarted, ProgressEv
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.plan import ScepterConfig
+from amphoreus_graph.society.fork import BRANCHABLE
 from amphoreus_graph.society.runner import RunConfig
 
 PARALLEL = default(ScepterConfig, "parallel")
@@ -299,17 +300,11 @@ def _run_one(sim: Any, *, resume: bool, live: bool, quiet: bool) -> None:
     _print_summary(summary, sim.config.out)
 
 
-# simulate's options a fork may change, by the RunConfig field each sets (society/fork.py says which may change)
+# simulate's options a fork may change, by the RunConfig field each sets (society/fork.py says which fields may)
 _BRANCH_OPTIONS = {
-    "seed": "seed",
-    "model": "model",
-    "base_url": "base_url",
-    "model_for": "models",
-    "temperature": "temperature",
-    "timeout": "timeout_s",
-    "max_retries": "max_retries",
-    "structured": "structured",
-    "max_concurrency": "max_concurrency",
+    option: field
+    for option, field in {**RUN_OPTIONS, "model_for": "models", "structured": "structured"}.items()
+    if field in BRANCHABLE
 }
 # options that say how to run the branch, not what it is
 _FORK_RUN_OPTIONS = {"fork", "at", "out", "quiet", "live", "api_key", "max_calls", "max_tokens", "max_cost", "prices"}
@@ -327,8 +322,7 @@ def _forked(
 ) -> Any:
     """`--fork RUN --at C/R --out NEW`: the branch, replayed up to its fork point and ready to go on."""
     from amphoreus_graph.policy.routing import parse_model_for
-    from amphoreus_graph.society.fork import check_fork, fork, parse_fork_point
-    from amphoreus_graph.society.run_dir import prepare_run_dir
+    from amphoreus_graph.society.fork import fork, parse_fork_point, plan_fork
 
     if parent is None or at is None or out is None:
         raise AmphoreusError("--fork RUN --at CYCLE/ROUND --out NEW: expected all three")
@@ -338,11 +332,9 @@ def _forked(
         raise AmphoreusError(f"--fork: {shown} cannot change on a branch; expected the parent's (see --help)")
     values = dict(ctx.params) | {"model_for": parse_model_for(ctx.params.get("model_for") or [])}
     changes = {_BRANCH_OPTIONS[name]: values[name] for name in given if name in _BRANCH_OPTIONS}
-    point = parse_fork_point(at)
-    check_fork(parent, point, changes)
-    prepare_run_dir(out, resume=False)
+    plan = plan_fork(parent, parse_fork_point(at), changes)
     err_console.print(f"replaying {parent} up to {at} into {out}…", highlight=False)
-    return asyncio.run(fork(parent, point, out, changes, api_key=api_key, limits=limits))
+    return asyncio.run(fork(plan, out, api_key=api_key, limits=limits))
 
 
 def _run_config(**options: Any) -> RunConfig:

@@ -17,12 +17,12 @@ import contextlib
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from amphoreus_graph.atomic import write_json
 from amphoreus_graph.errors import AmphoreusError, RunStopped
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, write_owner
@@ -30,7 +30,9 @@ from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.chronicle import iter_chronicle
 from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.recurrence import build_recurrence_graph
+from amphoreus_graph.society.run_dir import prepare_run_dir
 from amphoreus_graph.society.runner import RunConfig, Simulation, open_society_memory, stored_config
+from amphoreus_graph.society.summary import stored_summary
 
 # What a branch may change: who decides and how it is asked, and the seed of what follows. The world, its rounds,
 # the embedder and where memory lives shape what was already filed, so they stay the parent's.
@@ -47,18 +49,23 @@ def parse_fork_point(text: str) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
+@dataclass(frozen=True)
+class ForkPlan:
+    """A fork that can be faithful (`plan_fork` checked it): the parent, its config, the fork point, the changes."""
+
+    parent: Path
+    origin: RunConfig
+    at: tuple[int, int]
+    changes: dict[str, Any]
+
+
 async def fork(
-    parent: Path,
-    at: tuple[int, int],
-    out: Path,
-    changes: dict[str, Any],
-    *,
-    api_key: str | None = None,
-    limits: dict[str, Any] | None = None,
+    plan: ForkPlan, out: Path, *, api_key: str | None = None, limits: dict[str, Any] | None = None
 ) -> Simulation:
-    """Replay `parent` into `out` up to round `at` (cycle, round), check the replay, apply `changes` (RunConfig
-    fields of BRANCHABLE) and `limits` (budgets for the branch); return the branch, ready to `stream(resume=True)`."""
-    origin = check_fork(parent, at, changes)
+    """Replay the plan's parent into `out` up to its fork point, check the replay, apply its changes and `limits`
+    (budgets for the branch); return the branch, ready to `stream(resume=True)`. `out` must hold no run."""
+    parent, origin, at = plan.parent, plan.origin, plan.at
+    prepare_run_dir(out, resume=False)  # before the cache is copied in: a run already there stays untouched
     files = RunDir(out)
     if (cache := origin.cache_file()) is not None and cache.is_file():
         files.root.mkdir(parents=True, exist_ok=True)
@@ -79,16 +86,17 @@ async def fork(
         await Simulation(replay, api_key=api_key).run()
     _check_replay(parent, out, at)
     replayed = stored_config(out)
-    branch = replayed.model_copy(update={**changes, "limits": origin.limits})
-    write_json(files.config, json.loads(branch.model_dump_json()))
+    branch = replayed.model_copy(update={**plan.changes, "limits": origin.limits})
+    branch.save()
     if branch.seed != replayed.seed:
         await _reseed(files.checkpoint, branch)
         _reclaim(branch)
     return Simulation.resume(out, api_key=api_key, limits=limits)
 
 
-def check_fork(parent: Path, at: tuple[int, int], changes: dict[str, Any]) -> RunConfig:
-    """The parent's config, if a fork of it at `at` with `changes` can be faithful; else one line saying why."""
+def plan_fork(parent: Path, at: tuple[int, int], changes: dict[str, Any]) -> ForkPlan:
+    """A fork of `parent` after round `at` (cycle, round) with `changes` (RunConfig fields of BRANCHABLE), if it can
+    be faithful; else one line saying why."""
     origin = stored_config(parent)
     if unknown := sorted(set(changes) - BRANCHABLE):
         raise AmphoreusError(f"--fork: {', '.join(unknown)} cannot change on a branch; expected only {_listed()}")
@@ -104,15 +112,14 @@ def check_fork(parent: Path, at: tuple[int, int], changes: dict[str, Any]) -> Ru
             f"--at {at[0]}/{at[1]}: {parent} never played that round (its last is {last[0]}/{last[1]}); "
             "expected a round of its chronicle"
         )
-    summary = RunDir(parent).summary
-    asked = json.loads(summary.read_text(encoding="utf-8")).get("model_calls", 0) if summary.is_file() else 0
+    asked = stored_summary(parent).model_calls if RunDir(parent).summary.is_file() else 0
     cache = origin.cache_file()
     if asked and (cache is None or not cache.is_file()):
         raise AmphoreusError(
             f"--fork {parent}: it asked a model {asked} times and kept no response cache, so its rounds cannot be "
             "replayed as they were; expected a run with its cache"
         )
-    return origin
+    return ForkPlan(parent=parent, origin=origin, at=at, changes=dict(changes))
 
 
 def _listed() -> str:
