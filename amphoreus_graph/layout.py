@@ -2,6 +2,7 @@
 `RunDir` (or a `JudgedDir`, the expert panels' output) for their paths.
 
     RUN/config.json          what defines the run (`--resume` needs only the directory)
+    RUN/scenario.yaml        the run's own variant of its scenario (`--scenario-overrides`), when it has one
     RUN/checkpoint.sqlite    LangGraph's checkpoints (SQLite, with its -wal and -shm beside it)
     RUN/summary.json         the closing summary (a stopped run's too)
     RUN/samples/             one training sample per turn, a JSONL shard per cycle (+ manifest.json when merged)
@@ -39,6 +40,10 @@ class RunDir:
     @property
     def config(self) -> Path:
         return self.root / "config.json"
+
+    @property
+    def scenario(self) -> Path:
+        return self.root / "scenario.yaml"
 
     @property
     def checkpoint(self) -> Path:

@@ -101,5 +101,54 @@ def test_a_fork_into_a_run_directory_is_refused_before_anything_there_changes(pa
     RunDir(target).cache.write_bytes(b"another run's answers")
     before = digest(target)
     with pytest.raises(AmphoreusError, match="already holds a run"):
-        asyncio.run(fork(plan_fork(cached, (1, 2), {}), target))
+        asyncio.run(fork(plan_fork(cached, (1, 2), target)))
     assert digest(target) == before
+
+
+def gauges(shard: Path) -> list[list[float]]:
+    return [[g["value"] for g in row["world"]["gauges"]] for row in map(json.loads, shard.read_text().splitlines())]
+
+
+def test_a_fork_with_scenario_overrides_changes_the_world_from_the_fork_point_on(
+    parent: Path, tmp_path: Path, cli
+) -> None:
+    before = digest(parent)
+    branch = tmp_path / "tide"
+    faster = "{black_tide: {rise_per_round: 30}}"
+    code, _, err = cli(
+        "simulate", "--fork", str(parent), "--at", "2/3", "--out", str(branch), "--scenario-overrides", faster
+    )
+    assert code == 0, err
+    ours, theirs = RunDir(branch), RunDir(parent)
+    assert (ours.chronicle / "cycle-0001.jsonl").read_bytes() == (theirs.chronicle / "cycle-0001.jsonl").read_bytes()
+    shared = [p <= (2, 3) for p in positions(theirs.chronicle / "cycle-0002.jsonl")]
+    mine, parents = gauges(ours.chronicle / "cycle-0002.jsonl"), gauges(theirs.chronicle / "cycle-0002.jsonl")
+    assert mine[: shared.count(True)] == parents[: shared.count(True)]
+    assert mine[shared.count(True)][0] > parents[shared.count(True)][0], "the tide rises faster after the fork"
+    assert json.loads(ours.config.read_text())["scenario"] == str(ours.scenario.resolve())
+    assert digest(parent) == before
+
+
+def test_a_fork_whose_variant_changes_the_agents_is_refused(parent: Path, tmp_path: Path, cli) -> None:
+    from amphoreus_graph.catalogs.scenario_files import packaged_scenarios, read_mapping
+
+    heirs = read_mapping(packaged_scenarios()["trio"])["heirs"][:2]  # a world that loads, without its third heir
+    for heir in heirs:
+        heir["relationships"] = {k: v for k, v in heir["relationships"].items() if k != "Anaxagoras"}
+    fewer = json.dumps({"heirs": heirs})  # long inline YAML (JSON): not mistaken for a file name
+    code, _, err = cli(
+        "simulate", "--fork", str(parent), "--at", "2/3", "--out", str(tmp_path / "no"), "--scenario-overrides", fewer
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "expected the parent's, in its order" in err, err
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_variant_that_cannot_read_the_fork_points_world_is_refused(tmp_path: Path) -> None:
+    from amphoreus_graph.catalogs.scenario import scenario_of
+    from amphoreus_graph.errors import AmphoreusError
+    from amphoreus_graph.society.fork import _check_takes_up
+
+    world = scenario_of("trio").world.genesis(1)
+    _check_takes_up(scenario_of("trio"), world, tmp_path)  # its own state: taken up
+    with pytest.raises(AmphoreusError, match="cannot take up the world at the fork point"):
+        _check_takes_up(scenario_of("fishery"), world, tmp_path)  # another world's state

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import yaml
 
-from amphoreus_graph.catalogs.scenario import packaged_scenarios
+from amphoreus_graph.catalogs.scenario_files import packaged_scenarios
 from amphoreus_graph.society.samples import read_samples
 
 

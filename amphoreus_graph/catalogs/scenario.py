@@ -8,7 +8,8 @@ engine's own keys below. Every mistake is one ScenarioError line: the file, the 
 
 The engine's own keys: `paths` (a Path catalog file, default the packaged one), `seeds` (a folder of seed
 memories; default `seeds/` beside the scenario when there is one), `models` (a `--model` string per agent or
-Path), `memory`, `retention`, `default_retention`.
+Path), `memory`, `retention`, `default_retention`, and `extends`: a scenario this file is a variant of, stating only
+what differs (scenario_files.py says how the two merge).
 """
 
 from __future__ import annotations
@@ -21,20 +22,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
+from amphoreus_graph.catalogs.scenario_files import (
+    EXTENDS,
+    flatten,
+    packaged_scenarios,
+    read_mapping,
+    resolve_scenario_path,
+)
 from amphoreus_graph.contracts.world import AgentProfile, World
 from amphoreus_graph.errors import ScenarioError, format_validation_error
 
 ENTRY_POINTS = "amphoreus_graph.worlds"
 DEFAULT_WORLD = "kit"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Strict(BaseModel):
@@ -148,48 +154,6 @@ class Scenario:
         return self.settings.retention.get(path, self.settings.default_retention)
 
 
-def packaged_scenarios() -> dict[str, Path]:
-    """Scenarios shipped with the package, by name: each world folder's top-level YAML files (data files a
-    world keeps beside them, and folders that are not worlds, start with `_` or live in a subfolder)."""
-    found: dict[str, Path] = {}
-    for folder in resources.files("amphoreus_graph.worlds").iterdir():
-        if folder.is_dir() and not folder.name.startswith("_"):
-            for entry in folder.iterdir():
-                if entry.name.endswith(".yaml") and not entry.name.startswith("_"):
-                    found[Path(str(entry)).stem] = Path(str(entry))
-    return dict(sorted(found.items()))
-
-
-def resolve_scenario_path(name_or_path: str | Path) -> Path:
-    """A packaged scenario name (`amphoreus`) or a path to a user's YAML file."""
-    packaged = packaged_scenarios()
-    if isinstance(name_or_path, str) and name_or_path in packaged:
-        return packaged[name_or_path]
-    path = Path(name_or_path)
-    if path.is_dir():
-        raise ScenarioError(
-            f"{path}: is a directory; expected a YAML file (a scenario's .yaml) or one of {sorted(packaged)}"
-        )
-    if not path.is_file():
-        raise ScenarioError(
-            f"{path}: no such scenario file; expected a path to a YAML file or one of {sorted(packaged)}"
-        )
-    return path
-
-
-def read_yaml(path: Path) -> Any:
-    """A YAML file's data; unreadable or invalid YAML is one ScenarioError line with the position."""
-    try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ScenarioError(f"{path}: {where}: {problem}; expected valid YAML") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}: cannot read the file ({exc}); expected a UTF-8 YAML file") from None
-
-
 def registered_worlds() -> dict[str, metadata.EntryPoint]:
     """World plug-ins registered by installed packages (`amphoreus_graph.worlds` entry points), by name."""
     return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINTS)}
@@ -278,18 +242,32 @@ def _check(scenario: Scenario) -> None:
 def load_scenario(name_or_path: str | Path) -> Scenario:
     """Load and validate a scenario; any problem is one ScenarioError line (file: field: expected)."""
     source = resolve_scenario_path(name_or_path)
-    raw = read_yaml(source)
-    if not isinstance(raw, dict):
-        raise ScenarioError(f"{source}: (top level): expected a mapping of scenario fields")
+    packaged = isinstance(name_or_path, str) and name_or_path in packaged_scenarios()
+    return scenario_from(read_mapping(source), source, ref=str(name_or_path) if packaged else None)
+
+
+def scenario_from(raw: dict[str, Any], source: Path, *, ref: str | None = None) -> Scenario:
+    """A scenario from its file's mapping, `source` being where that file is (or would be: a variant can be checked
+    before it is written). `ref` is what turns record (default: the file's absolute path, loadable from anywhere)."""
+    merged, root = flatten(raw, source)
+    try:
+        return _build(merged, root, source, ref or str(source.resolve()))
+    except ScenarioError as exc:
+        if root == source:
+            raise
+        # the mistake is in the variant or in what it extends: say both
+        raise ScenarioError(str(exc).replace(str(root), f"{source} ({EXTENDS} {root})", 1)) from None
+
+
+def _build(raw: dict[str, Any], root: Path, source: Path, ref: str) -> Scenario:
+    """A flattened scenario mapping, its relative references resolved from `root`."""
     try:
         settings = ScenarioSettings.model_validate({k: v for k, v in raw.items() if k in ENGINE_KEYS})
     except ValidationError as exc:
-        raise ScenarioError(format_validation_error(str(source), exc)) from None
-    catalog = load_paths(str((source.parent / settings.paths).resolve()) if settings.paths else None)
-    seeds = _seeds_dir(source, settings)
-    world = load_world(settings.world, {k: v for k, v in raw.items() if k not in ENGINE_KEYS}, source)
-    packaged = isinstance(name_or_path, str) and name_or_path in packaged_scenarios()
-    ref = str(name_or_path) if packaged else str(source.resolve())  # what a turn records: loadable from anywhere
+        raise ScenarioError(format_validation_error(str(root), exc)) from None
+    catalog = load_paths(str((root.parent / settings.paths).resolve()) if settings.paths else None)
+    seeds = _seeds_dir(root, settings)
+    world = load_world(settings.world, {k: v for k, v in raw.items() if k not in ENGINE_KEYS}, root)
     scenario = Scenario(ref=ref, source=source, world=world, settings=settings, catalog=catalog, seeds_dir=seeds)
     _check(scenario)
     return scenario

@@ -165,6 +165,13 @@ def simulate(
         list[str] | None,
         typer.Option(help="packaged scenario name or a YAML file; repeat it to cycle scenarios over --societies"),
     ] = None,
+    scenario_overrides: Annotated[
+        str | None,
+        typer.Option(
+            help="a YAML file or inline mapping merged onto the scenario (mappings key by key, null removes a key), "
+            "saved as RUN/scenario.yaml; with --fork: how the world differs from the fork point on"
+        ),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="run directory (default: runs/SCENARIO-sSEED-TIME)")] = None,
     resume: Annotated[Path | None, typer.Option(help="continue the run in this directory from its checkpoint")] = None,
     fork: Annotated[
@@ -222,12 +229,14 @@ def simulate(
     many = societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))
     _check_modes(societies=societies, engine=engine, ray_cpus=ray_cpus, parallel=parallel)
     _check_one_society_options(many, live=live, quiet=quiet, fresh_memory=fresh_memory, api_key=api_key)
+    overrides = _overrides(scenario_overrides, many=many, resume=resume is not None)
     if resume is not None and is_scepter_run(resume):
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
         return
     limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
     if fork is not None or at is not None:
-        _run_one(_forked(ctx, fork, at, out, api_key=api_key, limits=limits), resume=True, live=live, quiet=quiet)
+        branch = _forked(ctx, fork, at, out, overrides=overrides, api_key=api_key, limits=limits)
+        _run_one(branch, resume=True, live=live, quiet=quiet)
         return
     stamp = time.strftime("%Y%m%d-%H%M%S")
     seed = run["seed"]
@@ -264,8 +273,36 @@ def simulate(
     if resume is not None:
         sim = Simulation.resume(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
     else:
+        if overrides:
+            config.scenario = _vary(config, overrides)
         sim = Simulation(config, fresh_memory=fresh_memory, api_key=api_key)
     _run_one(sim, resume=resume is not None, live=live, quiet=quiet)
+
+
+def _overrides(text: str | None, *, many: bool, resume: bool) -> dict[str, Any]:
+    """--scenario-overrides, read and checked against the other options (the variant itself is checked later)."""
+    from amphoreus_graph.catalogs.scenario_files import read_overrides
+
+    if text is None:
+        return {}
+    if many:
+        raise AmphoreusError("--scenario-overrides varies one society's scenario; expected no --societies or --engine")
+    if resume:
+        raise AmphoreusError(
+            "--scenario-overrides with --resume: a run's world does not change midway; expected --fork RUN --at "
+            "CYCLE/ROUND --out NEW to branch off it with a variant"
+        )
+    return read_overrides(text, "--scenario-overrides")
+
+
+def _vary(config: RunConfig, overrides: dict[str, Any]) -> str:
+    """A new run's own variant of its scenario, written into its directory (which must hold no run)."""
+    from amphoreus_graph.society.run_dir import prepare_run_dir
+    from amphoreus_graph.society.variant import checked_variant, save_variant
+
+    checked_variant(config.scenario, overrides, config.out)
+    prepare_run_dir(config.out, resume=False)
+    return save_variant(config.scenario, overrides, config.out)
 
 
 def _check_modes(*, societies: int, engine: str | None, ray_cpus: int | None, parallel: int | None) -> None:
@@ -308,7 +345,7 @@ _BRANCH_OPTIONS = {
 }
 # options that say how to run the branch, not what it is
 _FORK_RUN_OPTIONS = {"fork", "at", "out", "quiet", "live", "api_key", "max_calls", "max_tokens", "max_cost", "prices"}
-_FORK_RUN_OPTIONS |= {"max_fallback_rate"}
+_FORK_RUN_OPTIONS |= {"max_fallback_rate", "scenario_overrides"}
 
 
 def _forked(
@@ -317,6 +354,7 @@ def _forked(
     at: str | None,
     out: Path | None,
     *,
+    overrides: dict[str, Any],
     api_key: str | None,
     limits: dict[str, Any],
 ) -> Any:
@@ -332,9 +370,9 @@ def _forked(
         raise AmphoreusError(f"--fork: {shown} cannot change on a branch; expected the parent's (see --help)")
     values = dict(ctx.params) | {"model_for": parse_model_for(ctx.params.get("model_for") or [])}
     changes = {_BRANCH_OPTIONS[name]: values[name] for name in given if name in _BRANCH_OPTIONS}
-    plan = plan_fork(parent, parse_fork_point(at), changes)
+    plan = plan_fork(parent, parse_fork_point(at), out, changes, overrides=overrides)
     err_console.print(f"replaying {parent} up to {at} into {out}…", highlight=False)
-    return asyncio.run(fork(plan, out, api_key=api_key, limits=limits))
+    return asyncio.run(fork(plan, api_key=api_key, limits=limits))
 
 
 def _run_config(**options: Any) -> RunConfig:

@@ -9,7 +9,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from amphoreus_graph.catalogs.scenario import load_scenario, packaged_scenarios, read_yaml, registered_worlds
+from amphoreus_graph.catalogs.scenario import load_scenario, registered_worlds
+from amphoreus_graph.catalogs.scenario_files import packaged_scenarios, read_yaml
 from amphoreus_graph.errors import AmphoreusError
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,40}")

@@ -23,6 +23,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.errors import AmphoreusError, RunStopped
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, write_owner
@@ -33,6 +34,7 @@ from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import prepare_run_dir
 from amphoreus_graph.society.runner import RunConfig, Simulation, open_society_memory, stored_config
 from amphoreus_graph.society.summary import stored_summary
+from amphoreus_graph.society.variant import checked_variant, save_variant
 
 # What a branch may change: who decides and how it is asked, and the seed of what follows. The world, its rounds,
 # the embedder and where memory lives shape what was already filed, so they stay the parent's.
@@ -51,20 +53,21 @@ def parse_fork_point(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class ForkPlan:
-    """A fork that can be faithful (`plan_fork` checked it): the parent, its config, the fork point, the changes."""
+    """A fork that can be faithful (`plan_fork` checked it): the parent, its config, the fork point, where the branch
+    goes, the changes to its settings and to its scenario (a variant's overrides, checked)."""
 
     parent: Path
     origin: RunConfig
     at: tuple[int, int]
+    out: Path
     changes: dict[str, Any]
+    overrides: dict[str, Any]
 
 
-async def fork(
-    plan: ForkPlan, out: Path, *, api_key: str | None = None, limits: dict[str, Any] | None = None
-) -> Simulation:
-    """Replay the plan's parent into `out` up to its fork point, check the replay, apply its changes and `limits`
-    (budgets for the branch); return the branch, ready to `stream(resume=True)`. `out` must hold no run."""
-    parent, origin, at = plan.parent, plan.origin, plan.at
+async def fork(plan: ForkPlan, *, api_key: str | None = None, limits: dict[str, Any] | None = None) -> Simulation:
+    """Replay the plan's parent into its `out` up to the fork point, check the replay, apply the plan's changes and
+    `limits` (budgets for the branch); return the branch, ready to `stream(resume=True)`. `out` must hold no run."""
+    parent, origin, at, out = plan.parent, plan.origin, plan.at, plan.out
     prepare_run_dir(out, resume=False)  # before the cache is copied in: a run already there stays untouched
     files = RunDir(out)
     if (cache := origin.cache_file()) is not None and cache.is_file():
@@ -87,19 +90,33 @@ async def fork(
     _check_replay(parent, out, at)
     replayed = stored_config(out)
     branch = replayed.model_copy(update={**plan.changes, "limits": origin.limits})
+    if plan.overrides:
+        branch.scenario = save_variant(origin.scenario, plan.overrides, out)
+    if (branch.seed, branch.scenario) != (replayed.seed, replayed.scenario):
+        await _rebase(files.checkpoint, branch)
     branch.save()
-    if branch.seed != replayed.seed:
-        await _reseed(files.checkpoint, branch)
+    if branch.fingerprint() != replayed.fingerprint():
         _reclaim(branch)
     return Simulation.resume(out, api_key=api_key, limits=limits)
 
 
-def plan_fork(parent: Path, at: tuple[int, int], changes: dict[str, Any]) -> ForkPlan:
-    """A fork of `parent` after round `at` (cycle, round) with `changes` (RunConfig fields of BRANCHABLE), if it can
-    be faithful; else one line saying why."""
+def plan_fork(
+    parent: Path,
+    at: tuple[int, int],
+    out: Path,
+    changes: dict[str, Any] | None = None,
+    *,
+    overrides: dict[str, Any] | None = None,
+) -> ForkPlan:
+    """A fork of `parent` after round `at` (cycle, round) into `out`, with `changes` (RunConfig fields of BRANCHABLE)
+    and scenario `overrides` (a variant of the parent's scenario for what follows: the same agents), if it can be
+    faithful; else one line saying why."""
     origin = stored_config(parent)
+    changes = dict(changes or {})
     if unknown := sorted(set(changes) - BRANCHABLE):
         raise AmphoreusError(f"--fork: {', '.join(unknown)} cannot change on a branch; expected only {_listed()}")
+    if overrides:
+        _check_same_agents(scenario_of(origin.scenario), checked_variant(origin.scenario, overrides, out))
     if origin.chroma_url is not None:
         raise AmphoreusError(
             f"--fork {parent}: its memory lives on a Chroma server under its name, which the fork keeps; expected a "
@@ -119,7 +136,7 @@ def plan_fork(parent: Path, at: tuple[int, int], changes: dict[str, Any]) -> For
             f"--fork {parent}: it asked a model {asked} times and kept no response cache, so its rounds cannot be "
             "replayed as they were; expected a run with its cache"
         )
-    return ForkPlan(parent=parent, origin=origin, at=at, changes=dict(changes))
+    return ForkPlan(parent=parent, origin=origin, at=at, out=out, changes=changes, overrides=dict(overrides or {}))
 
 
 def _listed() -> str:
@@ -145,13 +162,39 @@ def _position(line: bytes) -> tuple[int, int]:
     return int(row["cycle"]), int(row["round"])
 
 
-async def _reseed(checkpoint: Path, branch: RunConfig) -> None:
-    """Write the branch's seed into the checkpoint it resumes from: the draws from the fork point on are its own."""
+def _check_same_agents(parent: Scenario, variant: Scenario) -> None:
+    """A branch's agents are its parent's: their memories and samples go on under the same names."""
+    if variant.agent_names != parent.agent_names:
+        raise AmphoreusError(
+            f"--scenario-overrides: the variant's agents are {variant.agent_names}; expected the parent's, in its "
+            f"order ({parent.agent_names}): a branch goes on with the society that lived up to the fork point"
+        )
+
+
+async def _rebase(checkpoint: Path, branch: RunConfig) -> None:
+    """Write the branch's seed and scenario into the checkpoint it resumes from: the draws from the fork point on
+    are its own, and so is the world's rules. A variant that cannot take up the world where it stands is refused."""
     thread = {"configurable": {"thread_id": branch.run_id}}
     async with AsyncSqliteSaver.from_conn_string(str(checkpoint)) as saver:
         graph = build_recurrence_graph().compile(checkpointer=saver)
+        state = (await graph.aget_state(thread)).values  # type: ignore[arg-type]
+        _check_takes_up(scenario_of(branch.scenario), state["world"], checkpoint.parent)
         # as the cycle's opening node: what runs next is unchanged (the director opens the next round)
-        await graph.aupdate_state(thread, {"seed": branch.seed}, as_node="genesis")  # type: ignore[arg-type]
+        update = {"seed": branch.seed, "scenario": branch.scenario}
+        await graph.aupdate_state(thread, update, as_node="genesis")  # type: ignore[arg-type]
+
+
+def _check_takes_up(variant: Scenario, world: dict[str, Any], out: Path) -> None:
+    """The variant's world can read the fork point's state: show it, list who acts, and perceive for each of them."""
+    try:
+        variant.world.view(world)
+        for agent in variant.world.actors(world):
+            variant.world.perceive(world, agent)
+    except Exception as exc:  # a world's own code, on a state another version of it wrote: any fault is a refusal
+        raise AmphoreusError(
+            f"--scenario-overrides: the variant cannot take up the world at the fork point ({type(exc).__name__}: "
+            f"{exc}); expected changes the world's state still fits. {out} holds the replay up to the fork point"
+        ) from None
 
 
 def _reclaim(branch: RunConfig) -> None:

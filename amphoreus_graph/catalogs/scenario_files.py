@@ -1,0 +1,167 @@
+"""Scenario files on disk: where a scenario name points, how its YAML is read, and how a variant that `extends`
+another scenario is merged onto it.
+
+A variant states only what differs from the scenario it extends (`extends: fishery`, or a path relative to the
+variant): its keys are merged onto that scenario's as a JSON merge patch (RFC 7396): mappings key by key, `null`
+removes a key, anything else (a list, a number, a string) replaces what was there. Relative references (the Path
+catalog, seeds, plug-in files, resolvers) resolve from the folder of the scenario at the root of the chain, so a
+variant can live anywhere, a run directory included.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from amphoreus_graph.atomic import write_atomic
+from amphoreus_graph.errors import ScenarioError
+
+EXTENDS = "extends"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def packaged_scenarios() -> dict[str, Path]:
+    """Scenarios shipped with the package, by name: each world folder's top-level YAML files (data files a
+    world keeps beside them, and folders that are not worlds, start with `_` or live in a subfolder)."""
+    found: dict[str, Path] = {}
+    for folder in resources.files("amphoreus_graph.worlds").iterdir():
+        if folder.is_dir() and not folder.name.startswith("_"):
+            for entry in folder.iterdir():
+                if entry.name.endswith(".yaml") and not entry.name.startswith("_"):
+                    found[Path(str(entry)).stem] = Path(str(entry))
+    return dict(sorted(found.items()))
+
+
+def resolve_scenario_path(name_or_path: str | Path) -> Path:
+    """A packaged scenario name (`amphoreus`) or a path to a user's YAML file."""
+    packaged = packaged_scenarios()
+    if isinstance(name_or_path, str) and name_or_path in packaged:
+        return packaged[name_or_path]
+    path = Path(name_or_path)
+    if path.is_dir():
+        raise ScenarioError(
+            f"{path}: is a directory; expected a YAML file (a scenario's .yaml) or one of {sorted(packaged)}"
+        )
+    if not path.is_file():
+        raise ScenarioError(
+            f"{path}: no such scenario file; expected a path to a YAML file or one of {sorted(packaged)}"
+        )
+    return path
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file's data; unreadable or invalid YAML is one ScenarioError line with the position."""
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ScenarioError(f"{path}: {where}: {problem}; expected valid YAML") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read the file ({exc}); expected a UTF-8 YAML file") from None
+
+
+def read_mapping(path: Path) -> dict[str, Any]:
+    """A scenario file's top-level mapping (one ScenarioError line if it is anything else)."""
+    raw = read_yaml(path)
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{path}: (top level): expected a mapping of scenario fields")
+    return raw
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396: mappings merge key by key, a `None` (YAML `null`) removes the key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+def flatten(raw: dict[str, Any], source: Path) -> tuple[dict[str, Any], Path]:
+    """A scenario's mapping with everything it extends merged under it (no `extends` left), and the file at the
+    root of the chain: where its relative references resolve from."""
+    return _flatten(raw, source, frozenset())
+
+
+def _flatten(raw: dict[str, Any], source: Path, seen: frozenset[Path]) -> tuple[dict[str, Any], Path]:
+    own = {key: value for key, value in raw.items() if key != EXTENDS}
+    spec = raw.get(EXTENDS)
+    if spec is None:
+        return own, source
+    base = _base_of(spec, source)
+    here = source.resolve()
+    if base.resolve() in seen | {here}:
+        raise ScenarioError(f"{source}: {EXTENDS}: {spec!r} leads back to {base} (a cycle); expected a chain that ends")
+    merged, root = _flatten(read_mapping(base), base, seen | {here})
+    return merge_patch(merged, own), root
+
+
+def _base_of(spec: object, source: Path) -> Path:
+    """What `extends:` names: a packaged scenario, or a YAML file relative to the variant."""
+    packaged = packaged_scenarios()
+    if isinstance(spec, str) and spec in packaged:
+        return packaged[spec]
+    if not isinstance(spec, str) or not spec.strip():
+        raise ScenarioError(f"{source}: {EXTENDS}: expected a packaged scenario name or a path to a YAML file")
+    path = source.parent / spec
+    if not path.is_file():
+        raise ScenarioError(
+            f"{source}: {EXTENDS}: no such scenario {spec!r} (looked for {path}); expected one of "
+            f"{sorted(packaged)} or a YAML file relative to the variant"
+        )
+    return path
+
+
+def variant_of(base: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The mapping of a variant of scenario `base` (a packaged name, or a file: made absolute, so the variant can live
+    anywhere) that differs from it by `overrides`."""
+    if EXTENDS in overrides:
+        raise ScenarioError(f"overrides: {EXTENDS}: the base is the scenario being varied; expected only the changes")
+    return {EXTENDS: base if base in packaged_scenarios() else str(Path(base).resolve()), **overrides}
+
+
+def write_variant(path: Path, variant: dict[str, Any]) -> None:
+    write_atomic(path, yaml.safe_dump(variant, sort_keys=False, allow_unicode=True))
+
+
+def read_overrides(text: str, flag: str) -> dict[str, Any]:
+    """Overrides as a user gives them: a YAML file, or a YAML (or JSON) mapping inline."""
+    path = Path(text)
+    if _names_a_file(text):
+        if not path.is_file():
+            raise ScenarioError(f"{flag} {text}: no such file; expected a YAML file or an inline mapping")
+        raw = read_yaml(path)
+    else:
+        try:
+            raw = yaml.load(text, Loader=_LOADER)
+        except yaml.YAMLError as exc:
+            raise ScenarioError(
+                f"{flag}: not valid YAML ({type(exc).__name__}); expected a mapping, e.g. "
+                "'{rounds_per_cycle: 8}', or a YAML file"
+            ) from None
+    if isinstance(raw, dict) and EXTENDS in raw:
+        raise ScenarioError(f"{flag}: {EXTENDS}: the base is the scenario being varied; expected only the changes")
+    if not isinstance(raw, dict) or not raw:
+        raise ScenarioError(
+            f"{flag} {text}: expected a mapping of the scenario's keys to change, e.g. '{{rounds_per_cycle: 8}}'"
+        )
+    return raw
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether `text` is meant as a file name (else it is the mapping itself)."""
+    if text.lstrip().startswith("{"):
+        return False
+    try:
+        return Path(text).suffix in (".yaml", ".yml", ".json") or Path(text).is_file()
+    except OSError:  # too long or otherwise no file name: a mapping written out
+        return False
