@@ -78,7 +78,7 @@ def test_every_snippet_the_walk_through_quotes_is_in_the_tutorials_files(lang):
     """docs/worlds.md quotes the tutorial's files; each quoted line must be in one of them, so the walk-through
     and the files it describes cannot drift apart."""
     sources = {
-        "yaml": [TUTORIAL / "valley.yaml", TUTORIAL / "values.yaml"],
+        "yaml": [TUTORIAL / "valley.yaml", TUTORIAL / "values.yaml", TUTORIAL / "long-night.yaml"],
         "python": [TUTORIAL / "resolvers.py"],
     }[lang]
     text = "\n".join(p.read_text(encoding="utf-8") for p in sources)

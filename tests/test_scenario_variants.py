@@ -108,3 +108,12 @@ def test_a_bad_override_is_one_line_and_writes_nothing(tmp_path: Path, cli) -> N
     assert not out.exists()
     code, _, err = cli("simulate", "--societies", "2", "--scenario-overrides", "{rounds_per_cycle: 2}")
     assert code == 2 and "one society" in err, err
+
+
+def test_the_tutorials_variant_is_the_valley_on_a_longer_night() -> None:
+    tutorial = Path(__file__).resolve().parents[1] / "docs" / "tutorial" / "valley"
+    valley, night = load_scenario(tutorial / "valley.yaml"), load_scenario(tutorial / "long-night.yaml")
+    assert (valley.rounds_per_cycle, night.rounds_per_cycle) == (8, 12)
+    assert night.catalog.names() == valley.catalog.names(), "its Path catalog resolves from the valley's folder"
+    oil = {name: agent["stats"]["oil"] for name, agent in night.world.genesis(1)["agents"].items()}
+    assert set(oil.values()) == {0.0} and valley.world.genesis(1)["agents"] != night.world.genesis(1)["agents"]
