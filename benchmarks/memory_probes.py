@@ -124,11 +124,13 @@ def probe_recall_calls(
         "count": median_ms(lambda i: own.count()),
         f"query n={fetch} documents+metadatas+distances": median_ms(
             lambda i: own.query(
-                query_embeddings=[vectors[i]], n_results=fetch, include=["documents", "metadatas", "distances"]
+                query_embeddings=[vectors[i % len(vectors)]],
+                n_results=fetch,
+                include=["documents", "metadatas", "distances"],
             )
         ),
         f"query n={fetch} distances only": median_ms(
-            lambda i: own.query(query_embeddings=[vectors[i]], n_results=fetch, include=["distances"])
+            lambda i: own.query(query_embeddings=[vectors[i % len(vectors)]], n_results=fetch, include=["distances"])
         ),
         f"query n={fetch} 12 vectors in one call": median_ms(
             lambda i: own.query(
@@ -139,6 +141,6 @@ def probe_recall_calls(
         "update 3 records (metadata only)": median_ms(lambda i: own.update(ids=ids[:3], metadatas=metas), 20),
         "get 3 records by id": median_ms(lambda i: own.get(ids=ids[:3], include=["metadatas"])),
         "embed one query (the embedder's model, uncached)": median_ms(
-            lambda i: embedder.encoder.encode([queries[i][1]], 1)
+            lambda i: embedder.encoder.encode([queries[i % len(queries)][1]], 1)
         ),
     }

@@ -31,7 +31,7 @@ def test_society_benchmark_reports_its_figures():
 
 @pytest.mark.slow
 def test_memory_benchmark_reports_its_figures():
-    result = _run("memory.py", "--quick")
+    result = _run("memory.py", "--quick", "--sizes", "600", "--pool", "120", "--write-rounds", "3", "--queries", "10")
     assert result["write_ratio"] > 0 and set(result["recall_p50_ms"]) == set(result["recall_p99_ms"])
 
 
