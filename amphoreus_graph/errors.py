@@ -11,8 +11,9 @@ from pydantic import BaseModel, ValidationError
 InputT = TypeVar("InputT", bound=BaseModel)
 
 
-class AmphoreusError(Exception):
-    """A problem the user can fix (bad input, missing extra, unknown model). Printed as one line."""
+class AmphoreusError(ValueError):
+    """A problem the user can fix (bad input, missing extra, unknown model). Printed as one line. A ValueError, so
+    that `langgraph dev` shows its line in Studio (the server hides the message of exceptions it does not know)."""
 
 
 class ScenarioError(AmphoreusError):

@@ -41,7 +41,7 @@ from bench_common import environment, publish
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.scepter import Scepter, ScepterConfig
-from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.config import RunConfig
 
 RESULTS = Path(__file__).resolve().parent / "results" / "data_engine.json"
 PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "sentence-transformers", "torch", "pydantic")

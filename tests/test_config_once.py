@@ -8,7 +8,7 @@ import typer.main
 
 from amphoreus_graph.cli import app
 from amphoreus_graph.cli.main import RUN_OPTIONS
-from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.services import RunSettings, SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, SocietyInput, WorldRun
 

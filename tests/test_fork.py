@@ -152,3 +152,16 @@ def test_a_variant_that_cannot_read_the_fork_points_world_is_refused(tmp_path: P
     _check_takes_up(scenario_of("trio"), world, tmp_path)  # its own state: taken up
     with pytest.raises(AmphoreusError, match="cannot take up the world at the fork point"):
         _check_takes_up(scenario_of("fishery"), world, tmp_path)  # another world's state
+
+
+def test_events_are_json_lines_a_fork_first_saying_where_it_went(parent: Path, tmp_path: Path, cli) -> None:
+    from amphoreus_graph.contracts.events import Done, Forked, parse_event
+
+    out = tmp_path / "events"
+    code, printed, err = cli("simulate", "--fork", str(parent), "--at", "3/2", "--out", str(out), "--events")
+    assert code == 0, err
+    events = [parse_event(json.loads(line)) for line in printed.splitlines()]
+    assert events[0] == Forked(parent=str(parent), at="3/2", out_dir=str(out))
+    assert isinstance(events[-1], Done) and events[-1].summary["samples_written"] == 3 * 4 * 3
+    code, _, err = cli("simulate", "--scenario", "trio", "--events", "--live", "--out", str(tmp_path / "no"))
+    assert code == 2 and "--live" in err

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.society.runner import CONFIG_FORMAT, RunConfig, Simulation, stored_config
+from amphoreus_graph.society.config import CONFIG_FORMAT, RunConfig, stored_config
+from amphoreus_graph.society.runner import Simulation
 from amphoreus_graph.society.summary import SUMMARY_FORMAT, RunSummary
 
 

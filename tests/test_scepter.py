@@ -19,7 +19,7 @@ from amphoreus_graph.contracts.events import parse_event
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
 from amphoreus_graph.scepter.ray_engine import batches
-from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.samples import iter_samples
 
 TRIO = ["Cyrene", "Phainon", "Anaxagoras"]

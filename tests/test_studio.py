@@ -435,3 +435,39 @@ async def test_benchmark_graph_streams_progress_and_writes_a_leaderboard(server:
         "out_dir": str(tmp_path),
         "ranking": [{"model": r["model"], "pes_score": r["pes_score"]} for r in board["models"]],
     }
+
+
+async def test_a_recurrence_thread_is_branched_by_the_fork_graph(server: Server) -> None:
+    """A thread run in Studio writes its run directory's config, so the fork graph can replay it to a round and
+    go on with another seed: the same past (samples byte for byte), its own future, the thread's files untouched."""
+    client = langgraph_sdk.get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    lived = {"scenario": "trio", "rounds": 3, "cycles": 2, "seed": 3}
+    _, _, errors, _ = await asyncio.wait_for(stream_run(client, thread_id, lived, graph="recurrence"), RUN_TIMEOUT_S)
+    assert not errors, f"run failed: {errors}\n{log_tail(server)}"
+    parent = server.runs_dir / thread_id
+    before = {p: p.read_bytes() for p in parent.rglob("*") if p.is_file()}
+    out = server.runs_dir / "what-if"
+    fork_thread = (await client.threads.create())["thread_id"]
+    asked = {"run_dir": str(parent), "at": "1/2", "seed": 99, "out_dir": str(out)}
+    custom, values, errors, _ = await asyncio.wait_for(
+        stream_run(client, fork_thread, asked, graph="fork"), RUN_TIMEOUT_S
+    )
+    assert not errors, f"fork failed: {errors}\n{log_tail(server)}"
+    types = [event["type"] for event in custom]
+    assert types[0] == "forked" and types[-1] == "done" and "round_done" in types, types
+    assert values[-1]["summary"]["samples_written"] == 3 * 3 * 2
+    ours, theirs = (out / "samples" / "cycle-0001.jsonl").read_text(), (parent / "samples" / "cycle-0001.jsonl")
+    shared = [json.loads(row)["round"] <= 2 for row in theirs.read_text().splitlines()]
+    pairs = zip(theirs.read_text().splitlines(), ours.splitlines(), strict=True)
+    assert [a == b for a, b in pairs] == shared, "the same past up to 1/2, then the branch's own seed"
+    assert {p: p.read_bytes() for p in parent.rglob("*") if p.is_file()} == before
+
+
+async def test_a_fork_that_cannot_be_faithful_is_one_line_in_studio(server: Server, tmp_path: Path) -> None:
+    client = langgraph_sdk.get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    asked = {"run_dir": str(tmp_path / "no-run"), "at": "1/1", "out_dir": str(tmp_path / "branch")}
+    _, _, errors, _ = await asyncio.wait_for(stream_run(client, thread_id, asked, graph="fork"), RUN_TIMEOUT_S)
+    assert len(errors) == 1 and "config.json: no such file" in errors[0]["message"], errors
+    assert not (tmp_path / "branch").exists()

@@ -4,6 +4,7 @@ commands are added here. User errors print one line and exit 2."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,12 +30,20 @@ from amphoreus_graph.cli.interview import interview_command
 from amphoreus_graph.cli.options import default, model_options
 from amphoreus_graph.cli.studio import studio_command
 from amphoreus_graph.cli.train import train_app
-from amphoreus_graph.contracts.events import CycleDone, CycleStarted, ProgressEvent, RoundDone, RoundStarted, TurnDone
+from amphoreus_graph.contracts.events import (
+    CycleDone,
+    CycleStarted,
+    Forked,
+    ProgressEvent,
+    RoundDone,
+    RoundStarted,
+    TurnDone,
+)
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.plan import ScepterConfig
+from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.fork import BRANCHABLE
-from amphoreus_graph.society.runner import RunConfig
 
 PARALLEL = default(ScepterConfig, "parallel")
 app = typer.Typer(
@@ -187,6 +196,9 @@ def simulate(
     live: Annotated[
         bool, typer.Option(help="a live dashboard: round, agents' last actions, the world's gauges")
     ] = False,
+    events: Annotated[
+        bool, typer.Option(help="print each progress event as a line of JSON on stdout (no bars, no summary table)")
+    ] = False,
     fresh_memory: Annotated[
         bool, typer.Option(help="wipe this society's memories in the store first (with --resume: restart the run)")
     ] = False,
@@ -228,7 +240,8 @@ def simulate(
     scenarios = scenario or [default(RunConfig, "scenario")]
     many = societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))
     _check_modes(societies=societies, engine=engine, ray_cpus=ray_cpus, parallel=parallel)
-    _check_one_society_options(many, live=live, quiet=quiet, fresh_memory=fresh_memory, api_key=api_key)
+    _check_one_society_options(many, live=live, quiet=quiet, events=events, fresh_memory=fresh_memory, api_key=api_key)
+    shown = "events" if events else "live" if live else "quiet" if quiet else "bars"
     overrides = _overrides(scenario_overrides, many=many, resume=resume is not None)
     if resume is not None and is_scepter_run(resume):
         _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
@@ -236,7 +249,9 @@ def simulate(
     limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
     if fork is not None or at is not None:
         branch = _forked(ctx, fork, at, out, overrides=overrides, api_key=api_key, limits=limits)
-        _run_one(branch, resume=True, live=live, quiet=quiet)
+        if events:
+            print(json.dumps(Forked(parent=str(fork), at=str(at), out_dir=str(out)).payload()), flush=True)
+        _run_one(branch, resume=True, shown=shown)
         return
     stamp = time.strftime("%Y%m%d-%H%M%S")
     seed = run["seed"]
@@ -276,7 +291,7 @@ def simulate(
         if overrides:
             config.scenario = _vary(config, overrides)
         sim = Simulation(config, fresh_memory=fresh_memory, api_key=api_key)
-    _run_one(sim, resume=resume is not None, live=live, quiet=quiet)
+    _run_one(sim, resume=resume is not None, shown=shown)
 
 
 def _overrides(text: str | None, *, many: bool, resume: bool) -> dict[str, Any]:
@@ -318,10 +333,16 @@ def _check_modes(*, societies: int, engine: str | None, ray_cpus: int | None, pa
             raise AmphoreusError(f"{flag} {value}: expected at least 1")
 
 
-def _check_one_society_options(many: bool, *, live: bool, quiet: bool, fresh_memory: bool, api_key: str | None) -> None:
+def _check_one_society_options(
+    many: bool, *, live: bool, quiet: bool, events: bool, fresh_memory: bool, api_key: str | None
+) -> None:
     """Options that only make sense for one society, refused with many."""
-    if live and (quiet or many):
-        raise AmphoreusError("--live shows one society as it runs; expected no --quiet, --societies or --engine")
+    if live and (quiet or many or events):
+        raise AmphoreusError(
+            "--live shows one society as it runs; expected no --quiet, --events, --societies or --engine"
+        )
+    if events and many:
+        raise AmphoreusError("--events prints one society's events; expected no --societies or --engine")
     if fresh_memory and many:
         raise AmphoreusError("--fresh-memory wipes one society's memories; expected no --societies or --engine")
     if api_key is not None and many:
@@ -331,10 +352,22 @@ def _check_one_society_options(many: bool, *, live: bool, quiet: bool, fresh_mem
         )
 
 
-def _run_one(sim: Any, *, resume: bool, live: bool, quiet: bool) -> None:
-    """One society to its end, behind the progress bars or the live dashboard; then its closing summary."""
-    summary = asyncio.run(_drive_live(sim, resume=resume) if live else _drive(sim, resume=resume, quiet=quiet))
+def _run_one(sim: Any, *, resume: bool, shown: str) -> None:
+    """One society to its end, behind the progress bars or the live dashboard, then its closing summary; or as
+    JSON lines of its events (`--events`, for scripts and the fork graph)."""
+    if shown == "events":
+        asyncio.run(_print_events(sim, resume=resume))
+        return
+    live = shown == "live"
+    summary = asyncio.run(
+        _drive_live(sim, resume=resume) if live else _drive(sim, resume=resume, quiet=shown == "quiet")
+    )
     _print_summary(summary, sim.config.out)
+
+
+async def _print_events(sim: Any, *, resume: bool) -> None:
+    async for event in sim.stream(resume=resume):
+        print(json.dumps(event), flush=True)
 
 
 # simulate's options a fork may change, by the RunConfig field each sets (society/fork.py says which fields may)
@@ -344,7 +377,19 @@ _BRANCH_OPTIONS = {
     if field in BRANCHABLE
 }
 # options that say how to run the branch, not what it is
-_FORK_RUN_OPTIONS = {"fork", "at", "out", "quiet", "live", "api_key", "max_calls", "max_tokens", "max_cost", "prices"}
+_FORK_RUN_OPTIONS = {
+    "fork",
+    "at",
+    "out",
+    "quiet",
+    "live",
+    "events",
+    "api_key",
+    "max_calls",
+    "max_tokens",
+    "max_cost",
+    "prices",
+}
 _FORK_RUN_OPTIONS |= {"max_fallback_rate", "scenario_overrides"}
 
 

@@ -30,6 +30,7 @@ _SOCIETY = "graphs: society, recurrence"
 _RECURRENCE = "graph: recurrence"
 _EXPERTS = "graph: experts"
 _BENCHMARK = "graph: benchmark"
+_FORK = "graph: fork"
 _SIMULATION = "`Simulation.stream()`"
 _SCEPTER = "`Scepter.stream()`"
 
@@ -207,6 +208,17 @@ class LeaderboardWritten(Event):
     ranking: list[dict[str, Any]] = Field(description="model and pes_score, best first")
 
 
+class Forked(Event):
+    """The run is replayed up to the fork point into the branch's directory (`replay`); the branch's own events
+    (the recurrence graph's, then `done`) follow as it goes on (`branch`)."""
+
+    SOURCES = _FORK
+    type: Literal["forked"] = "forked"
+    parent: str = Field(description="the run branched off")
+    at: str = Field(description="CYCLE/ROUND: the last round the branch shares with it")
+    out_dir: str = Field(description="the branch's run directory")
+
+
 class SocietyUpdate(Event):
     """A society of a Scepter run finished a round (or started, or was found done)."""
 
@@ -232,7 +244,7 @@ class SocietyDone(Event):
 class Done(Event):
     """The run has finished; its last event."""
 
-    SOURCES = f"{_SIMULATION}, {_SCEPTER}"
+    SOURCES = f"{_SIMULATION}, {_SCEPTER}, {_FORK}"
     type: Literal["done"] = "done"
     summary: dict[str, Any] = Field(description="what summary.json holds")
 
@@ -254,6 +266,7 @@ ProgressEvent = Annotated[
     | TaskDone
     | ModelDone
     | LeaderboardWritten
+    | Forked
     | SocietyUpdate
     | SocietyDone
     | Done,

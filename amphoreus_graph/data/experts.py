@@ -44,6 +44,7 @@ from amphoreus_graph.errors import AmphoreusError, graph_input
 from amphoreus_graph.layout import JudgedDir, RunDir
 from amphoreus_graph.policy.gateway import Role, RoleUse, merge_use, metered
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.run_dir import newest_run
 from amphoreus_graph.society.samples import Sample, iter_samples
 from amphoreus_graph.society.services import SocietySettings
 
@@ -96,14 +97,6 @@ class ExpertsState(TypedDict, total=False):
 def request_of(state: ExpertsState) -> ExpertsInput:
     """The input with defaults applied (LangGraph hands dict inputs over without the pydantic schema)."""
     return graph_input(ExpertsInput, state, "experts input")
-
-
-def newest_run(runs: Path) -> Path:
-    """The run whose samples were written last: in Studio, the society a user has just watched."""
-    shards = list(runs.glob("*/samples/*.jsonl"))
-    if not shards:
-        raise AmphoreusError(f"{runs}: no run with samples yet; run the society graph first, or set run_dir")
-    return max(shards, key=lambda shard: shard.stat().st_mtime).parent.parent
 
 
 def select_turns(state: ExpertsState) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.text_quality import quality_lines, text_quality
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.society.runner import stored_config
+from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.samples import Sample, iter_samples
 
 Format = Literal["jsonl", "parquet"]

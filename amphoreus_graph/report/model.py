@@ -23,8 +23,8 @@ from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.plan import is_scepter_run, load_plan
 from amphoreus_graph.society.chronicle import RoundRecord, iter_chronicle
+from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.recurrence import cycle_summary
-from amphoreus_graph.society.runner import stored_config
 from amphoreus_graph.society.samples import Sample, iter_samples
 from amphoreus_graph.society.summary import CycleSummary, RunSummary
 

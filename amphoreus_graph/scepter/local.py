@@ -14,7 +14,7 @@ from typing import Any
 from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.scepter.society import Instrument, NoInstrument, Shared, run_society, status
-from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.config import RunConfig
 
 _DONE = object()
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from amphoreus_graph.atomic import write_atomic
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.society.runner import RunConfig
+from amphoreus_graph.society.config import RunConfig
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[str, ...] = ("local", "ray")

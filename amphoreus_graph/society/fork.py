@@ -29,10 +29,11 @@ from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, write_owner
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.chronicle import iter_chronicle
+from amphoreus_graph.society.config import RunConfig, stored_config
 from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import prepare_run_dir
-from amphoreus_graph.society.runner import RunConfig, Simulation, open_society_memory, stored_config
+from amphoreus_graph.society.runner import Simulation, open_society_memory
 from amphoreus_graph.society.summary import stored_summary
 from amphoreus_graph.society.variant import checked_variant, save_variant
 

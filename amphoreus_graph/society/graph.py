@@ -63,6 +63,11 @@ async def aservices_of(state: Mapping[str, Any], runtime: Runtime[SocietySetting
     return await asyncio.to_thread(settings.services, state["run_id"], scenario_of(state["scenario"]))
 
 
+def run_id_of(given: str) -> str:
+    """A run's identity: as its input names it, else its thread's id (Studio), else `studio`."""
+    return given or str(get_config().get("configurable", {}).get("thread_id") or "studio")
+
+
 def emit(event: Event) -> None:
     """Report progress on LangGraph's custom stream (Studio, langgraph_sdk clients, `Simulation.stream()`)."""
     get_stream_writer()(event.payload())
@@ -86,7 +91,7 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     inputs = graph_input(SocietyInput, state, "society input")
     scenario = scenario_of(inputs.scenario)
     cycle = inputs.cycle
-    run_id = inputs.run_id or str(get_config().get("configurable", {}).get("thread_id") or "studio")
+    run_id = run_id_of(inputs.run_id)
     with metered() as meter:
         if cycle == 1:
             await starting_checkpoint_on_disk()

@@ -18,8 +18,8 @@ from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
+from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.recurrence import build_recurrence_graph
-from amphoreus_graph.society.runner import stored_config
 from amphoreus_graph.society.services import build_memory
 
 

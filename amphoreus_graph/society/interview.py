@@ -27,9 +27,9 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.gateway import ChatCaller, Role, classify, metered, reply_text
 from amphoreus_graph.policy.prompt import memory_line, system_prompt
 from amphoreus_graph.policy.registry import chat_caller
+from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.inspect import recall_at_end, run_memory, unfiled_events
 from amphoreus_graph.society.perception import persona
-from amphoreus_graph.society.runner import stored_config
 
 OFFLINE = "offline"
 SPOKEN = 3  # memories the offline answer quotes: an answer, not a recital

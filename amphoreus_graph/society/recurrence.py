@@ -1,7 +1,7 @@
 """The recurrence graph: the world lives through cycles; between them it resets and memories carry over.
 
-    genesis → (the society's round loop) → end_cycle ─ more cycles? → genesis (world reset)
-                                                    └ done → END
+    open_run → genesis → (the society's round loop) → end_cycle ─ more cycles? → genesis (world reset)
+                                                               └ done → END
 
 The round loop's nodes are the society graph's own (not a copy): one flat graph checkpoints every step,
 so a killed run resumes mid-round exactly where it stopped.
@@ -19,9 +19,11 @@ from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.events import CycleDone
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
+from amphoreus_graph.errors import graph_input
 from amphoreus_graph.policy.gateway import metered
 from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
-from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of
+from amphoreus_graph.society.config import RunConfig
+from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of, run_id_of, settings_of
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
 
@@ -43,6 +45,18 @@ def cycle_summary(end: CycleEnd, view: WorldView) -> dict[str, Any]:
 def cycles_of(state: RecurrenceState) -> int:
     """How many cycles to run; a dict input skips RecurrenceInput, so its default is applied here."""
     return state.get("cycles") or RecurrenceInput.model_fields["cycles"].default
+
+
+async def open_run(state: RecurrenceState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """A run the graph sets up from its settings alone (Studio, `ainvoke` with a context of settings) writes
+    RUN/config.json as the CLI's runs do, so its report, interviews and forks need only its directory. A run
+    handed its services (`Simulation`) has written its own."""
+    inputs = graph_input(RecurrenceInput, state, "recurrence input")
+    settings, run_id = settings_of(runtime), run_id_of(inputs.run_id)
+    if settings.ready(run_id) is None:
+        config = RunConfig.of_graph(inputs, settings, run_id)
+        await asyncio.to_thread(config.save)
+    return {}
 
 
 async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
@@ -93,8 +107,10 @@ def build_recurrence_graph() -> StateGraph[Any, SocietySettings, Any, Any]:
     """The uncompiled many-cycle graph; compile it with or without a checkpointer."""
     builder = StateGraph(RecurrenceState, context_schema=SocietySettings, input_schema=RecurrenceInput)
     add_cycle_nodes(builder)
+    builder.add_node("open_run", open_run)
     builder.add_node("end_cycle", end_cycle)
-    builder.add_edge(START, "genesis")
+    builder.add_edge(START, "open_run")
+    builder.add_edge("open_run", "genesis")
     builder.add_edge("genesis", "director")
     builder.add_conditional_edges("remember", after_round, ["director", "end_cycle"])
     builder.add_conditional_edges("end_cycle", after_cycle, ["genesis", END])

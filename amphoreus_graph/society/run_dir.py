@@ -57,6 +57,16 @@ def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
     writable_dir(out, "--out")
 
 
+def newest_run(runs: Path) -> Path:
+    """The run under `runs` whose samples were written last: in Studio, the society a user has just watched."""
+    shards = list(runs.glob(f"*/{RunDir.SAMPLES}/{SHARD_GLOB}"))
+    if not shards:
+        raise AmphoreusError(
+            f"{runs}: no run with samples yet; run a society first (a graph or the CLI), or name a run"
+        )
+    return max(shards, key=lambda shard: shard.stat().st_mtime).parent.parent
+
+
 def check_seeds_dir(seeds_dir: str | None) -> None:
     """A seeds directory the user named must exist: a typo would otherwise plant nothing and say nothing."""
     if seeds_dir is not None and not Path(seeds_dir).is_dir():

@@ -10,7 +10,6 @@ The CLI is a thin shell around this; library users get the same thing in a few l
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import AsyncGenerator
@@ -19,15 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import Field
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.events import Done, Repaired
 from amphoreus_graph.contracts.turn import Policy
-from amphoreus_graph.errors import AmphoreusError, RunStopped, stored_model
-from amphoreus_graph.layout import RunDir
-from amphoreus_graph.memory.ownership import StoreOwner, fingerprint
+from amphoreus_graph.errors import AmphoreusError, RunStopped
+from amphoreus_graph.memory.ownership import StoreOwner
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec
@@ -35,10 +32,10 @@ from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
-from amphoreus_graph.policy.structured import Mode
 from amphoreus_graph.society.checkpointer import checkpointer
 from amphoreus_graph.society.chronicle import ChronicleWriter
-from amphoreus_graph.society.guard import Guard, Limits
+from amphoreus_graph.society.config import RunConfig, stored_config
+from amphoreus_graph.society.guard import Guard
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
@@ -48,87 +45,11 @@ from amphoreus_graph.society.run_dir import (
     writable_dir,
 )
 from amphoreus_graph.society.samples import ShardWriter, count_rows
-from amphoreus_graph.society.services import RunSettings, Services, SocietySettings, build_memory
+from amphoreus_graph.society.services import Services, build_memory
 from amphoreus_graph.society.shards import cut_uncommitted, verify_shards
-from amphoreus_graph.society.state import CYCLES, WorldRun
 from amphoreus_graph.society.summary import AgentUse, CacheUse, RunSummary
 
 __all__ = ["RunConfig", "Simulation", "build_summary"]
-
-
-CONFIG_FORMAT = 1  # bump when a field of config.json changes meaning or goes: a newer file is refused, not misread
-
-
-class RunConfig(WorldRun, RunSettings):
-    """Everything that defines a run: the world it lives in (WorldRun, as a graph's input says it), who decides
-    (RunSettings, as Studio's settings say it), where it writes, and how models are asked. Saved as
-    RUN/config.json so `--resume` needs only the directory; the CLI's options take their defaults and help from
-    these fields."""
-
-    format_version: int = Field(default=CONFIG_FORMAT, le=CONFIG_FORMAT, description="the shape of config.json")
-    cycles: int = CYCLES
-    out: Path = Field(default=Path("runs/default"), description="the run directory")
-    name: str | None = Field(default=None, description="the run's identity (default: the run directory's name)")
-    memory_dir: Path | None = Field(default=None, description="Chroma directory (default: RUN/memory)")
-    temperature: float | None = Field(default=None, ge=0, description="the model's sampling temperature")
-    timeout_s: float = Field(default=60.0, gt=0, description="seconds one model call may take")
-    max_retries: int = Field(default=2, ge=0, description="retries of a failed model call (ours, not the client's)")
-    limits: Limits = Field(default_factory=Limits, description="budgets and the circuit breaker")
-    models: dict[str, str] = Field(
-        default_factory=dict, description="agent or Path -> a --model string (the rest use `model`)"
-    )
-    cache: bool = Field(default=True, description="answer requests asked before from the response cache")
-    cache_dir: Path | None = Field(default=None, description="the response cache's directory; default: the run's")
-    structured: Mode = Field(
-        default="auto", description="how decisions are asked for natively: a JSON schema, a forced tool call, or off"
-    )
-    run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
-
-    @property
-    def run_id(self) -> str:
-        """The run's identity: its memory society, its samples' run, its draws (and so what it does)."""
-        return self.name or self.out.name
-
-    @property
-    def files(self) -> RunDir:
-        return RunDir(self.out)
-
-    @property
-    def memory_path(self) -> Path:
-        """The embedded memory store's directory (unused with `chroma_url`)."""
-        return self.memory_dir or self.files.memory
-
-    def cache_file(self) -> Path | None:
-        """Where the response cache lives (None: off)."""
-        return RunDir(self.cache_dir or self.out).cache if self.cache else None
-
-    def response_cache(self) -> ResponseCache | None:
-        """The run's response cache, opened when a model first asks (`Simulation` opens it at the start)."""
-        path = self.cache_file()
-        return ResponseCache(path) if path is not None else None
-
-    def fingerprint(self) -> str:
-        """What shapes the run's memories: a resumed run must match the run that wrote them."""
-        return fingerprint(scenario=self.scenario, seed=self.seed, rounds=self.rounds, embedder=self.embedder)
-
-    def save(self) -> None:
-        """Write RUN/config.json: what `--resume` reads."""
-        write_json(self.files.config, json.loads(self.model_dump_json()))
-
-    def graph_input(self) -> dict[str, Any]:
-        """The recurrence graph's input for this run (RecurrenceInput's fields)."""
-        return self.model_dump(include=set(WorldRun.model_fields) | {"cycles"}) | {"run_id": self.run_id}
-
-    def settings(self) -> SocietySettings:
-        shared = self.model_dump(include=set(RunSettings.model_fields))
-        return SocietySettings(**shared, memory_dir=str(self.memory_path), run_dir=str(self.out))
-
-
-def stored_config(run_dir: Path) -> RunConfig:
-    """RUN/config.json as the run wrote it, its `out` following the directory wherever it is now; a missing or
-    damaged file is one line."""
-    stored = stored_model(RunConfig, RunDir(run_dir).config, "`amphoreus simulate`")
-    return stored.model_copy(update={"out": run_dir})
 
 
 def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:

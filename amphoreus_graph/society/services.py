@@ -90,11 +90,17 @@ class SocietySettings(RunSettings, BaseSettings):
                 self._services[run_id] = self._build(run_id, scenario)
             return self._services[run_id]
 
+    def run_dir_of(self, run_id: str) -> Path:
+        """Where a run these settings set up writes: `run_dir`, else RUNS_DIR/RUN_ID."""
+        return Path(self.run_dir) if self.run_dir else Path(self.runs_dir) / run_id
+
     def _build(self, run_id: str, scenario: Scenario) -> Services:
         directory = Path(self.memory_dir) if self.memory_dir and self.chroma_url is None else None
         spec = MemorySpec(directory=directory, url=self.chroma_url, embedder=self.embedder)
-        run_dir = Path(self.run_dir) if self.run_dir else Path(self.runs_dir) / run_id
-        policy = resolve_model(self.model, base_url=self.base_url, max_concurrency=self.max_concurrency)
+        run_dir = self.run_dir_of(run_id)
+        # answers kept as the CLI keeps them: a thread re-run asks nothing twice, and a fork can replay the run
+        cache = ResponseCache(RunDir(run_dir).cache)
+        policy = resolve_model(self.model, base_url=self.base_url, max_concurrency=self.max_concurrency, cache=cache)
         return Services(
             policy=policy,
             memory=build_memory(spec, run_id, scenario, policy, shared=True),
@@ -103,6 +109,7 @@ class SocietySettings(RunSettings, BaseSettings):
             recall_k=self.recall_k,
             seeds=seeds_folder(scenario, self.seeds_dir),
             guard=Guard(Limits(), self.model, str(run_dir)),
+            cache=cache,
         )
 
 

@@ -1,0 +1,109 @@
+"""A run's config: everything that defines it, saved as RUN/config.json so that `--resume`, a fork, the report and
+the judges need only the directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from amphoreus_graph.atomic import write_json
+from amphoreus_graph.errors import stored_model
+from amphoreus_graph.layout import RunDir
+from amphoreus_graph.memory.ownership import fingerprint
+from amphoreus_graph.policy.cache import ResponseCache
+from amphoreus_graph.policy.structured import Mode
+from amphoreus_graph.society.guard import Limits
+from amphoreus_graph.society.services import RunSettings, SocietySettings
+from amphoreus_graph.society.state import CYCLES, RecurrenceInput, WorldRun
+
+CONFIG_FORMAT = 1  # bump when a field of config.json changes meaning or goes: a newer file is refused, not misread
+
+
+class RunConfig(WorldRun, RunSettings):
+    """Everything that defines a run: the world it lives in (WorldRun, as a graph's input says it), who decides
+    (RunSettings, as Studio's settings say it), where it writes, and how models are asked. Saved as
+    RUN/config.json so `--resume` needs only the directory; the CLI's options take their defaults and help from
+    these fields."""
+
+    format_version: int = Field(default=CONFIG_FORMAT, le=CONFIG_FORMAT, description="the shape of config.json")
+    cycles: int = CYCLES
+    out: Path = Field(default=Path("runs/default"), description="the run directory")
+    name: str | None = Field(default=None, description="the run's identity (default: the run directory's name)")
+    memory_dir: Path | None = Field(default=None, description="Chroma directory (default: RUN/memory)")
+    temperature: float | None = Field(default=None, ge=0, description="the model's sampling temperature")
+    timeout_s: float = Field(default=60.0, gt=0, description="seconds one model call may take")
+    max_retries: int = Field(default=2, ge=0, description="retries of a failed model call (ours, not the client's)")
+    limits: Limits = Field(default_factory=Limits, description="budgets and the circuit breaker")
+    models: dict[str, str] = Field(
+        default_factory=dict, description="agent or Path -> a --model string (the rest use `model`)"
+    )
+    cache: bool = Field(default=True, description="answer requests asked before from the response cache")
+    cache_dir: Path | None = Field(default=None, description="the response cache's directory; default: the run's")
+    structured: Mode = Field(
+        default="auto", description="how decisions are asked for natively: a JSON schema, a forced tool call, or off"
+    )
+    run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
+
+    @property
+    def run_id(self) -> str:
+        """The run's identity: its memory society, its samples' run, its draws (and so what it does)."""
+        return self.name or self.out.name
+
+    @property
+    def files(self) -> RunDir:
+        return RunDir(self.out)
+
+    @property
+    def memory_path(self) -> Path:
+        """The embedded memory store's directory (unused with `chroma_url`)."""
+        return self.memory_dir or self.files.memory
+
+    def cache_file(self) -> Path | None:
+        """Where the response cache lives (None: off)."""
+        return RunDir(self.cache_dir or self.out).cache if self.cache else None
+
+    def response_cache(self) -> ResponseCache | None:
+        """The run's response cache, opened when a model first asks (`Simulation` opens it at the start)."""
+        path = self.cache_file()
+        return ResponseCache(path) if path is not None else None
+
+    def fingerprint(self) -> str:
+        """What shapes the run's memories: a resumed run must match the run that wrote them."""
+        return fingerprint(scenario=self.scenario, seed=self.seed, rounds=self.rounds, embedder=self.embedder)
+
+    def save(self) -> None:
+        """Write RUN/config.json: what `--resume` reads."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        write_json(self.files.config, json.loads(self.model_dump_json()))
+
+    def graph_input(self) -> dict[str, Any]:
+        """The recurrence graph's input for this run (RecurrenceInput's fields)."""
+        return self.model_dump(include=set(WorldRun.model_fields) | {"cycles"}) | {"run_id": self.run_id}
+
+    @classmethod
+    def of_graph(cls, inputs: RecurrenceInput, settings: SocietySettings, run_id: str) -> RunConfig:
+        """The config of a run the recurrence graph set up from its input and settings alone (Studio), with
+        absolute paths, so its directory can be read from anywhere."""
+        world = inputs.model_dump(include=set(WorldRun.model_fields) | {"cycles"})
+        memory_dir = Path(settings.memory_dir).resolve() if settings.memory_dir and not settings.chroma_url else None
+        return cls(
+            **world,
+            **settings.model_dump(include=set(RunSettings.model_fields)),
+            out=settings.run_dir_of(run_id).resolve(),
+            name=run_id,
+            memory_dir=memory_dir,
+        )
+
+    def settings(self) -> SocietySettings:
+        shared = self.model_dump(include=set(RunSettings.model_fields))
+        return SocietySettings(**shared, memory_dir=str(self.memory_path), run_dir=str(self.out))
+
+
+def stored_config(run_dir: Path) -> RunConfig:
+    """RUN/config.json as the run wrote it, its `out` following the directory wherever it is now; a missing or
+    damaged file is one line."""
+    stored = stored_model(RunConfig, RunDir(run_dir).config, "`amphoreus simulate`")
+    return stored.model_copy(update={"out": run_dir})
