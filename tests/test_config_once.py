@@ -1,31 +1,42 @@
 """Configuration is stated once: a run's config (RunConfig) is the world a graph's input names (WorldRun) plus the
 settings Studio's context holds (RunSettings), and the CLI's options take their defaults, help and bounds from those
-fields, so no default can differ between the library, Studio and the CLI."""
+fields, so no default can differ between the library, Studio and the CLI; `judge`'s options are the experts graph's
+input fields (its Studio form) the same way."""
 
 from __future__ import annotations
 
+import pytest
 import typer.main
 
 from amphoreus_graph.cli import app
+from amphoreus_graph.cli.data import JUDGE_OPTIONS
 from amphoreus_graph.cli.main import RUN_OPTIONS
+from amphoreus_graph.data.experts_input import ExpertsInput
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.services import RunSettings, SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, SocietyInput, WorldRun
 
 
-def simulate_params() -> dict[str, object]:
+def params_of(name: str) -> dict[str, object]:
     group = typer.main.get_command(app)
-    command = group.commands["simulate"]  # type: ignore[attr-defined]
+    command = group.commands[name]  # type: ignore[attr-defined]
     return {param.name: param for param in command.params}
 
 
-def test_simulates_options_are_the_configs_fields(cli) -> None:
-    params = simulate_params()
-    assert set(RUN_OPTIONS.values()) <= set(RunConfig.model_fields)
-    for option, field in RUN_OPTIONS.items():
-        param, info = params[option], RunConfig.model_fields[field]
+@pytest.mark.parametrize(
+    ("command", "options", "model"),
+    [("simulate", RUN_OPTIONS, RunConfig), ("judge", JUDGE_OPTIONS, ExpertsInput)],
+)
+def test_a_commands_options_are_its_models_fields(command: str, options: dict[str, str], model: type) -> None:
+    params = params_of(command)
+    assert set(options.values()) <= set(model.model_fields)
+    for option, field in options.items():
+        param, info = params[option], model.model_fields[field]
         assert param.default == info.get_default(call_default_factory=True), option  # type: ignore[attr-defined]
         assert param.help == info.description, option  # type: ignore[attr-defined]
+
+
+def test_out_of_bounds_options_are_one_line(cli) -> None:
     for bad in (["--cycles", "0"], ["--recall-k", "-1"], ["--timeout", "0"]):  # the fields' bounds, one line each
         code, _, err = cli("simulate", "--scenario", "trio", *bad)
         assert code == 2 and len(err.strip().splitlines()) == 1, (bad, err)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 from rich.table import Table
 
 from amphoreus_graph.cli.console import SkipBadRows, bad_rows, console, one_line_errors
+from amphoreus_graph.cli.options import model_options
+from amphoreus_graph.data.experts_input import ExpertsInput
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 
@@ -24,37 +26,33 @@ BalanceActs = Annotated[
 export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
 
 
+# judge's options are the experts graph's input fields (what Studio's form shows), by option name
+JUDGE_OPTIONS = {
+    name: name
+    for name in ("judge", "proposer", "alternatives", "max_turns", "seed", "min_margin", "balance_acts", "base_url")
+}
+
+
 @one_line_errors
+@model_options(
+    ExpertsInput,
+    JUDGE_OPTIONS,
+    into="asked",
+    decls={"alternatives": ("-k", "--alternatives"), "balance_acts": ("--balance-acts/--keep-act-imbalance",)},
+)
 def judge_command(
     run: Annotated[Path, typer.Argument(help="a run directory written by `amphoreus simulate`")],
+    asked: dict[str, Any],  # JUDGE_OPTIONS' values by field, from the options model_options puts in its place
     out: Annotated[Path | None, typer.Option(help="where judgements and dpo.jsonl go; default RUN/judged")] = None,
-    judge: Annotated[str, typer.Option(help="'offline' or a --model string for a model judge")] = "offline",
-    proposer: Annotated[str, typer.Option(help="who proposes alternatives: offline or a --model string")] = "offline",
-    alternatives: Annotated[int, typer.Option("-k", "--alternatives", help="alternatives per judged turn")] = 4,
-    max_turns: Annotated[int, typer.Option(help="judge at most this many turns (a seeded sample)")] = 24,
-    seed: Annotated[int, typer.Option(help="which turns and which alternatives")] = 0,
-    min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
-    balance_acts: BalanceActs = True,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for model judges")] = None,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Re-pose sampled turns to other deciders, let both expert panels score every candidate, write DPO pairs."""
-    from amphoreus_graph.data.experts import ExpertsInput, build_experts_graph
+    from amphoreus_graph.data.experts import build_experts_graph
 
-    fields = dict(
-        run_dir=str(run),
-        out_dir=str(out or RunDir(run).judged.root),
-        judge=judge,
-        proposer=proposer,
-        alternatives=alternatives,
-        max_turns=max_turns,
-        seed=seed,
-        min_margin=min_margin,
-        balance_acts=balance_acts,
-        base_url=base_url,
-    )
     try:
-        request = ExpertsInput.model_validate(fields)
+        request = ExpertsInput.model_validate(
+            {**asked, "run_dir": str(run), "out_dir": str(out or RunDir(run).judged.root)}
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         raise AmphoreusError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None

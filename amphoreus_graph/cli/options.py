@@ -18,15 +18,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 _BOUNDS = {Ge: ("min", "ge"), Gt: ("min", "gt"), Le: ("max", "le"), Lt: ("max", "lt")}
 
 
-def field_option(model: type[BaseModel], name: str) -> Any:
-    """A typer Option for `model`'s field `name`: its description as the help, its ge/gt/le/lt as min/max."""
+def field_option(model: type[BaseModel], name: str, *decls: str) -> Any:
+    """A typer Option for `model`'s field `name`: its description as the help, its ge/gt/le/lt as min/max; `decls`
+    name it otherwise (`-k`, `--flag/--no-flag`)."""
     info = model.model_fields[name]
     bounds: dict[str, Any] = {}
     for constraint in info.metadata:
         if (found := _BOUNDS.get(type(constraint))) is not None:
             side, attribute = found
             bounds[side] = getattr(constraint, attribute)
-    return typer.Option(help=info.description, **bounds)
+    return typer.Option(*decls, help=info.description, **bounds)
 
 
 def default(model: type[BaseModel], name: str) -> Any:
@@ -34,11 +35,15 @@ def default(model: type[BaseModel], name: str) -> Any:
     return model.model_fields[name].get_default(call_default_factory=True)
 
 
-def model_options(model: type[BaseModel], fields: dict[str, str], into: str) -> Callable[[F], F]:
+def model_options(
+    model: type[BaseModel], fields: dict[str, str], into: str, decls: dict[str, tuple[str, ...]] | None = None
+) -> Callable[[F], F]:
     """Give a typer command one option per model field (`fields`: option name → field name), named, typed,
     defaulted, helped and bounded by the field, and hand the command their values as one dict (field → value) in
     its parameter `into`; in `--help` they stand where `into` is declared. The options are the model's: a field
-    added to the map is a CLI option, nothing more."""
+    added to the map is a CLI option, nothing more. `decls` gives an option other names (option → typer's
+    param decls)."""
+    decls = decls or {}
 
     def decorate(command: F) -> F:
         signature = inspect.signature(command, eval_str=True)  # the command's own annotations, resolved
@@ -49,7 +54,9 @@ def model_options(model: type[BaseModel], fields: dict[str, str], into: str) -> 
                 option,
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,  # typer passes every option by name
                 default=default(model, field),
-                annotation=Annotated[model.model_fields[field].annotation, field_option(model, field)],
+                annotation=Annotated[
+                    model.model_fields[field].annotation, field_option(model, field, *decls.get(option, ()))
+                ],
             )
             for option, field in fields.items()
         ]

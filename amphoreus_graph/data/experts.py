@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
 from amphoreus_graph.catalogs.scenario import catalog_for
@@ -39,6 +39,7 @@ from amphoreus_graph.data.dpo import (
     in_path_win_rate,
     write_dpo,
 )
+from amphoreus_graph.data.experts_input import ExpertsInput
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
 from amphoreus_graph.errors import AmphoreusError, graph_input
 from amphoreus_graph.layout import JudgedDir, RunDir
@@ -49,28 +50,6 @@ from amphoreus_graph.society.samples import Sample, iter_samples
 from amphoreus_graph.society.services import SocietySettings
 
 JSON = dict[str, Any]
-
-
-class ExpertsInput(BaseModel):
-    """Judge a run's turns and turn them into DPO pairs."""
-
-    run_dir: str = Field(
-        default="",
-        description="a run written by `amphoreus simulate` or the society graph; default: the newest run in "
-        "AMPHOREUS_RUNS_DIR (runs/)",
-    )
-    out_dir: str = Field(default="", description="where judgements and dpo.jsonl go; default: RUN/judged")
-    judge: str = Field(default="offline", description="'offline' or a --model string for a model judge")
-    proposer: str = Field(default="offline", description="who proposes alternatives: offline or a --model")
-    alternatives: int = Field(default=4, ge=1, le=16, description="alternatives per judged turn")
-    max_turns: int = Field(default=24, ge=1, description="judge at most this many turns (seeded sample)")
-    seed: int = Field(default=0, description="which turns and which alternatives")
-    min_margin: float = Field(default=0.5, ge=0, description="drop pairs whose scores differ by less")
-    balance_acts: bool = Field(
-        default=True, description="keep pairs so that every action is chosen as often as rejected (data/balance.py)"
-    )
-    human: bool = Field(default=False, description="pause for a human expert's verdict on every judged turn")
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for model judges")
 
 
 class ExpertsState(TypedDict, total=False):
