@@ -165,3 +165,16 @@ def test_events_are_json_lines_a_fork_first_saying_where_it_went(parent: Path, t
     assert isinstance(events[-1], Done) and events[-1].summary["samples_written"] == 3 * 4 * 3
     code, _, err = cli("simulate", "--scenario", "trio", "--events", "--live", "--out", str(tmp_path / "no"))
     assert code == 2 and "--live" in err
+
+
+def test_a_run_on_a_chroma_server_forks_into_a_store_of_its_own(tmp_path: Path, cli, chroma_url: str) -> None:
+    served, branch = tmp_path / "served", tmp_path / "branch"
+    args = ["--scenario", "trio", "--cycles", "2", "--rounds", "3", "--seed", "5", "--quiet"]
+    code, _, err = cli("simulate", *args, "--out", str(served), "--chroma-url", chroma_url)
+    assert code == 0, err
+    code, _, err = cli("simulate", "--fork", str(served), "--at", "1/2", "--out", str(branch), "--quiet")
+    assert code == 0, err
+    for shard in sorted(RunDir(served).samples.glob("cycle-*.jsonl")):
+        assert (RunDir(branch).samples / shard.name).read_bytes() == shard.read_bytes(), shard.name
+    assert json.loads(RunDir(branch).config.read_text())["chroma_url"] is None
+    assert (RunDir(branch).memory / "chroma.sqlite3").is_file()

@@ -1,5 +1,5 @@
 """Forking a run: a new run directory that shares its parent's history up to a round, then goes its own way (another
-seed, another model), the parent untouched.
+seed, another model, a variant of its scenario), the parent untouched.
 
 The branch is rebuilt, not copied: the fork replays its parent from the start to the fork point in its own
 directory (checkpoints, samples, chronicle, memory store), answering every model request from a copy of the
@@ -7,8 +7,9 @@ parent's response cache, and then checks the replayed samples against the parent
 the memory store keeps no history: what it held at the fork point (retention, reflections, access times) exists
 only by filing the same rounds again. The fork keeps its parent's name as its identity (the draws a run makes come
 from its name and seed), so with the same settings it goes on exactly as the parent did; its samples carry that
-name. A changed seed is written into the checkpoint the branch resumes from (LangGraph's `update_state`), and the
-memory store is claimed again under the branch's settings.
+name. A changed seed or scenario is written into the checkpoint the branch resumes from (LangGraph's `update_state`),
+and the memory store is claimed again under the branch's settings. The branch's memory is always its own store in
+its directory, also when the parent's lived on a Chroma server.
 """
 
 from __future__ import annotations
@@ -78,7 +79,10 @@ async def fork(plan: ForkPlan, *, api_key: str | None = None, limits: dict[str, 
         update={
             "out": out,
             "name": origin.run_id,
+            # the branch's memory is its own, embedded in `out`: on the parent's Chroma server it would be the
+            # parent's society (the fork keeps its name); a replay into a store of its own is checked as any other
             "memory_dir": None,
+            "chroma_url": None,
             "cache_dir": None,
             "cache": True,
             "run_token": "",
@@ -118,11 +122,6 @@ def plan_fork(
         raise AmphoreusError(f"--fork: {', '.join(unknown)} cannot change on a branch; expected only {_listed()}")
     if overrides:
         _check_same_agents(scenario_of(origin.scenario), checked_variant(origin.scenario, overrides, out))
-    if origin.chroma_url is not None:
-        raise AmphoreusError(
-            f"--fork {parent}: its memory lives on a Chroma server under its name, which the fork keeps; expected a "
-            "run with its own embedded store"
-        )
     played = {(r.cycle, r.round) for r in iter_chronicle(parent)}
     if at not in played:
         last = max(played, default=(0, 0))
