@@ -18,6 +18,10 @@ _ONE_STORE = (
     "AsyncSqliteStore/AsyncPostgresStore refuse sync calls on their event loop; ChromaStore is one store whose sync "
     "calls work from any thread"
 )
+_SAME_TTL = (
+    "sleeps 17 s to see a TTL refreshed by get and search, then lapse: what test_sqlite_ttl.py's ttl_refresh, "
+    "search_with_ttl and asearch_refresh_ttl check on the same store in 2-8 s each (kept to hold the suite's time)"
+)
 SKIPS = {
     "test_reference_store.py::test_get_text_at_path": _NO_STORE,
     "test_reference_store.py::test_async_batch_store": _NO_STORE,
@@ -47,14 +51,14 @@ SKIPS = {
     ),
     "test_postgres_async_store.py::test_no_running_loop": _ONE_STORE,
     "test_postgres_async_store.py::test_abatch_uses_single_pool_checkout": "counts psycopg pool checkouts",
+    "test_postgres_store.py::test_store_ttl": _SAME_TTL,
+    "test_postgres_async_store.py::test_store_ttl": _SAME_TTL,
     "test_postgres_async_store.py::test_omit_expired_search_pagination": (
         "backdates rows with SQL inside the test; tests/test_langgraph_store_ttl.py pages past expired items"
     ),
 }
 SLOW = {
     "test_sqlite_ttl.py": "waits for TTLs to run out (2-8 s a test)",
-    "test_postgres_store.py::test_store_ttl": "waits 17 s for TTLs",
-    "test_postgres_async_store.py::test_store_ttl": "waits 17 s for TTLs",
     "test_postgres_async_store.py::test_large_batches": "6,000 sync calls from 10 threads, each its own Chroma write",
     "test_postgres_async_store.py::test_search_sorting": "201 single puts in each of 6 variants (~15 s)",
 }
