@@ -1,9 +1,11 @@
-"""Concurrent async calls to a ChromaStore run as one batch, and one bad call fails only its caller."""
+"""Concurrent calls to a ChromaStore (async ones on a loop, sync ones from threads) run as one batch, and one bad
+call fails only its caller."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -104,3 +106,55 @@ async def test_sync_calls_still_work_inside_a_running_loop() -> None:
     store.put(("docs",), "k", {"v": 1})
     assert store.get(("docs",), "k") is not None
     assert (await store.aget(("docs",), "k")) is not None
+
+
+def calls_while_busy(store: ChromaStore, calls: list[Any]) -> list[Any]:
+    """Make each call from a thread of its own while the store is busy (its batch lock held here) until all are
+    queued; then let them go. Returns each call's result or exception."""
+    results: list[Any] = [None] * len(calls)
+
+    def worker(i: int) -> None:
+        try:
+            results[i] = calls[i]()
+        except Exception as error:
+            results[i] = error
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(calls))]
+    with store._threads._store:
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while len(store._threads._queued) < len(calls) and time.monotonic() < deadline:
+            time.sleep(0.005)
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_sync_calls_of_threads_that_wait_for_the_store_run_as_one_batch() -> None:
+    store = ChromaStore()
+    store.batch([PutOp(("docs",), f"k{i}", {"i": i}) for i in range(8)])
+    sizes = counting(store)
+    calls = [lambda i=i: store.get(("docs",), f"k{i}") for i in range(8)]
+    calls += [lambda: store.put(("docs",), "new", {"i": 99}), lambda: store.search(("docs",), filter={"i": 3})]
+    got = calls_while_busy(store, calls)
+    assert sizes == [10], "ten threads' calls, one pass over the store"
+    assert [item.value["i"] for item in got[:8]] == list(range(8))
+    assert [item.key for item in got[9]] == ["k3"]
+    assert store.get(("docs",), "new").value == {"i": 99}
+    assert sizes == [10, 1], "a call made after the others returned runs on its own"
+
+
+def test_a_failing_sync_call_fails_only_its_thread() -> None:
+    store = ChromaStore()
+    store.put(("docs",), "k", {"n": 1})
+    bad, good, write = calls_while_busy(
+        store,
+        [
+            lambda: store.search(("docs",), filter={"n": {"$regex": "x"}}),
+            lambda: store.get(("docs",), "k"),
+            lambda: store.put(("docs",), "other", {"n": 2}),
+        ],
+    )
+    assert isinstance(bad, ValueError) and good.value == {"n": 1} and write is None
+    assert store.get(("docs",), "other").value == {"n": 2}

@@ -43,7 +43,7 @@ from langgraph.store.base import (
 )
 
 from amphoreus_graph.memory.chroma_index import StoreLock, open_chroma
-from amphoreus_graph.memory.store_batching import AsyncBatcher
+from amphoreus_graph.memory.store_batching import AsyncBatcher, ThreadBatcher
 from amphoreus_graph.memory.store_catalog import Namespace
 from amphoreus_graph.memory.store_collections import StoreCollections, private_client
 from amphoreus_graph.memory.store_reads import Reader
@@ -94,12 +94,16 @@ class ChromaStore(BaseStore):
         self._lock = threading.Lock()  # one batch at a time reads and writes the catalog
         self._last_us = 0
         self._batcher = AsyncBatcher(self._abatch_now)
+        self._threads = ThreadBatcher(self._batch_now)
         self._sweeper = TTLSweeper(self._sweep_expired)
 
     # BaseStore's two primitives: plan and embed first (async where the embedder is), then Chroma in a thread.
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
+        """Joins the batch of every other thread's call made meanwhile (store_batching.py)."""
+        return self._threads.submit(list(ops))
+
+    def _batch_now(self, ops: list[Op]) -> list[Result]:
         batch = self._plan(ops)
         vectors, queries = {}, {}
         if self._index is not None:

@@ -1,10 +1,14 @@
-"""Concurrent async calls to a store run as one batch: LangGraph's `AsyncBatchedBaseStore` pattern, per event loop.
+"""Concurrent calls to a store run as one batch: LangGraph's `AsyncBatchedBaseStore` pattern, per event loop for
+async calls, and the same for sync calls from many threads.
 
 `aget`, `aput`, `asearch`... each call `abatch` with one op; a graph's parallel nodes make many such calls at once.
 Calls made while a batch is queued or running join the next batch, so N concurrent reads cost one pass over the
 store (one embedding call for their queries, one thread hop, one lock). Unlike `AsyncBatchedBaseStore` the store's
-sync methods stay plain calls usable from any thread, and a store serves any number of event loops. If a merged
-batch fails, each call's ops run again alone, so one bad call fails only its caller.
+sync methods stay plain calls usable from any thread, and a store serves any number of event loops. Sync calls made
+from several threads at once (a sync graph's parallel nodes) are combined the same way: whoever gets the store next
+runs every call queued meanwhile, so N threads' puts cost one Chroma write. A call made after another returned is
+never merged with it. If a merged batch fails, each call's ops run again alone, so one bad call fails only its
+caller.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 from langgraph.store.base import Op, Result
 
 Run = Callable[[list[Op]], Awaitable[list[Result]]]
+RunNow = Callable[[list[Op]], list[Result]]
 
 
 @dataclass
@@ -88,3 +93,59 @@ def _settle(
         future.set_exception(error)
     else:
         future.set_result(results or [])
+
+
+@dataclass
+class _Call:
+    ops: list[Op]
+    results: list[Result] | None = None
+    error: Exception | None = None
+    done: bool = False
+
+
+class ThreadBatcher:
+    """Combines the sync calls of concurrent threads into batches for `run` (flat combining)."""
+
+    def __init__(self, run: RunNow) -> None:
+        self._run = run
+        self._queued: list[_Call] = []
+        self._guard = threading.Lock()  # the queue
+        self._store = threading.Lock()  # held by the thread running a batch: waiting for it is waiting for the store
+
+    def submit(self, ops: list[Op]) -> list[Result]:
+        call = _Call(ops)
+        with self._guard:
+            self._queued.append(call)
+        with self._store:
+            if not call.done:  # no thread ran it while this one waited: run it, with every call queued meanwhile
+                with self._guard:
+                    calls, self._queued = self._queued, []
+                if call not in calls:  # taken by a thread that was interrupted before it answered
+                    calls.append(call)
+                self._answer(calls)
+        if call.error is not None:
+            raise call.error
+        return call.results or []
+
+    def _answer(self, calls: list[_Call]) -> None:
+        try:
+            results = self._run([op for call in calls for op in call.ops])
+        except Exception as error:
+            if len(calls) == 1:
+                calls[0].error, calls[0].done = error, True
+                return
+            for call in calls:  # find whose call failed
+                _run_alone(call, self._run)
+            return
+        start = 0
+        for call in calls:
+            call.results, call.done = results[start : start + len(call.ops)], True
+            start += len(call.ops)
+
+
+def _run_alone(call: _Call, run: RunNow) -> None:
+    try:
+        call.results = run(call.ops)
+    except Exception as own:
+        call.error = own
+    call.done = True
