@@ -1,7 +1,7 @@
 """Configuration is stated once: a run's config (RunConfig) is the world a graph's input names (WorldRun) plus the
 settings Studio's context holds (RunSettings), and the CLI's options take their defaults, help and bounds from those
 fields, so no default can differ between the library, Studio and the CLI; `judge`'s options are the experts graph's
-input fields (its Studio form) the same way."""
+input fields (its Studio form) the same way, and `train`'s are its settings models'."""
 
 from __future__ import annotations
 
@@ -11,21 +11,29 @@ import typer.main
 from amphoreus_graph.cli import app
 from amphoreus_graph.cli.data import JUDGE_OPTIONS
 from amphoreus_graph.cli.main import RUN_OPTIONS
+from amphoreus_graph.cli.train import DPO_OPTIONS, PRETRAIN_OPTIONS
 from amphoreus_graph.data.experts_input import ExpertsInput
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.services import RunSettings, SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, SocietyInput, WorldRun
+from amphoreus_graph.train.configs import DpoSettings, PretrainConfig
 
 
 def params_of(name: str) -> dict[str, object]:
-    group = typer.main.get_command(app)
-    command = group.commands[name]  # type: ignore[attr-defined]
+    command = typer.main.get_command(app)
+    for word in name.split():  # "train dpo": a command of a group
+        command = command.commands[word]  # type: ignore[attr-defined]
     return {param.name: param for param in command.params}
 
 
 @pytest.mark.parametrize(
     ("command", "options", "model"),
-    [("simulate", RUN_OPTIONS, RunConfig), ("judge", JUDGE_OPTIONS, ExpertsInput)],
+    [
+        ("simulate", RUN_OPTIONS, RunConfig),
+        ("judge", JUDGE_OPTIONS, ExpertsInput),
+        ("train dpo", DPO_OPTIONS, DpoSettings),
+        ("train pretrain", PRETRAIN_OPTIONS, PretrainConfig),
+    ],
 )
 def test_a_commands_options_are_its_models_fields(command: str, options: dict[str, str], model: type) -> None:
     params = params_of(command)

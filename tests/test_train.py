@@ -23,10 +23,10 @@ from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import iter_samples
-from amphoreus_graph.train.configs import PretrainConfig
+from amphoreus_graph.train.configs import DpoSettings, PretrainConfig
 from amphoreus_graph.train.constrained import _closing_quote, _unescape
 from amphoreus_graph.train.corpus import read_sft_rows
-from amphoreus_graph.train.dpo import DpoSettings, train_dpo
+from amphoreus_graph.train.dpo import train_dpo
 from amphoreus_graph.train.policy import load_pes_policy
 from amphoreus_graph.train.pretrain import pretrain
 from amphoreus_graph.train.tokenizer import chat_ids

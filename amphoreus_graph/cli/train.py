@@ -1,4 +1,5 @@
-"""`amphoreus train pretrain|dpo`. Importing this module imports no torch: the commands load it when they run."""
+"""`amphoreus train pretrain|dpo`, their options from the training settings' models. Importing this module imports no
+torch: the commands load it when they run."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from amphoreus_graph.cli.console import console, err_console, one_line_errors
+from amphoreus_graph.cli.options import model_options
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.train.configs import DpoSettings, PretrainConfig
 
 train_app = typer.Typer(help="Train the PES model on a society's data: pre-train, then DPO.", no_args_is_help=True)
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -57,38 +60,28 @@ class _StepBar:
             self.progress.stop()
 
 
+# pretrain's options that are PretrainConfig's fields as they are (steps, lr and device mean more: see below)
+PRETRAIN_OPTIONS = {name: name for name in ("base", "batch_size", "seed", "loss", "max_length", "save_every")}
+
+
 @train_app.command("pretrain")
 @one_line_errors
+@model_options(PretrainConfig, PRETRAIN_OPTIONS, into="asked")
 def pretrain_command(
     data: Annotated[list[Path], typer.Option("--data", help="`amphoreus export sft` folder(s) (repeatable)")],
     out: Annotated[Path, typer.Option(help="checkpoint folder to write (model, tokenizer, train_log.json)")],
-    base: Annotated[str, typer.Option(help="tiny | small (from scratch) | a local Hugging Face checkpoint")] = "tiny",
+    asked: dict[str, Any],  # PRETRAIN_OPTIONS' values by field, from the options model_options puts in its place
     steps: Annotated[int | None, typer.Option(help="optimizer steps in all [default: 300; resumed: as saved]")] = None,
-    batch_size: Annotated[int, typer.Option(help="examples per step")] = 8,
     lr: Annotated[float | None, typer.Option(help="peak rate (default 2e-3 tiny, 1e-3 small, 1e-4 a base)")] = None,
-    seed: Annotated[int, typer.Option(help="initialisation and batch order")] = 0,
-    loss: Annotated[str, typer.Option(help="reply (loss on the assistant reply) or full (every token)")] = "reply",
-    max_length: Annotated[int | None, typer.Option(help="truncate examples to this many tokens")] = None,
-    save_every: Annotated[int, typer.Option(help="checkpoint every N steps")] = 50,
     device: Annotated[str | None, typer.Option(help="auto (CUDA + bf16 when present), cpu or cuda")] = None,
     resume: Annotated[bool, typer.Option(help="continue from the newest checkpoint in --out, as configured")] = False,
 ) -> None:
     """Train a small causal LM on chat examples (own BPE tokenizer and chat template), or continue a base."""
-    from amphoreus_graph.train.configs import PretrainConfig, default_lr
+    from amphoreus_graph.train.configs import default_lr
     from amphoreus_graph.train.corpus import read_sft_rows
     from amphoreus_graph.train.pretrain import StepLog, pretrain
 
-    fields = dict(
-        base=base,
-        steps=steps,
-        batch_size=batch_size,
-        lr=lr or default_lr(base),
-        seed=seed,
-        loss=loss,
-        max_length=max_length,
-        save_every=save_every,
-        device=device,
-    )
+    fields = asked | dict(steps=steps, lr=lr or default_lr(asked["base"]), device=device)
     if resume:  # the run's saved settings hold; only --steps and --device may change
         fields = dict(steps=steps, device=device)
     config = _settings(PretrainConfig, fields)
@@ -113,27 +106,23 @@ def pretrain_command(
     console.print(f"written to {out}/ (model, tokenizer, train_log.json); use: --model pes:{out}", highlight=False)
 
 
+# dpo's options are DpoSettings' fields, by option name
+DPO_OPTIONS = {name: name for name in DpoSettings.model_fields}
+
+
 @train_app.command("dpo")
 @one_line_errors
+@model_options(DpoSettings, DPO_OPTIONS, into="asked")
 def dpo_command(
     data: Annotated[list[Path], typer.Option("--data", help="`amphoreus judge` / `export dpo` folder(s)")],
     model: Annotated[Path, typer.Option(help="checkpoint to start from (written by `train pretrain`)")],
     out: Annotated[Path, typer.Option(help="checkpoint folder to write (model, tokenizer, metrics.json)")],
-    steps: Annotated[int, typer.Option(help="optimizer steps")] = 40,
-    beta: Annotated[float, typer.Option(help="DPO β: how far the policy may move from the reference")] = 0.1,
-    lr: Annotated[float, typer.Option(help="learning rate")] = 5e-5,
-    batch_size: Annotated[int, typer.Option(help="pairs per step")] = 4,
-    heldout: Annotated[float, typer.Option(help="share of pairs held out to measure the reward margin")] = 0.2,
-    seed: Annotated[int, typer.Option(help="the held-out split and training order")] = 0,
-    device: Annotated[str, typer.Option(help="auto (CUDA + bf16 when present), cpu or cuda")] = "auto",
+    asked: dict[str, Any],  # DPO_OPTIONS' values by field, from the options model_options puts in its place
 ) -> None:
     """DPO (TRL) on the experts' preference pairs; reports the held-out reward margin before and after."""
-    from amphoreus_graph.train.dpo import DpoSettings, train_dpo
+    from amphoreus_graph.train.dpo import train_dpo
 
-    settings = _settings(
-        DpoSettings,
-        dict(steps=steps, beta=beta, lr=lr, batch_size=batch_size, heldout=heldout, seed=seed, device=device),
-    )
+    settings = _settings(DpoSettings, asked)
     with _StepBar("DPO", settings.steps) as bar:
         metrics = train_dpo(data, model, out, settings, on_step=lambda step, loss: bar.update(step, f"loss {loss:.3f}"))
     table = Table(title=f"DPO on {metrics.train_pairs} pairs; {metrics.heldout_pairs} held out ({metrics.device})")

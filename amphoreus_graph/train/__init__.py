@@ -1,7 +1,7 @@
 """Optional: train the PES model on a society's own data (pre-train, then DPO) and let it decide again.
 
-Nothing here is imported at CLI start: torch, transformers and TRL load inside the functions that need them,
-so the base install works without the `[train]` extra.
+torch, transformers and TRL load inside the functions that need them, so the base install (and the CLI, which reads
+the settings models here for its options) works without the `[train]` extra.
 
 - `pretrain(rows, out, config)`: a small causal LM (own byte-level BPE tokenizer and chat template) from scratch,
   or continued from a local Hugging Face checkpoint; see `amphoreus_graph.train.pretrain`.
@@ -10,9 +10,9 @@ so the base install works without the `[train]` extra.
 - `PESPolicy` (`--model pes:CKPT`): a checkpoint as a society policy; see `amphoreus_graph.train.policy`.
 """
 
-from amphoreus_graph.train.configs import SIZES, PretrainConfig
+from amphoreus_graph.train.configs import SIZES, DpoSettings, PretrainConfig
 from amphoreus_graph.train.corpus import read_dpo_pairs, read_sft_rows
-from amphoreus_graph.train.dpo import DpoMetrics, DpoSettings, train_dpo
+from amphoreus_graph.train.dpo import DpoMetrics, train_dpo
 from amphoreus_graph.train.pretrain import PretrainMetrics, pretrain
 
 __all__ = [

@@ -39,16 +39,30 @@ class PretrainConfig(BaseModel):
 
     base: str = Field(default="tiny", description="tiny | small | a local Hugging Face checkpoint directory")
     steps: int = Field(default=300, ge=1, description="optimizer steps in all (a resumed run continues to this)")
-    batch_size: int = Field(default=8, ge=1)
+    batch_size: int = Field(default=8, ge=1, description="examples per step")
     lr: float = Field(default=2e-3, gt=0, description="peak learning rate (linear warm-up, cosine decay)")
     warmup: int = Field(default=10, ge=0, description="warm-up steps")
     weight_decay: float = 0.01
-    seed: int = 0
+    seed: int = Field(default=0, description="initialisation and batch order")
     loss: Loss = Field(default="reply", description="reply: loss on the assistant reply only; full: on every token")
-    max_length: int | None = Field(default=None, description="truncate examples (default: the model's context)")
+    max_length: int | None = Field(
+        default=None, ge=1, description="truncate examples to this many tokens (default: the model's context)"
+    )
     save_every: int = Field(default=50, ge=1, description="checkpoint every N steps (and at the end)")
     keep_checkpoints: int = Field(default=2, ge=1)
     device: str = Field(default="auto", description="auto (CUDA + bf16 when present, else CPU), cpu or cuda")
+
+
+class DpoSettings(BaseModel):
+    """How `amphoreus train dpo` tunes a checkpoint on preference pairs."""
+
+    steps: int = Field(default=40, ge=1, description="optimizer steps")
+    beta: float = Field(default=0.1, gt=0, description="DPO β: how far the policy may move from the reference")
+    lr: float = Field(default=5e-5, gt=0, description="learning rate")
+    batch_size: int = Field(default=4, ge=1, description="pairs per step")
+    heldout: float = Field(default=0.2, gt=0, lt=1, description="share of pairs held out to measure the reward margin")
+    seed: int = Field(default=0, description="the held-out split and training order")
+    device: str = Field(default="auto", description="auto (CUDA + bf16 when present), cpu or cuda")
 
 
 def build_model(size: ModelSize, vocab: int, *, pad_id: int, bos_id: int, eos_id: int) -> PreTrainedModel:

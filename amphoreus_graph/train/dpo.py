@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.train.checkpoint import MODEL_CONFIG
+from amphoreus_graph.train.configs import DpoSettings
 from amphoreus_graph.train.corpus import Messages, read_dpo_pairs, split_heldout
 from amphoreus_graph.train.device import pick_device
 from amphoreus_graph.train.extras import require_train_extra
@@ -34,16 +35,6 @@ if TYPE_CHECKING:
 
 METRICS_FILE = "metrics.json"
 SCRATCH = ".trainer"  # TRL's output_dir: it insists on one, and we keep nothing of it
-
-
-class DpoSettings(BaseModel):
-    steps: int = Field(default=40, ge=1)
-    beta: float = Field(default=0.1, gt=0)
-    lr: float = Field(default=5e-5, gt=0)
-    batch_size: int = Field(default=4, ge=1)
-    heldout: float = Field(default=0.2, gt=0, lt=1, description="share of pairs held out for the margin")
-    seed: int = 0
-    device: str = "auto"
 
 
 class DpoMetrics(BaseModel):
