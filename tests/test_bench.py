@@ -108,7 +108,8 @@ def test_bad_bench_input_is_one_line(cli):
     code, _, stderr = cli("bench", "--model", "single-path:Nowhere")
     assert code == 2 and "unknown Path 'Nowhere'" in stderr
     code, _, stderr = cli("bench", "--model", "offline", "--split", "train")
-    assert code == 2 and "--split 'train'" in stderr
+    assert code == 2 and "'--split'" in stderr and "'train' is not one of 'dev', 'heldout', 'all'" in stderr
+    assert len(stderr.strip().splitlines()) == 1
 
 
 def test_all_tasks_separate_offline_from_the_baselines(board):

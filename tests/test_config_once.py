@@ -1,14 +1,16 @@
 """Configuration is stated once: a run's config (RunConfig) is the world a graph's input names (WorldRun) plus the
 settings Studio's context holds (RunSettings), and the CLI's options take their defaults, help and bounds from those
 fields, so no default can differ between the library, Studio and the CLI; `judge`'s options are the experts graph's
-input fields (its Studio form) the same way, and `train`'s are its settings models'."""
+input fields (its Studio form) the same way, and `bench`'s the benchmark graph's, and `train`'s its settings models'."""
 
 from __future__ import annotations
 
 import pytest
 import typer.main
 
+from amphoreus_graph.bench.graph import BenchmarkInput
 from amphoreus_graph.cli import app
+from amphoreus_graph.cli.bench import BENCH_OPTIONS
 from amphoreus_graph.cli.data import JUDGE_OPTIONS
 from amphoreus_graph.cli.main import RUN_OPTIONS
 from amphoreus_graph.cli.train import DPO_OPTIONS, PRETRAIN_OPTIONS
@@ -31,6 +33,7 @@ def params_of(name: str) -> dict[str, object]:
     [
         ("simulate", RUN_OPTIONS, RunConfig),
         ("judge", JUDGE_OPTIONS, ExpertsInput),
+        ("bench", BENCH_OPTIONS, BenchmarkInput),
         ("train dpo", DPO_OPTIONS, DpoSettings),
         ("train pretrain", PRETRAIN_OPTIONS, PretrainConfig),
     ],

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
+from amphoreus_graph.bench.graph import BenchmarkInput
 from amphoreus_graph.cli.console import console, one_line_errors
+from amphoreus_graph.cli.options import model_options
 from amphoreus_graph.errors import AmphoreusError
+
+# bench's options that are the benchmark graph's input fields (its Studio form), by option name
+BENCH_OPTIONS = {name: name for name in ("scenario", "split", "judge", "seed")}
 
 
 @one_line_errors
+@model_options(BenchmarkInput, BENCH_OPTIONS, into="asked")
 def bench_command(
     model: Annotated[list[str], typer.Option("--model", help="offline | random | single-path:<Path> | a --model")],
+    asked: dict[str, Any],  # BENCH_OPTIONS' values by field, from the options model_options puts in its place
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", "--task", help="all, or task names (repeatable)")
     ] = None,
-    scenario: Annotated[
-        str, typer.Option(help="whose world poses the items: a packaged scenario or a YAML file")
-    ] = "amphoreus",
-    split: Annotated[str, typer.Option(help="dev, heldout or all")] = "heldout",
-    judge: Annotated[str, typer.Option(help="who hears the Path in free speech: offline or a --model")] = "offline",
-    seed: Annotated[int, typer.Option(help="policy noise and bootstrap seed")] = 0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for models and judge")] = None,
     out: Annotated[Path, typer.Option(help="where leaderboard.json, .md and .png go")] = Path("runs/bench"),
     items: Annotated[
@@ -33,12 +34,10 @@ def bench_command(
     ] = None,
 ) -> None:
     """Score how faithfully each model lives every Path; writes a leaderboard with 95% intervals."""
-    from amphoreus_graph.bench.items import SPLITS
     from amphoreus_graph.bench.leaderboard import benchable, check_items, run_leaderboard, task_names
     from amphoreus_graph.bench.tasks.base import BenchSettings
 
-    if split not in SPLITS:
-        raise AmphoreusError(f"--split {split!r}: expected one of {list(SPLITS)}")
+    scenario, split, judge, seed = asked["scenario"], asked["split"], asked["judge"], asked["seed"]
     chosen = task_names(tasks or ["all"])
     if items is not None:
         if len(chosen) != 1:
