@@ -1,7 +1,8 @@
 """Configuration is stated once: a run's config (RunConfig) is the world a graph's input names (WorldRun) plus the
 settings Studio's context holds (RunSettings), and the CLI's options take their defaults, help and bounds from those
-fields, so no default can differ between the library, Studio and the CLI; `judge`'s options are the experts graph's
-input fields (its Studio form) the same way, and `bench`'s the benchmark graph's, and `train`'s its settings models'."""
+fields, so no default can differ between the library, Studio and the CLI. The other commands' options are their
+models' fields the same way: `judge`'s the experts graph's input (its Studio form), `bench`'s the benchmark graph's,
+`export`'s its filters' and `train`'s its settings'."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import typer.main
 from amphoreus_graph.bench.graph import BenchmarkInput
 from amphoreus_graph.cli import app
 from amphoreus_graph.cli.bench import BENCH_OPTIONS
-from amphoreus_graph.cli.data import JUDGE_OPTIONS
+from amphoreus_graph.cli.data import DPO_EXPORT_OPTIONS, JUDGE_OPTIONS, SFT_OPTIONS
 from amphoreus_graph.cli.main import RUN_OPTIONS
 from amphoreus_graph.cli.train import DPO_OPTIONS, PRETRAIN_OPTIONS
 from amphoreus_graph.data.experts_input import ExpertsInput
+from amphoreus_graph.data.export import SftFilters
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.services import RunSettings, SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, SocietyInput, WorldRun
@@ -33,6 +35,8 @@ def params_of(name: str) -> dict[str, object]:
     [
         ("simulate", RUN_OPTIONS, RunConfig),
         ("judge", JUDGE_OPTIONS, ExpertsInput),
+        ("export sft", SFT_OPTIONS, SftFilters),
+        ("export dpo", DPO_EXPORT_OPTIONS, ExpertsInput),
         ("bench", BENCH_OPTIONS, BenchmarkInput),
         ("train dpo", DPO_OPTIONS, DpoSettings),
         ("train pretrain", PRETRAIN_OPTIONS, PretrainConfig),

@@ -13,16 +13,12 @@ from rich.table import Table
 from amphoreus_graph.cli.console import SkipBadRows, bad_rows, console, one_line_errors
 from amphoreus_graph.cli.options import model_options
 from amphoreus_graph.data.experts_input import ExpertsInput
+from amphoreus_graph.data.export import SftFilters
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 
-BalanceActs = Annotated[
-    bool,
-    typer.Option(
-        "--balance-acts/--keep-act-imbalance",
-        help="keep pairs so that every action is chosen as often as it is rejected (the act alone tells nothing)",
-    ),
-]
+# the option that keeps pairs balanced by act, named for both of its settings (judge and export dpo)
+_BALANCE: dict[str, tuple[str, ...]] = {"balance_acts": ("--balance-acts/--keep-act-imbalance",)}
 export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
 
 
@@ -38,7 +34,7 @@ JUDGE_OPTIONS = {
     ExpertsInput,
     JUDGE_OPTIONS,
     into="asked",
-    decls={"alternatives": ("-k", "--alternatives"), "balance_acts": ("--balance-acts/--keep-act-imbalance",)},
+    decls={"alternatives": ("-k", "--alternatives"), **_BALANCE},
 )
 def judge_command(
     run: Annotated[Path, typer.Argument(help="a run directory written by `amphoreus simulate`")],
@@ -87,48 +83,44 @@ def judge_command(
         )
 
 
+# export sft's filters are SftFilters' fields (option -> field)
+SFT_OPTIONS = {
+    "path": "paths",
+    "agent": "agents",
+    "cycle": "cycles",
+    "action": "actions",
+    "exclude_fallback": "exclude_fallback",
+    "min_judge_score": "min_judge_score",
+}
+
+
 @export_app.command("sft")
 @one_line_errors
+@model_options(
+    SftFilters,
+    SFT_OPTIONS,
+    into="filtered",
+    decls={"exclude_fallback": ("--exclude-fallback/--include-fallback",)},
+)
 def export_sft_command(
     runs: Annotated[list[Path], typer.Argument(help="run directories")],
     out: Annotated[Path, typer.Option(help="dataset directory to write")],
+    filtered: dict[str, Any],  # SFT_OPTIONS' values by field, from the options model_options puts in its place
     format: Annotated[str, typer.Option("--format", help="jsonl or parquet")] = "jsonl",
-    path: Annotated[list[str] | None, typer.Option("--path", help="keep only these Paths (repeatable)")] = None,
-    agent: Annotated[list[str] | None, typer.Option("--agent", help="keep only these agents (repeatable)")] = None,
-    cycle: Annotated[list[int] | None, typer.Option("--cycle", help="keep only these cycles (repeatable)")] = None,
-    action: Annotated[list[str] | None, typer.Option("--action", help="keep only these actions (repeatable)")] = None,
-    exclude_fallback: Annotated[
-        bool,
-        typer.Option(
-            "--exclude-fallback/--include-fallback",
-            help="drop turns a stand-in decided when the model failed (they are not the model's)",
-        ),
-    ] = True,
     judged: Annotated[
         list[Path] | None, typer.Option("--judged", help="`amphoreus judge` folders (repeatable)")
-    ] = None,
-    min_judge_score: Annotated[
-        float | None, typer.Option(help="keep only judged turns whose own decision scored at least this (1-10)")
     ] = None,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write chat-format SFT examples (deduplicated, with a dataset card) from one or more runs."""
-    from amphoreus_graph.data.export import SftFilters, export_sft, original_scores
+    from amphoreus_graph.data.export import export_sft, original_scores
 
     if format not in ("jsonl", "parquet"):
         raise AmphoreusError(f"--format {format!r}: expected jsonl or parquet")
-    if min_judge_score is not None and not judged:
+    if filtered["min_judge_score"] is not None and not judged:
         raise AmphoreusError("--min-judge-score: needs --judged DIR (a folder written by `amphoreus judge`)")
     with bad_rows(skip_bad_rows):
-        filters = SftFilters(
-            paths=path or [],
-            agents=agent or [],
-            cycles=cycle or [],
-            actions=action or [],
-            exclude_fallback=exclude_fallback,
-            min_judge_score=min_judge_score,
-            judge_scores=original_scores(judged or []),
-        )
+        filters = SftFilters(**filtered, judge_scores=original_scores(judged or []))
         report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
     console.print(
         f"{report.rows} rows written to {out}/ (read {report.read}, filtered out {report.filtered_out}, "
@@ -138,21 +130,25 @@ def export_sft_command(
     )
 
 
+# export dpo keeps pairs as the judge does: the same two settings
+DPO_EXPORT_OPTIONS = {"min_margin": "min_margin", "balance_acts": "balance_acts"}
+
+
 @export_app.command("dpo")
 @one_line_errors
+@model_options(ExpertsInput, DPO_EXPORT_OPTIONS, into="kept", decls=_BALANCE)
 def export_dpo_command(
     judged: Annotated[list[Path], typer.Argument(help="folders written by `amphoreus judge`")],
     out: Annotated[Path, typer.Option(help="dataset directory to write")],
-    min_margin: Annotated[float, typer.Option(help="drop pairs whose scores differ by less")] = 0.5,
+    kept: dict[str, Any],  # the judge's min_margin and balance_acts, as `amphoreus judge` takes them
     min_score: Annotated[float | None, typer.Option(help="drop pairs whose chosen answer scored below")] = None,
-    balance_acts: BalanceActs = True,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write DPO preference pairs in TRL's conversational format (deduplicated, with a dataset card)."""
     from amphoreus_graph.data.dpo import export_dpo
 
     with bad_rows(skip_bad_rows):
-        report = export_dpo(judged, out, min_margin=min_margin, min_score=min_score, balance_acts=balance_acts)
+        report = export_dpo(judged, out, min_score=min_score, **kept)
     console.print(
         f"{report.pairs} pairs written to {report.file} from {report.judged} judged turns "
         f"(ties dropped {report.ties_dropped}, below min score {report.below_min_score}, "

@@ -28,12 +28,16 @@ Format = Literal["jsonl", "parquet"]
 class SftFilters(BaseModel):
     """Which samples go in; empty lists mean no restriction."""
 
-    paths: list[str] = Field(default_factory=list)
-    agents: list[str] = Field(default_factory=list)
-    cycles: list[int] = Field(default_factory=list)
-    actions: list[str] = Field(default_factory=list)
-    exclude_fallback: bool = Field(default=True, description="a stand-in's decision is not the model's: left out")
-    min_judge_score: float | None = None
+    paths: list[str] = Field(default_factory=list, description="keep only these Paths (repeatable)")
+    agents: list[str] = Field(default_factory=list, description="keep only these agents (repeatable)")
+    cycles: list[int] = Field(default_factory=list, description="keep only these cycles (repeatable)")
+    actions: list[str] = Field(default_factory=list, description="keep only these actions (repeatable)")
+    exclude_fallback: bool = Field(
+        default=True, description="drop turns a stand-in decided when the model failed (they are not the model's)"
+    )
+    min_judge_score: float | None = Field(
+        default=None, description="keep only judged turns whose own decision scored at least this (1-10)"
+    )
     judge_scores: dict[str, float] = Field(
         default_factory=dict, description="sample id -> its original decision's score (see `original_scores`)"
     )
