@@ -279,19 +279,24 @@ def simulate(
         )
         _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet)
         return
-    if len(scenarios) > 1:
-        raise AmphoreusError(f"--scenario given {len(scenarios)} times: one society runs one; expected --societies N")
-    if address is not None or ray_cpus is not None:
-        raise AmphoreusError("--address and --ray-cpus need --engine ray")
-    if resume is None and is_scepter_run(config.out):
-        raise AmphoreusError(f"{config.out}: already holds a run; expected a new --out, or --resume {config.out}")
+    _check_one_society(scenarios, resume=resume, out=config.out, ray=address is not None or ray_cpus is not None)
     if resume is not None:
         sim = Simulation.resume(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
     else:
-        if overrides:
-            config.scenario = _vary(config, overrides)
-        sim = Simulation(config, fresh_memory=fresh_memory, api_key=api_key)
+        sim = Simulation(_varied(config, overrides), fresh_memory=fresh_memory, api_key=api_key)
     _run_one(sim, resume=resume is not None, shown=shown)
+
+
+def _check_one_society(scenarios: list[str], *, resume: Path | None, out: Path, ray: bool) -> None:
+    """What one society (no --societies, no --engine) cannot be asked for."""
+    from amphoreus_graph.scepter.plan import is_scepter_run
+
+    if len(scenarios) > 1:
+        raise AmphoreusError(f"--scenario given {len(scenarios)} times: one society runs one; expected --societies N")
+    if ray:
+        raise AmphoreusError("--address and --ray-cpus need --engine ray")
+    if resume is None and is_scepter_run(out):
+        raise AmphoreusError(f"{out}: already holds a run; expected a new --out, or --resume {out}")
 
 
 def _overrides(text: str | None, *, many: bool, resume: bool) -> dict[str, Any]:
@@ -310,14 +315,17 @@ def _overrides(text: str | None, *, many: bool, resume: bool) -> dict[str, Any]:
     return read_overrides(text, "--scenario-overrides")
 
 
-def _vary(config: RunConfig, overrides: dict[str, Any]) -> str:
-    """A new run's own variant of its scenario, written into its directory (which must hold no run)."""
+def _varied(config: RunConfig, overrides: dict[str, Any]) -> RunConfig:
+    """A new run in its own variant of its scenario (with overrides), written into its directory (which must hold no
+    run); else the run as configured."""
     from amphoreus_graph.society.run_dir import prepare_run_dir
     from amphoreus_graph.society.variant import checked_variant, save_variant
 
+    if not overrides:
+        return config
     checked_variant(config.scenario, overrides, config.out)
     prepare_run_dir(config.out, resume=False)
-    return save_variant(config.scenario, overrides, config.out)
+    return config.model_copy(update={"scenario": save_variant(config.scenario, overrides, config.out)})
 
 
 def _check_modes(*, societies: int, engine: str | None, ray_cpus: int | None, parallel: int | None) -> None:
