@@ -7,7 +7,8 @@ branch the memories its agents had at that round (society/fork.py says why). The
 runs as one: `amphoreus simulate --fork … --events` in a child process, whose JSON-lines events this graph relays
 (so it lives beside the CLI it drives).
 Its own checkpoints stay its own (not a subgraph's), its file work never blocks the server's event loop, and a
-cancelled run kills it, leaving a branch `simulate --resume` can finish.
+cancelled run kills it: a branch cancelled after its `forked` event is a run `simulate --resume` can finish, one
+cancelled during the replay a directory to delete.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ async def _relay(command: list[str], write: Any) -> dict[str, Any]:
                 summary = event["summary"]
         code = await child.wait()
     finally:
-        if child.returncode is None:  # the run was cancelled: so is the branch (it stays resumable)
+        if child.returncode is None:  # the run was cancelled: so is the fork
             child.kill()
             await child.wait()
     said = (await errors).decode(errors="replace").strip().splitlines()
