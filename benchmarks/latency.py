@@ -2,7 +2,9 @@
 
 The workload (issue 17): 12 agents, R rounds; each agent makes one model call per round that takes L seconds (the
 scripted stand-in model through the real model gateway, `scripted:latency=L`); recall top-5; the round's events
-written to the agents' memories. Variants, each in a fresh interpreter, repeated alternately:
+written to the agents' memories. The world is `amphoreus` with one change (a variant, `ENDLESS`): the Black Tide
+does not end the cycle, so all R rounds are played (the tide ended it after ~5, leaving ~3 steady rounds a run).
+Variants, each in a fresh interpreter, repeated alternately:
 
 - `raw_langgraph`: a StateGraph of async nodes (Send to 12 agent nodes that each sleep L, one node that gathers
   them), compiled with `AsyncSqliteSaver`: the floor any LangGraph program pays.
@@ -50,6 +52,7 @@ from benchmarks.bench_common import environment, publish  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
 PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime")
 AGENTS = 12
+ENDLESS = {"end_conditions": {"black_tide": False}}  # the default world, every round of R played
 VARIANTS = ("raw_langgraph", "framework", "null_memory", "real_memory", "model_importance")
 
 
@@ -131,13 +134,16 @@ class _DecideOnly:
 
 def society(variant: str, latency_s: float, rounds: int) -> list[float]:
     """Round walls of a 12-agent society whose agents decide by the scripted model through the gateway."""
+    from amphoreus_graph.catalogs.scenario_files import variant_of, write_variant
     from amphoreus_graph.memory.store import NullMemory
     from amphoreus_graph.policy.registry import resolve_model
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
     model = f"scripted:latency={latency_s}"
     with tempfile.TemporaryDirectory(prefix="amphoreus-latency-") as tmp:
-        config = RunConfig(scenario="amphoreus", cycles=1, rounds=rounds, model=model, out=Path(tmp) / "run")
+        scenario = Path(tmp) / "endless.yaml"
+        write_variant(scenario, variant_of("amphoreus", ENDLESS))
+        config = RunConfig(scenario=str(scenario), cycles=1, rounds=rounds, model=model, out=Path(tmp) / "run")
         policy = resolve_model(model)
         if variant == "framework":
             sim = Simulation(config, policy=_SleepThenOffline(latency_s), memory=NullMemory())
