@@ -18,7 +18,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_CONCURRENCY = 16  # model calls in flight per endpoint at most, where nothing says otherwise
+# Model calls in flight per endpoint at most, where nothing says otherwise: room for a 12-agent round's decisions and,
+# beside them, its memory's calls (the importance rating and up to a dozen reflections). At 16, a round with more
+# than three agents reflecting waited one whole call for a slot. Rate limits still halve it (AIMD above).
+DEFAULT_CONCURRENCY = 32
 
 
 @dataclass
