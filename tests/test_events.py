@@ -4,6 +4,7 @@ and the docs' table of them generated from it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,15 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from amphoreus_graph.contracts.events import EVENTS, RoundDone, TurnDone, markdown_table, parse_event
+from amphoreus_graph.contracts.events import (
+    EVENTS,
+    Done,
+    RoundDone,
+    SocietyDone,
+    TurnDone,
+    markdown_table,
+    parse_event,
+)
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from tests.conftest import REPO
 
@@ -46,3 +55,15 @@ def test_a_runs_stream_is_typed_events_from_start_to_done(tmp_path: Path) -> Non
     assert all(p.payload() == e for p, e in zip(parsed, events, strict=True)), "nothing lost or added on the way"
     rounds = [p for p in parsed if isinstance(p, RoundDone)]
     assert [(r.cycle, r.round) for r in rounds] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+
+
+@pytest.mark.parametrize("societies", [1, 2])
+def test_simulate_events_prints_the_runs_stream_as_json_lines(tmp_path: Path, cli, societies: int) -> None:
+    """`--events`: one JSON event a line on stdout (no bars, no table), for one society or a Scepter run."""
+    args = ["--scenario", "trio", "--cycles", "1", "--rounds", "2", "--societies", str(societies)]
+    code, printed, err = cli("simulate", *args, "--out", str(tmp_path / "run"), "--events")
+    assert code == 0, err
+    events = [parse_event(json.loads(line)) for line in printed.splitlines()]
+    assert isinstance(events[-1], Done) and sum(isinstance(e, Done) for e in events) == 1
+    kinds = {type(e) for e in events}
+    assert (RoundDone in kinds) if societies == 1 else (SocietyDone in kinds)

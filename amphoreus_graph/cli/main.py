@@ -244,7 +244,9 @@ def simulate(
     shown = "events" if events else "live" if live else "quiet" if quiet else "bars"
     overrides = _overrides(scenario_overrides, many=many, resume=resume is not None)
     if resume is not None and is_scepter_run(resume):
-        _simulate_many(resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet)
+        _simulate_many(
+            resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet, events=events
+        )
         return
     limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
     if fork is not None or at is not None:
@@ -277,7 +279,7 @@ def simulate(
             ray_cpus=ray_cpus,
             parallel=parallel or PARALLEL,
         )
-        _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet)
+        _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet, events=events)
         return
     _check_one_society(scenarios, resume=resume, out=config.out, ray=address is not None or ray_cpus is not None)
     if resume is not None:
@@ -349,8 +351,6 @@ def _check_one_society_options(
         raise AmphoreusError(
             "--live shows one society as it runs; expected no --quiet, --events, --societies or --engine"
         )
-    if events and many:
-        raise AmphoreusError("--events prints one society's events; expected no --societies or --engine")
     if fresh_memory and many:
         raise AmphoreusError("--fresh-memory wipes one society's memories; expected no --societies or --engine")
     if api_key is not None and many:
@@ -373,8 +373,9 @@ def _run_one(sim: Any, *, resume: bool, shown: str) -> None:
     _print_summary(summary, sim.config.out)
 
 
-async def _print_events(sim: Any, *, resume: bool) -> None:
-    async for event in sim.stream(resume=resume):
+async def _print_events(run: Any, *, resume: bool) -> None:
+    """Each progress event of a run (a Simulation or a Scepter) as a line of JSON."""
+    async for event in run.stream(resume=resume):
         print(json.dumps(event), flush=True)
 
 
@@ -471,6 +472,7 @@ def _simulate_many(
     plan_or_run: Any,
     *,
     quiet: bool,
+    events: bool = False,
     engine: str | None = None,
     address: str | None = None,
     ray_cpus: int | None = None,
@@ -487,6 +489,9 @@ def _simulate_many(
         scepter = Scepter(plan_or_run)
     if scepter.plan.engine != "ray" and (address is not None or ray_cpus is not None):
         raise AmphoreusError("--address and --ray-cpus need --engine ray")
+    if events:
+        asyncio.run(_print_events(scepter, resume=resume))
+        return
     summary = asyncio.run(drive(scepter, resume=resume, quiet=quiet, console=err_console))
     print_summary(summary, scepter.plan.out, console)
 
