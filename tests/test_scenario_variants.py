@@ -70,12 +70,13 @@ def test_a_broken_variant_is_one_line_naming_it(tmp_path: Path, files: dict, mes
         ("{a: [", "not valid YAML"),
         ("missing.yaml", "no such file"),
         ("{extends: trio}", "expected only the changes"),
+        ("- a\n- b", "expected a mapping"),
     ],
 )
 def test_overrides_that_are_not_a_mapping_of_changes_are_refused(given: str, message: str) -> None:
     with pytest.raises(ScenarioError, match="--scenario-overrides") as caught:
         read_overrides(given, "--scenario-overrides")
-    assert message in str(caught.value)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_overrides_come_inline_or_from_a_file(tmp_path: Path) -> None:

@@ -136,23 +136,25 @@ def write_variant(path: Path, variant: dict[str, Any]) -> None:
 def read_overrides(text: str, flag: str) -> dict[str, Any]:
     """Overrides as a user gives them: a YAML file, or a YAML (or JSON) mapping inline."""
     path = Path(text)
-    if _names_a_file(text):
+    named = _names_a_file(text)
+    where = f"{flag} {text}" if named else f"{flag} (inline)"  # inline YAML may span lines: an error stays one
+    if named:
         if not path.is_file():
-            raise ScenarioError(f"{flag} {text}: no such file; expected a YAML file or an inline mapping")
+            raise ScenarioError(f"{where}: no such file; expected a YAML file or an inline mapping")
         raw = read_yaml(path)
     else:
         try:
             raw = yaml.load(text, Loader=_LOADER)
         except yaml.YAMLError as exc:
             raise ScenarioError(
-                f"{flag}: not valid YAML ({type(exc).__name__}); expected a mapping, e.g. "
+                f"{where}: not valid YAML ({type(exc).__name__}); expected a mapping, e.g. "
                 "'{rounds_per_cycle: 8}', or a YAML file"
             ) from None
     if isinstance(raw, dict) and EXTENDS in raw:
-        raise ScenarioError(f"{flag}: {EXTENDS}: the base is the scenario being varied; expected only the changes")
+        raise ScenarioError(f"{where}: {EXTENDS}: the base is the scenario being varied; expected only the changes")
     if not isinstance(raw, dict) or not raw:
         raise ScenarioError(
-            f"{flag} {text}: expected a mapping of the scenario's keys to change, e.g. '{{rounds_per_cycle: 8}}'"
+            f"{where}: expected a mapping of the scenario's keys to change, e.g. '{{rounds_per_cycle: 8}}'"
         )
     return raw
 
