@@ -3,6 +3,7 @@
 
     RUN/config.json          what defines the run (`--resume` needs only the directory)
     RUN/scenario.yaml        the run's own variant of its scenario (`--scenario-overrides`), when it has one
+    RUN/fork.json            a fork's plan while it replays its parent (gone once the branch is set up)
     RUN/checkpoint.sqlite    LangGraph's checkpoints (SQLite, with its -wal and -shm beside it)
     RUN/summary.json         the closing summary (a stopped run's too)
     RUN/samples/             one training sample per turn, a JSONL shard per cycle (+ manifest.json when merged)
@@ -44,6 +45,10 @@ class RunDir:
     @property
     def scenario(self) -> Path:
         return self.root / "scenario.yaml"
+
+    @property
+    def fork_plan(self) -> Path:
+        return self.root / "fork.json"
 
     @property
     def checkpoint(self) -> Path:

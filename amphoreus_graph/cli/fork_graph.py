@@ -7,8 +7,7 @@ branch the memories its agents had at that round (society/fork.py says why). The
 runs as one: `amphoreus simulate --fork … --events` in a child process, whose JSON-lines events this graph relays
 (so it lives beside the CLI it drives).
 Its own checkpoints stay its own (not a subgraph's), its file work never blocks the server's event loop, and a
-cancelled run kills it: a branch cancelled after its `forked` event is a run `simulate --resume` can finish, one
-cancelled during the replay a directory to delete.
+cancelled run kills it, and `simulate --resume` finishes what it left (the replay, then the branch).
 """
 
 from __future__ import annotations

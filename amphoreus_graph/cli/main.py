@@ -283,10 +283,24 @@ def simulate(
         return
     _check_one_society(scenarios, resume=resume, out=config.out, ray=address is not None or ray_cpus is not None)
     if resume is not None:
-        sim = Simulation.resume(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
+        sim = _resumed(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
     else:
         sim = Simulation(_varied(config, overrides), fresh_memory=fresh_memory, api_key=api_key)
     _run_one(sim, resume=resume is not None, shown=shown)
+
+
+def _resumed(run: Path, *, fresh_memory: bool, limits: dict[str, Any], api_key: str | None) -> Any:
+    """The run in `run`, ready to go on; a fork stopped while it replayed its parent is finished first."""
+    from amphoreus_graph.layout import RunDir
+    from amphoreus_graph.society.fork import resume_fork
+    from amphoreus_graph.society.runner import Simulation
+
+    if not RunDir(run).fork_plan.is_file():
+        return Simulation.resume(run, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
+    if fresh_memory:
+        raise AmphoreusError(f"--resume {run}: a fork still being set up; expected no --fresh-memory")
+    err_console.print(f"finishing the fork in {run}…", highlight=False)
+    return asyncio.run(resume_fork(run, api_key=api_key, limits=limits))
 
 
 def _check_one_society(scenarios: list[str], *, resume: Path | None, out: Path, ray: bool) -> None:

@@ -18,14 +18,15 @@ import contextlib
 import json
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from pydantic import BaseModel
 
+from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
-from amphoreus_graph.errors import AmphoreusError, RunStopped
+from amphoreus_graph.errors import AmphoreusError, RunStopped, stored_model
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, write_owner
 from amphoreus_graph.policy.offline import OfflinePathPolicy
@@ -53,10 +54,10 @@ def parse_fork_point(text: str) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-@dataclass(frozen=True)
-class ForkPlan:
+class ForkPlan(BaseModel):
     """A fork that can be faithful (`plan_fork` checked it): the parent, its config, the fork point, where the branch
-    goes, the changes to its settings and to its scenario (a variant's overrides, checked)."""
+    goes, the changes to its settings and to its scenario (a variant's overrides, checked). Saved as NEW/fork.json
+    while the replay runs, so a fork stopped on the way can be finished (`resume_fork`)."""
 
     parent: Path
     origin: RunConfig
@@ -69,16 +70,41 @@ class ForkPlan:
 async def fork(plan: ForkPlan, *, api_key: str | None = None, limits: dict[str, Any] | None = None) -> Simulation:
     """Replay the plan's parent into its `out` up to the fork point, check the replay, apply the plan's changes and
     `limits` (budgets for the branch); return the branch, ready to `stream(resume=True)`. `out` must hold no run."""
-    parent, origin, at, out = plan.parent, plan.origin, plan.at, plan.out
+    out = plan.out
     prepare_run_dir(out, resume=False)  # before the cache is copied in: a run already there stays untouched
     files = RunDir(out)
-    if (cache := origin.cache_file()) is not None and cache.is_file():
-        files.root.mkdir(parents=True, exist_ok=True)
+    if (cache := plan.origin.cache_file()) is not None and cache.is_file():
         shutil.copyfile(cache, files.cache)  # the parent's answers, so the replay asks the model nothing new
-    replay = origin.model_copy(
+    write_json(files.fork_plan, json.loads(plan.model_dump_json()))
+    with contextlib.suppress(RunStopped):  # stopped at the fork point, as asked (checked next)
+        await Simulation(_replay_config(plan), api_key=api_key).run()
+    return await _branch_off(plan, api_key=api_key, limits=limits)
+
+
+async def resume_fork(out: Path, *, api_key: str | None = None, limits: dict[str, Any] | None = None) -> Simulation:
+    """A fork stopped before its branch was set up (killed or cancelled during the replay) goes on: the replay to
+    its fork point, then the branch as planned; returns it, ready to `stream(resume=True)`."""
+    files = RunDir(out)
+    plan = stored_model(ForkPlan, files.fork_plan, "`amphoreus simulate --fork`").model_copy(update={"out": out})
+    if not files.config.is_file():  # stopped before the replay wrote anything: start it again
+        with contextlib.suppress(RunStopped):
+            await Simulation(_replay_config(plan), api_key=api_key).run()
+    elif stored_config(out).limits.stop_after == plan.at:  # the replay's own config: it goes on to the fork point
+        restart = not files.checkpoint.is_file()  # stopped before its first checkpoint: from the beginning
+        with contextlib.suppress(RunStopped):
+            await Simulation.resume(out, api_key=api_key, fresh_memory=restart).run(resume=True)
+    else:  # the branch was set up; only the plan was left behind
+        files.fork_plan.unlink()
+        return Simulation.resume(out, api_key=api_key, limits=limits)
+    return await _branch_off(plan, api_key=api_key, limits=limits)
+
+
+def _replay_config(plan: ForkPlan) -> RunConfig:
+    """The parent's config, replaying into `out` under the parent's name and stopping after the fork point."""
+    return plan.origin.model_copy(
         update={
-            "out": out,
-            "name": origin.run_id,
+            "out": plan.out,
+            "name": plan.origin.run_id,
             # the branch's memory is its own, embedded in `out`: on the parent's Chroma server it would be the
             # parent's society (the fork keeps its name); a replay into a store of its own is checked as any other
             "memory_dir": None,
@@ -87,21 +113,26 @@ async def fork(plan: ForkPlan, *, api_key: str | None = None, limits: dict[str, 
             "cache": True,
             "run_token": "",
             # no budget or breaker: the replay asks nothing new, and is checked against the parent instead
-            "limits": Limits(stop_after=at, max_fallback_rate=1.0),
+            "limits": Limits(stop_after=plan.at, max_fallback_rate=1.0),
         }
     )
-    with contextlib.suppress(RunStopped):  # stopped at the fork point, as asked (checked below)
-        await Simulation(replay, api_key=api_key).run()
+
+
+async def _branch_off(plan: ForkPlan, *, api_key: str | None, limits: dict[str, Any] | None) -> Simulation:
+    """Check the replay, then turn it into the branch: changes, variant, seed and scenario in the checkpoint, the
+    store claimed again, the branch's config saved (the plan is removed after: until then, this can run again)."""
+    parent, origin, at, out = plan.parent, plan.origin, plan.at, plan.out
     _check_replay(parent, out, at)
     replayed = stored_config(out)
     branch = replayed.model_copy(update={**plan.changes, "limits": origin.limits})
     if plan.overrides:
         branch.scenario = save_variant(origin.scenario, plan.overrides, out)
     if (branch.seed, branch.scenario) != (replayed.seed, replayed.scenario):
-        await _rebase(files.checkpoint, branch)
-    branch.save()
+        await _rebase(RunDir(out).checkpoint, branch)
     if branch.fingerprint() != replayed.fingerprint():
         _reclaim(branch)
+    branch.save()
+    RunDir(out).fork_plan.unlink(missing_ok=True)
     return Simulation.resume(out, api_key=api_key, limits=limits)
 
 
