@@ -60,8 +60,14 @@ def test_a_fork_with_another_seed_shares_the_past_and_not_the_future(parent: Pat
     shared = [p <= (2, 3) for p in positions(parent / "samples" / "cycle-0002.jsonl")]
     assert len(forked) == len(cycle2) and shared.count(True) < len(shared)
     assert [a == b for a, b in zip(cycle2, forked, strict=True)] == shared, "the same up to the fork point only"
+    ids = [(json.loads(a)["id"], json.loads(b)["id"]) for a, b in zip(cycle2, forked, strict=True)]
+    assert [theirs == mine for theirs, mine in ids] == shared, "its own rounds have ids of their own"
+    assert all("@other/" in mine for (theirs, mine), same in zip(ids, shared, strict=True) if not same)
     assert json.loads(RunDir(branch).config.read_text())["seed"] == 99
     assert digest(parent) == before
+    code, _, err = cli("simulate", "--fork", str(branch), "--at", "2/1", "--out", str(tmp_path / "again"))
+    assert code == 2 and "is a fork that went its own way at 2/3" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "again").exists()
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,11 @@ class RunConfig(WorldRun, RunSettings):
         default="auto", description="how decisions are asked for natively: a JSON schema, a forced tool call, or off"
     )
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
+    forked_from: str | None = Field(
+        default=None,
+        description="CYCLE/ROUND@RUN: where this run branched off another and went its own way (its rounds up to "
+        "there were lived under that run's settings, not this config's)",
+    )
 
     @property
     def run_id(self) -> str:

@@ -127,8 +127,9 @@ async def _branch_off(plan: ForkPlan, *, api_key: str | None, limits: dict[str, 
     branch = replayed.model_copy(update={**plan.changes, "limits": origin.limits})
     if plan.overrides:
         branch.scenario = save_variant(origin.scenario, plan.overrides, out)
-    if (branch.seed, branch.scenario) != (replayed.seed, replayed.scenario):
-        await _rebase(RunDir(out).checkpoint, branch)
+    if plan.changes or plan.overrides:  # it goes another way: its own rounds get ids of their own
+        await _rebase(RunDir(out).checkpoint, branch, out.name)
+        branch.forked_from = f"{at[0]}/{at[1]}@{parent.resolve()}"
     if branch.fingerprint() != replayed.fingerprint():
         _reclaim(branch)
     branch.save()
@@ -148,6 +149,12 @@ def plan_fork(
     and scenario `overrides` (a variant of the parent's scenario for what follows: the same agents), if it can be
     faithful; else one line saying why."""
     origin = stored_config(parent)
+    if origin.forked_from is not None:
+        raise AmphoreusError(
+            f"--fork {parent}: it is a fork that went its own way at {origin.forked_from}, and its rounds up to there "
+            "were lived under that run's settings, so they cannot be replayed from its own; expected a run that is "
+            "not such a fork (fork the run it came from instead)"
+        )
     changes = dict(changes or {})
     if unknown := sorted(set(changes) - BRANCHABLE):
         raise AmphoreusError(f"--fork: {', '.join(unknown)} cannot change on a branch; expected only {_listed()}")
@@ -202,16 +209,17 @@ def _check_same_agents(parent: Scenario, variant: Scenario) -> None:
         )
 
 
-async def _rebase(checkpoint: Path, branch: RunConfig) -> None:
-    """Write the branch's seed and scenario into the checkpoint it resumes from: the draws from the fork point on
-    are its own, and so is the world's rules. A variant that cannot take up the world where it stands is refused."""
+async def _rebase(checkpoint: Path, branch: RunConfig, label: str) -> None:
+    """Write the branch's seed, scenario and label into the checkpoint it resumes from: the draws from the fork
+    point on are its own, so are the world's rules, and its samples' ids name it. A variant that cannot take up the
+    world where it stands is refused."""
     thread = {"configurable": {"thread_id": branch.run_id}}
     async with AsyncSqliteSaver.from_conn_string(str(checkpoint)) as saver:
         graph = build_recurrence_graph().compile(checkpointer=saver)
         state = (await graph.aget_state(thread)).values  # type: ignore[arg-type]
         _check_takes_up(scenario_of(branch.scenario), state["world"], checkpoint.parent)
         # as the cycle's opening node: what runs next is unchanged (the director opens the next round)
-        update = {"seed": branch.seed, "scenario": branch.scenario}
+        update = {"seed": branch.seed, "scenario": branch.scenario, "branch": label}
         await graph.aupdate_state(thread, update, as_node="genesis")  # type: ignore[arg-type]
 
 

@@ -270,7 +270,7 @@ def round_samples(state: SocietyState) -> list[Sample]:
         result = PolicyResult.model_validate(turn["result"])
         samples.append(
             Sample(
-                id=Sample.make_id(state["run_id"], cycle, round_, agent),
+                id=Sample.make_id(state["run_id"], cycle, round_, agent, state.get("branch") or ""),
                 run=state["run_id"],
                 world=scenario.name,
                 cycle=cycle,

@@ -46,8 +46,10 @@ class Sample(BaseModel):
     )
 
     @staticmethod
-    def make_id(run: str, cycle: int, round_: int, agent: str) -> str:
-        return f"{run}/c{cycle}/r{round_}/{agent}"
+    def make_id(run: str, cycle: int, round_: int, agent: str, branch: str = "") -> str:
+        """Unique per run, round and agent; a fork's own rounds (after its fork point, when it changed something)
+        name its branch too, as they hold other turns under its parent's run name."""
+        return f"{run}{'@' + branch if branch else ''}/c{cycle}/r{round_}/{agent}"
 
 
 class ShardWriter:

@@ -66,6 +66,7 @@ class SocietyState(TypedDict, total=False):
     seed: int
     rounds: int | None
     run_id: str
+    branch: str  # a fork's name for the rounds after its fork point (sample ids), set when it forks
     cycle: int
     world: JSON
     situations: dict[str, str]
