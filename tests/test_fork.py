@@ -186,15 +186,13 @@ def test_a_run_on_a_chroma_server_forks_into_a_store_of_its_own(tmp_path: Path, 
     assert (RunDir(branch).memory / "chroma.sqlite3").is_file()
 
 
-def test_a_fork_stopped_during_its_replay_is_finished_by_resume(parent: Path, tmp_path: Path, cli) -> None:
-    """Cancelled (or killed) while it replays its parent, a fork leaves its plan beside the replay; `--resume`
-    replays on to the fork point, then sets the branch up as planned."""
+def stopped_fork(parent: Path, out: Path) -> None:
+    """What `fork` leaves when it is cancelled during its replay (here after the replay's round 1/2)."""
     from amphoreus_graph.society.fork import _replay_config, plan_fork
 
-    out = tmp_path / "stopped"
     plan = plan_fork(parent, (2, 3), out, {"seed": 99})
 
-    async def cancelled_replay() -> None:  # what `fork` does, stopped after the replay's round 1/2
+    async def cancelled_replay() -> None:
         RunDir(out).root.mkdir(parents=True)
         RunDir(out).fork_plan.write_text(plan.model_dump_json())
         async for event in Simulation(_replay_config(plan)).stream():
@@ -203,11 +201,36 @@ def test_a_fork_stopped_during_its_replay_is_finished_by_resume(parent: Path, tm
 
     asyncio.run(cancelled_replay())
     assert RunDir(out).fork_plan.is_file() and RunDir(out).checkpoint.is_file()
-    code, _, err = cli("simulate", "--resume", str(out), "--quiet")
-    assert code == 0, err
+
+
+def assert_forked_at_2_3_with_seed_99(parent: Path, out: Path) -> None:
     assert not RunDir(out).fork_plan.exists() and json.loads(RunDir(out).config.read_text())["seed"] == 99
     cycle2 = (parent / "samples" / "cycle-0002.jsonl").read_text().splitlines()
     forked = (out / "samples" / "cycle-0002.jsonl").read_text().splitlines()
     shared = [p <= (2, 3) for p in positions(parent / "samples" / "cycle-0002.jsonl")]
     assert [a == b for a, b in zip(cycle2, forked, strict=True)] == shared, "the same past, then its own seed"
     assert (out / "samples" / "cycle-0001.jsonl").read_bytes() == (parent / "samples" / "cycle-0001.jsonl").read_bytes()
+
+
+def test_a_fork_stopped_during_its_replay_is_finished_by_resume(parent: Path, tmp_path: Path, cli) -> None:
+    """Cancelled (or killed) while it replays its parent, a fork leaves its plan beside the replay; `--resume`
+    replays on to the fork point, then sets the branch up as planned."""
+    out = tmp_path / "stopped"
+    stopped_fork(parent, out)
+    code, _, err = cli("simulate", "--resume", str(out), "--quiet")
+    assert code == 0, err
+    assert_forked_at_2_3_with_seed_99(parent, out)
+
+
+def test_the_fork_graph_finishes_a_fork_stopped_in_its_out_dir(parent: Path, tmp_path: Path) -> None:
+    """Studio's fork graph, submitted again with the out_dir of a fork it was cancelled in, finishes that fork."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from amphoreus_graph.cli.fork_graph import build_fork_graph
+
+    out = tmp_path / "stopped"
+    stopped_fork(parent, out)
+    graph = build_fork_graph().compile(checkpointer=InMemorySaver())
+    state = asyncio.run(graph.ainvoke({"out_dir": str(out)}, {"configurable": {"thread_id": "again"}}))
+    assert state["summary"]["samples_written"] == 3 * 4 * 3
+    assert_forked_at_2_3_with_seed_99(parent, out)

@@ -7,7 +7,8 @@ branch the memories its agents had at that round (society/fork.py says why). The
 runs as one: `amphoreus simulate --fork … --events` in a child process, whose JSON-lines events this graph relays
 (so it lives beside the CLI it drives).
 Its own checkpoints stay its own (not a subgraph's), its file work never blocks the server's event loop, and a
-cancelled run kills it, and `simulate --resume` finishes what it left (the replay, then the branch).
+cancelled run kills it; submitted again with the same `out_dir` (or `simulate --resume OUT`), what it left is
+finished as it was planned (the replay, then the branch).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from amphoreus_graph.errors import AmphoreusError, graph_input
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.society.run_dir import newest_run
 from amphoreus_graph.society.services import SocietySettings
 
@@ -59,25 +61,31 @@ class ForkState(TypedDict, total=False):
 
 
 async def branch(state: ForkState) -> dict[str, Any]:
-    """Replay the run up to the fork point into the branch's directory, then run the branch to its end; the
-    replay's `forked` event and the branch's own events are this graph's."""
+    """Replay the run up to the fork point into the branch's directory, then run the branch to its end (an out_dir
+    holding a fork stopped on the way: finish it); the `forked` event and the branch's own events are this graph's."""
     request = graph_input(ForkInput, state, "fork input")
+    out = Path(request.out_dir) if request.out_dir else None
+    if out is not None and await asyncio.to_thread(RunDir(out).fork_plan.is_file):
+        # a fork stopped on the way (cancelled, killed): finished as it was planned
+        summary = await _relay(_cli("simulate", "--resume", str(out), "--events"), get_stream_writer())
+        return {"out_dir": str(out), "summary": summary}
     runs = Path(SocietySettings().runs_dir)
     parent = Path(request.run_dir) if request.run_dir else await asyncio.to_thread(newest_run, runs)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = (
-        Path(request.out_dir)
-        if request.out_dir
-        else runs / f"{parent.name}-fork-{request.at.replace('/', '-')}-{stamp}"
-    )
+    if out is None:
+        out = runs / f"{parent.name}-fork-{request.at.replace('/', '-')}-{time.strftime('%Y%m%d-%H%M%S')}"
     command = ["simulate", "--fork", str(parent), "--at", request.at, "--out", str(out), "--events"]
     for option, value in (("--seed", request.seed), ("--model", request.model)):
         if value is not None:
             command += [option, str(value)]
     if request.scenario_overrides:
         command += ["--scenario-overrides", json.dumps(request.scenario_overrides)]
-    summary = await _relay([sys.executable, "-m", "amphoreus_graph.cli", *command], get_stream_writer())
+    summary = await _relay(_cli(*command), get_stream_writer())
     return {"run_dir": str(parent), "out_dir": str(out), "summary": summary}
+
+
+def _cli(*args: str) -> list[str]:
+    """`amphoreus ARGS` as this interpreter runs it."""
+    return [sys.executable, "-m", "amphoreus_graph.cli", *args]
 
 
 async def _relay(command: list[str], write: Any) -> dict[str, Any]:
