@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 
 from amphoreus_graph.cli.console import SkipBadRows, bad_rows, console, one_line_errors
-from amphoreus_graph.cli.options import model_options
+from amphoreus_graph.cli.options import model_options, validated
 from amphoreus_graph.data.experts_input import ExpertsInput
 from amphoreus_graph.data.export import SftFilters
 from amphoreus_graph.errors import AmphoreusError
@@ -45,13 +44,7 @@ def judge_command(
     """Re-pose sampled turns to other deciders, let both expert panels score every candidate, write DPO pairs."""
     from amphoreus_graph.data.experts import build_experts_graph
 
-    try:
-        request = ExpertsInput.model_validate(
-            {**asked, "run_dir": str(run), "out_dir": str(out or RunDir(run).judged.root)}
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise AmphoreusError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
+    request = validated(ExpertsInput, {**asked, "run_dir": str(run), "out_dir": str(out or RunDir(run).judged.root)})
     with bad_rows(skip_bad_rows), console.status("the Genius Society and the Nameless deliberate…"):
         state = asyncio.run(build_experts_graph().compile().ainvoke(request.model_dump()))
     report = state["report"]

@@ -400,20 +400,13 @@ _BRANCH_OPTIONS = {
     if field in BRANCHABLE
 }
 # options that say how to run the branch, not what it is
-_FORK_RUN_OPTIONS = {
-    "fork",
-    "at",
-    "out",
-    "quiet",
-    "live",
-    "events",
-    "api_key",
+_FORK_RUN_OPTIONS = {"fork", "at", "out", "quiet", "live", "events", "api_key", "scenario_overrides"} | {
     "max_calls",
     "max_tokens",
     "max_cost",
     "prices",
+    "max_fallback_rate",  # the branch's budgets
 }
-_FORK_RUN_OPTIONS |= {"max_fallback_rate", "scenario_overrides"}
 
 
 def _forked(

@@ -11,10 +11,13 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from annotated_types import Ge, Gt, Le, Lt
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+
+from amphoreus_graph.errors import AmphoreusError
 
 # typer has no open bounds: gt/lt become min/max, and the model itself refuses the bound (one line, see simulate)
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound=BaseModel)
 _BOUNDS = {Ge: ("min", "ge"), Gt: ("min", "gt"), Le: ("max", "le"), Lt: ("max", "lt")}
 
 
@@ -74,3 +77,13 @@ def model_options(
         return with_fields  # type: ignore[return-value]
 
     return decorate
+
+
+def validated(model: type[M], values: dict[str, Any]) -> M:
+    """The model from a command's option values (None: the field's default); a value it refuses is one line
+    naming the option."""
+    try:
+        return model.model_validate({name: value for name, value in values.items() if value is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise AmphoreusError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None

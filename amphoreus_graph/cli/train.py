@@ -4,29 +4,17 @@ torch: the commands load it when they run."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from amphoreus_graph.cli.console import console, err_console, one_line_errors
-from amphoreus_graph.cli.options import model_options
-from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.cli.options import model_options, validated
 from amphoreus_graph.train.configs import DpoSettings, PretrainConfig
 
 train_app = typer.Typer(help="Train the PES model on a society's data: pre-train, then DPO.", no_args_is_help=True)
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-def _settings(model: type[ModelT], fields: dict[str, Any]) -> ModelT:
-    """Options → settings; a bad value is one line naming the option."""
-    try:
-        return model.model_validate({k: v for k, v in fields.items() if v is not None})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise AmphoreusError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
 
 
 class _StepBar:
@@ -84,7 +72,7 @@ def pretrain_command(
     fields = asked | dict(steps=steps, lr=lr or default_lr(asked["base"]), device=device)
     if resume:  # the run's saved settings hold; only --steps and --device may change
         fields = dict(steps=steps, device=device)
-    config = _settings(PretrainConfig, fields)
+    config = validated(PretrainConfig, fields)
     rows = read_sft_rows(data)
     with _StepBar("pre-training") as bar:
 
@@ -122,7 +110,7 @@ def dpo_command(
     """DPO (TRL) on the experts' preference pairs; reports the held-out reward margin before and after."""
     from amphoreus_graph.train.dpo import train_dpo
 
-    settings = _settings(DpoSettings, asked)
+    settings = validated(DpoSettings, asked)
     with _StepBar("DPO", settings.steps) as bar:
         metrics = train_dpo(data, model, out, settings, on_step=lambda step, loss: bar.update(step, f"loss {loss:.3f}"))
     table = Table(title=f"DPO on {metrics.train_pairs} pairs; {metrics.heldout_pairs} held out ({metrics.device})")

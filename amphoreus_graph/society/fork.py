@@ -76,8 +76,7 @@ async def fork(plan: ForkPlan, *, api_key: str | None = None, limits: dict[str, 
     if (cache := plan.origin.cache_file()) is not None and cache.is_file():
         shutil.copyfile(cache, files.cache)  # the parent's answers, so the replay asks the model nothing new
     write_json(files.fork_plan, json.loads(plan.model_dump_json()))
-    with contextlib.suppress(RunStopped):  # stopped at the fork point, as asked (checked next)
-        await Simulation(_replay_config(plan), api_key=api_key).run()
+    await _replay(Simulation(_replay_config(plan), api_key=api_key))
     return await _branch_off(plan, api_key=api_key, limits=limits)
 
 
@@ -87,16 +86,20 @@ async def resume_fork(out: Path, *, api_key: str | None = None, limits: dict[str
     files = RunDir(out)
     plan = stored_model(ForkPlan, files.fork_plan, "`amphoreus simulate --fork`").model_copy(update={"out": out})
     if not files.config.is_file():  # stopped before the replay wrote anything: start it again
-        with contextlib.suppress(RunStopped):
-            await Simulation(_replay_config(plan), api_key=api_key).run()
+        await _replay(Simulation(_replay_config(plan), api_key=api_key))
     elif stored_config(out).limits.stop_after == plan.at:  # the replay's own config: it goes on to the fork point
         restart = not files.checkpoint.is_file()  # stopped before its first checkpoint: from the beginning
-        with contextlib.suppress(RunStopped):
-            await Simulation.resume(out, api_key=api_key, fresh_memory=restart).run(resume=True)
+        await _replay(Simulation.resume(out, api_key=api_key, fresh_memory=restart), resume=True)
     else:  # the branch was set up; only the plan was left behind
         files.fork_plan.unlink()
         return Simulation.resume(out, api_key=api_key, limits=limits)
     return await _branch_off(plan, api_key=api_key, limits=limits)
+
+
+async def _replay(sim: Simulation, *, resume: bool = False) -> None:
+    """Run a replay on: it stops after the fork point, as asked (what it wrote is checked next)."""
+    with contextlib.suppress(RunStopped):
+        await sim.run(resume=resume)
 
 
 def _replay_config(plan: ForkPlan) -> RunConfig:
