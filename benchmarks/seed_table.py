@@ -65,6 +65,7 @@ def judged(run: Path, args: argparse.Namespace) -> Path:
         "run_dir": str(run),
         "out_dir": str(run / "judged"),
         "max_turns": turns,
+        "alternatives": args.alternatives,
         "seed": args.seed,
         "balance_acts": not args.keep_act_imbalance,
     }
@@ -101,6 +102,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--dpo-steps", type=int, default=20)
     parser.add_argument("--judge-turns", type=int, default=0, help="judge a sample of this many turns (0: all)")
+    parser.add_argument(
+        "--alternatives", type=int, default=8, help="alternatives per judged turn (more keep more act-balanced pairs)"
+    )
     parser.add_argument(
         "--keep-act-imbalance", action="store_true", help="DPO on every judged pair, not only act-balanced ones"
     )

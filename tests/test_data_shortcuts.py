@@ -17,6 +17,7 @@ from amphoreus_graph.data.shortcuts import probe_pairs
 from amphoreus_graph.data.text_quality import repeats_a_clause, text_quality
 from amphoreus_graph.memory.records import MemoryRecord
 from amphoreus_graph.memory.reflection import OfflineReflector
+from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.perception import build_turn
 from amphoreus_graph.society.samples import Sample
 
@@ -65,6 +66,28 @@ def test_off_path_alternatives_decide_by_other_values_in_the_agents_own_voice():
         assert turn.path not in candidate.decision.rationale and candidate.path not in candidate.decision.rationale
         opening = candidate.decision.speech.split("!")[0].lower()
         assert opening in own_words, (candidate.origin, candidate.decision.speech)
+
+
+def test_alternatives_of_a_turn_draw_the_same_words_so_a_pair_differs_in_the_act():
+    """Judges hear some of a Path's words as more on-Path than others: words drawn per candidate let a probe tell
+    chosen from rejected by a word (the card's probe read 58-60% on them); drawn per turn, only the act differs."""
+    turn = _turn("Mydeimos")
+    sample = Sample.model_validate(
+        {"id": "t/c1/r1/Mydeimos", "run": "t", "world": "amphoreus", "cycle": 1, "round": 1, "agent": "Mydeimos",
+         "path": turn.path, "model": "offline", "context": turn.model_dump(), "messages": [],
+         "decision": {"action": turn.options[0].action}}
+    )  # fmt: skip
+    speeches = [OfflinePathPolicy().decide(turn).speech]
+    speeches += [c.decision.speech for c in offline_alternatives(sample, turn, k=8, seed=4)]
+
+    def words_around_the_act(speech: str) -> tuple[str, str]:
+        opening, rest = speech.split("!", 1)
+        return opening, rest[rest.index("This is the way of") :]
+
+    assert len({words_around_the_act(s) for s in speeches}) == 1, speeches
+    assert len({s.split("!", 1)[1].split(".")[0] for s in speeches}) > 1, "the acts themselves differ"
+    other_turn = OfflinePathPolicy().decide(turn.model_copy(update={"round": 2})).speech
+    assert words_around_the_act(other_turn) != words_around_the_act(speeches[0]), "drawn afresh each turn"
 
 
 def test_offline_reflections_neither_repeat_a_memory_nor_lower_case_a_name():

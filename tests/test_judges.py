@@ -257,18 +257,20 @@ def test_dpo_rows_are_trl_conversational_and_load_with_datasets(judged):
 
 def test_export_dpo_filters_and_dedupes(judged, cli, tmp_path):
     out, _ = judged
-    judgements = list(read_judgements(out))
     code, stdout, _ = cli("export", "dpo", str(out), str(out), "--out", str(tmp_path / "twice"))
     assert code == 0, stdout
     twice = (tmp_path / "twice" / "dpo.jsonl").read_text().splitlines()
     assert len(twice) == len((out / "dpo.jsonl").read_text().splitlines())  # the second copy is all duplicates
     code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "strict"), "--min-margin", "100")
     assert code == 0 and (tmp_path / "strict" / "dpo.jsonl").read_text() == ""
-    best = max(j.ranked()[0].score for j in judgements)
-    top_only = ["--min-score", str(best), "--keep-act-imbalance"]  # the best turns alone need not balance
-    code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "top"), *top_only)
+    unbalanced = ["--keep-act-imbalance"]  # the best turns alone need not balance
+    code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "all"), *unbalanced)
+    every = [json.loads(line) for line in (tmp_path / "all" / "dpo.jsonl").read_text().splitlines()]
+    best = sorted(r["chosen_score"] for r in every)[len(every) // 2]
+    code, _, _ = cli("export", "dpo", str(out), "--out", str(tmp_path / "top"), "--min-score", str(best), *unbalanced)
     top = [json.loads(line) for line in (tmp_path / "top" / "dpo.jsonl").read_text().splitlines()]
-    assert code == 0 and top and all(r["chosen_score"] >= best for r in top)
+    assert code == 0 and 0 < len(top) < len(every) and all(r["chosen_score"] >= best for r in top)
+    assert len(top) == sum(r["chosen_score"] >= best for r in every)
     assert "Pairs per Path" in (tmp_path / "top" / "README.md").read_text()
     code, _, stderr = cli("export", "dpo", str(tmp_path), "--out", str(tmp_path / "none"))
     assert code == 2 and "judgements.jsonl: no such file" in stderr

@@ -292,7 +292,9 @@ def _probe_lines(probe: ShortcutProbe) -> str:
         f"at 95% over {probe.heldout_replies} held-out replies). What the other words add: "
         f"{probe.beyond_decision:+.1%} (near 0: no surface word gives a pair away; 50% is chance for both). "
         f"Words it leans on most: {', '.join(probe.telling_words)}. A decision-only figure well above 50% means "
-        "the judges prefer some acts whatever the agent's Path: a model can learn that much without the prompt."
+        "the judges prefer some acts whatever the agent's Path: a model can learn that much without the prompt. "
+        "On pairs balanced by act, figures somewhat under 50% are the balancing's mark, not a signal: an act that "
+        "leans one way in the half the probe is fit on leans the other way in the half it is scored on."
     )
 
 

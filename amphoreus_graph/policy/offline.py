@@ -57,10 +57,14 @@ class OfflinePathPolicy:
         }
         chosen = max(turn.options, key=lambda o: scores[o.action])
         target = self._target(chosen, turn, named, rng)
+        # The words are the agent's in this turn whatever decides (no salt): alternatives re-posed to other seeds or
+        # Paths then differ from the original in what they do, not in which of the Path's words they happened to
+        # draw (judges hear some words as more on-Path, so per-candidate draws let a pair be told by a word).
+        voice = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, "voice")
         return Decision(
             action=chosen.action,
             target=target,
-            speech=compose_speech(chosen, target, turn, own, rng),
+            speech=compose_speech(chosen, target, turn, own, voice),
             rationale=compose_rationale(chosen, turn),
         )
 
