@@ -338,6 +338,19 @@ async def test_recurrence_carries_memories_across_cycles(server: Server) -> None
     shards = sorted((server.runs_dir / thread_id / "samples").glob("cycle-*.jsonl"))
     assert len(shards) == 2, shards
 
+    # The thread wrote its run's config, so its agents can be interviewed from Studio as a CLI run's can.
+    asked = {"run": str(server.runs_dir / thread_id), "agent": "Cyrene", "question": "What do you remember?"}
+    interview_thread = (await client.threads.create())["thread_id"]
+    _, values, errors, _ = await asyncio.wait_for(
+        stream_run(client, interview_thread, asked, graph="interview"), RUN_TIMEOUT_S
+    )
+    assert not errors, f"interview failed: {errors}\n{log_tail(server)}"
+    answered = values[-1]
+    assert answered["agent"] == "Cyrene" and answered["answer"] and answered["decided_by"] == "offline"
+    lived = {(m["cycle"], m["kind"]) for m in answered["memories"]}
+    assert {(1, "cycle_echo"), (2, "cycle_echo")} <= lived, "Cyrene keeps all: both cycles' ends, through the reset"
+    assert all("sky of Amphoreus" not in m["text"] for m in answered["memories"]), "never Anaxagoras' own seed"
+
 
 async def test_human_expert_judges_through_an_interrupt(server: Server, tmp_path: Path) -> None:
     """The experts graph pauses with two candidates side by side; resuming with a choice lands the pair."""

@@ -17,7 +17,7 @@ from amphoreus_graph.society.services import RunSettings
 
 @one_line_errors
 def interview_command(
-    run: Annotated[Path, typer.Argument(help="a run directory written by `amphoreus simulate`")],
+    run: Annotated[Path, typer.Argument(help="a run directory (`amphoreus simulate`'s, or a Studio thread's)")],
     question: Annotated[str, typer.Argument(help="what to ask")],
     agent: Annotated[str, typer.Option(help="whom to ask (one of the run's agents)")],
     model: Annotated[str, field_option(RunSettings, "model")] = default(RunSettings, "model"),

@@ -148,8 +148,19 @@ _shared_in_memory: dict[str, InMemoryIndex] = {}
 
 
 def _shared_client(spec: MemorySpec) -> ClientAPI:
-    key = (spec.directory, spec.url)
+    key = _store_key(spec)
     with _shared_lock:
         if key not in _shared_clients:
             _shared_clients[key] = _open_client(spec)  # its lock, if any, is held until the process ends
         return _shared_clients[key][0]
+
+
+def held_in_process(spec: MemorySpec) -> bool:
+    """Whether this process already has the store open through its shared client (Studio's runs): a reader in
+    the same process must go through it, as a client of its own would find the directory locked."""
+    with _shared_lock:
+        return _store_key(spec) in _shared_clients
+
+
+def _store_key(spec: MemorySpec) -> tuple[Path | None, str | None]:
+    return (spec.directory.resolve() if spec.directory is not None else None, spec.url)
