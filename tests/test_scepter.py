@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 
 from amphoreus_graph.contracts.events import parse_event
+from amphoreus_graph.policy.limits import endpoint_limiter, share_endpoints
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
-from amphoreus_graph.scepter.ray_engine import batches
+from amphoreus_graph.scepter.ray_engine import batches, run_batch, shares
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.samples import iter_samples
+from tests.openai_server import InFlight
 
 TRIO = ["Cyrene", "Phainon", "Anaxagoras"]
 
@@ -175,6 +177,31 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing(ray_cluster, tmp_path)
 def test_batches_deal_societies_round_robin():
     assert batches([f"s{i}" for i in range(5)], 2) == [["s0", "s2", "s4"], ["s1", "s3"]]
     assert batches(["s0"], 8) == [["s0"]]
+
+
+def test_an_endpoints_limit_is_shared_out_among_processes():
+    assert shares(3, 2) == [2, 1] and shares(32, 2) == [16, 16] and shares(2, 5) == [1, 1]
+    assert all(sum(shares(limit, parts)) == limit for limit in range(1, 40) for parts in range(1, 9))
+    share_endpoints(2)
+    try:
+        assert endpoint_limiter("http://shared.test/v1", 8).ceiling == 2, "a caller naming more gets the share"
+    finally:
+        share_endpoints(None)
+    assert endpoint_limiter("http://shared.test/v1", 8).ceiling == 8
+
+
+def test_a_ray_workers_batch_keeps_to_its_share_of_the_endpoint(openai_server, tmp_path):
+    """What a Ray worker runs (`run_batch`), here in-process: two societies that ask 6 calls at a time, kept to the
+    worker's share of 2 (the driver deals the shares so that they add up to --max-concurrency)."""
+    counter = InFlight(0.3)
+    openai_server.replier = counter
+    plan = _plan(tmp_path / "shared", societies=2, rounds=1, model="served", base_url=openai_server.url)
+    try:
+        summaries = run_batch(plan.model_dump_json(), [c.run_id for c in plan.society_configs()], share=2)
+    finally:
+        share_endpoints(None)
+    assert sum(s["samples_written"] for s in summaries) == 2 * len(TRIO)
+    assert counter.peak == 2, "the share in flight at once, and never more"
 
 
 def test_cli_runs_and_resumes_a_scepter(cli, tmp_path):

@@ -1,5 +1,7 @@
 """Concurrency per endpoint, adapting to rate limits: one `EndpointLimiter` per endpoint in the process, shared by
 every caller of it (each role of a run, every society of a local Scepter run), whatever thread or event loop asks.
+Processes that share an endpoint (the Ray workers of a Scepter run) each take a part of its limit
+(`share_endpoints`), the parts adding up to the whole.
 
 The policy is AIMD, as TCP's congestion control: the limit starts at the endpoint's `--max-concurrency` (its
 ceiling); a 429 halves it (multiplicative decrease), once per episode: the 429s of requests sent before the last
@@ -170,11 +172,26 @@ def _grant(future: asyncio.Future[None]) -> None:
 
 _registry_lock = threading.Lock()
 _registry: dict[str, EndpointLimiter] = {}
+_share: int | None = None  # this process's part of every endpoint's limit; None: all of it
+
+
+def share_endpoints(share: int | None) -> None:
+    """Keep this process to `share` requests in flight per endpoint, whatever its callers name (a Ray worker of a
+    Scepter run: the workers' shares add up to `--max-concurrency`); None lifts it. Limiters made before go."""
+    global _share
+    if share is not None and share < 1:
+        raise ValueError(f"share {share}: expected at least 1")
+    with _registry_lock:
+        _share = share
+        _registry.clear()
 
 
 def endpoint_limiter(endpoint: str, ceiling: int) -> EndpointLimiter:
-    """The process's limiter for `endpoint` (made on first use, its ceiling raised by a caller naming more)."""
+    """The process's limiter for `endpoint` (made on first use, its ceiling raised by a caller naming more, up to
+    the process's share)."""
     with _registry_lock:
+        if _share is not None:
+            ceiling = min(ceiling, _share)
         limiter = _registry.get(endpoint)
         if limiter is None:
             limiter = _registry[endpoint] = EndpointLimiter(endpoint, ceiling)

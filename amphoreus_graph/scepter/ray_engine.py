@@ -22,6 +22,7 @@ from typing import Any
 
 from amphoreus_graph.contracts.events import SocietyDone, SocietyUpdate
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.limits import share_endpoints
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
@@ -41,10 +42,12 @@ def import_ray() -> Any:
     return ray
 
 
-def run_batch(plan_json: str, names: list[str]) -> list[dict[str, Any]]:
-    """Inside a Ray worker: run these societies of the plan to their end; return their summaries."""
+def run_batch(plan_json: str, names: list[str], share: int) -> list[dict[str, Any]]:
+    """Inside a Ray worker: run these societies of the plan to their end, with `share` model calls in flight per
+    endpoint at most; return their summaries."""
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
+    share_endpoints(share)
     plan = ScepterConfig.model_validate_json(plan_json)
 
     async def go() -> list[dict[str, Any]]:
@@ -72,6 +75,13 @@ def batches(names: list[str], workers: int) -> list[list[str]]:
     """Deal societies round-robin into at most `workers` batches (scenarios cycle, so batches stay alike)."""
     count = max(1, min(workers, len(names)))
     return [names[i::count] for i in range(count)]
+
+
+def shares(limit: int, parts: int) -> list[int]:
+    """`limit` split into `parts` shares that differ by at most one and add up to it (each at least 1: no more
+    parts than the limit)."""
+    parts = max(1, min(parts, limit))
+    return [limit // parts + (i < limit % parts) for i in range(parts)]
 
 
 class RayEngine:
@@ -115,12 +125,18 @@ class RayEngine:
 
     async def _run(self, ray: Any) -> AsyncGenerator[dict[str, Any], None]:
         configs = {c.run_id: c for c in self.plan.society_configs()}
-        workers = int(ray.cluster_resources().get("CPU", 1))
+        # The workers share each endpoint's --max-concurrency: one batch per share, the shares adding up to it.
+        limit = self.plan.template.max_concurrency
+        workers = min(int(ray.cluster_resources().get("CPU", 1)), limit)
         task = ray.remote(run_batch).options(
             num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False, runtime_env={"env_vars": WORKER_ENV}
         )
         plan_json = self.plan.model_dump_json()
-        pending = {task.remote(plan_json, batch): batch for batch in batches(list(configs), workers)}
+        dealt = batches(list(configs), workers)
+        pending = {
+            task.remote(plan_json, batch, share): batch
+            for batch, share in zip(dealt, shares(limit, len(dealt)), strict=True)
+        }
         reported: set[str] = set()
         stamps: dict[str, int] = {}
         try:
