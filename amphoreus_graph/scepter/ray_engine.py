@@ -23,6 +23,8 @@ from typing import Any
 from amphoreus_graph.contracts.events import SocietyDone, SocietyUpdate
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.limits import share_endpoints
+from amphoreus_graph.policy.llm import LLMPolicy
+from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
@@ -78,9 +80,10 @@ def batches(names: list[str], workers: int) -> list[list[str]]:
 
 
 def shares(limit: int, parts: int) -> list[int]:
-    """`limit` split into `parts` shares that differ by at most one and add up to it (each at least 1: no more
-    parts than the limit)."""
-    parts = max(1, min(parts, limit))
+    """`limit` split into `parts` shares that differ by at most one and add up to it; past `limit` parts, one each
+    (a share is at least 1)."""
+    if parts > limit:
+        return [1] * parts
     return [limit // parts + (i < limit % parts) for i in range(parts)]
 
 
@@ -125,9 +128,13 @@ class RayEngine:
 
     async def _run(self, ray: Any) -> AsyncGenerator[dict[str, Any], None]:
         configs = {c.run_id: c for c in self.plan.society_configs()}
-        # The workers share each endpoint's --max-concurrency: one batch per share, the shares adding up to it.
-        limit = self.plan.template.max_concurrency
-        workers = min(int(ray.cluster_resources().get("CPU", 1)), limit)
+        # Workers share each endpoint's --max-concurrency: a run whose agents ask a model has at most one worker per
+        # call of the limit, so that the shares add up to it; an offline run uses every CPU (a game master's
+        # endpoint then gets at least one call per worker).
+        t = self.plan.template
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        asks = isinstance(resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency), LLMPolicy)
+        workers = min(cpus, t.max_concurrency) if asks else cpus
         task = ray.remote(run_batch).options(
             num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False, runtime_env={"env_vars": WORKER_ENV}
         )
@@ -135,7 +142,7 @@ class RayEngine:
         dealt = batches(list(configs), workers)
         pending = {
             task.remote(plan_json, batch, share): batch
-            for batch, share in zip(dealt, shares(limit, len(dealt)), strict=True)
+            for batch, share in zip(dealt, shares(t.max_concurrency, len(dealt)), strict=True)
         }
         reported: set[str] = set()
         stamps: dict[str, int] = {}
