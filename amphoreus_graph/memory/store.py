@@ -116,13 +116,14 @@ def open_index(spec: MemorySpec, society: str, *, shared: bool = False) -> Recor
     """The society's index in the store `spec` names; a store that cannot be opened (damaged files, no server
     there, a directory another simulation holds) is one line. `shared`: through the process's one client of that
     store (Studio's runs share it; an embedded directory stays locked for the process's life), else a client of
-    its own, whose lock `close` releases."""
+    its own, whose lock `close` releases, unless this process holds the store already: then through that client,
+    as one of its own would find the directory locked (an interview inside `langgraph dev`)."""
     if spec.directory is None and spec.url is None:
         if not shared:
             return InMemoryIndex(society)
         with _shared_lock:
             return _shared_in_memory.setdefault(society, InMemoryIndex(society))
-    if shared:
+    if shared or _held_in_process(spec):
         return ChromaIndex(_shared_client(spec), society)
     client, lock = _open_client(spec)
     try:
@@ -155,9 +156,7 @@ def _shared_client(spec: MemorySpec) -> ClientAPI:
         return _shared_clients[key][0]
 
 
-def held_in_process(spec: MemorySpec) -> bool:
-    """Whether this process already has the store open through its shared client (Studio's runs): a reader in
-    the same process must go through it, as a client of its own would find the directory locked."""
+def _held_in_process(spec: MemorySpec) -> bool:
     with _shared_lock:
         return _store_key(spec) in _shared_clients
 

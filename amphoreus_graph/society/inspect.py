@@ -16,7 +16,7 @@ from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.remembrance import Remembrance
-from amphoreus_graph.memory.store import MemorySpec, held_in_process
+from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.recurrence import build_recurrence_graph
@@ -36,7 +36,7 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
     url = config.chroma_url
     spec = MemorySpec(directory=None if url else memory_dir, url=url, embedder=config.embedder)
-    memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy(), shared=held_in_process(spec))
+    memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy())
     try:
         yield scenario, memory
     finally:
