@@ -55,6 +55,7 @@ from amphoreus_graph.policy.cache import (
     reply_record,
     request_key,
 )
+from amphoreus_graph.policy.direct import send
 from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY, EndpointLimiter, Ticket, endpoint_limiter
 from amphoreus_graph.policy.structured import (
     CAPABILITIES,
@@ -519,8 +520,8 @@ class ChatCaller:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    reply = await self.model.ainvoke(
-                        messages, **self._request_options(), **provider_options(self.model, options)
+                    reply = await send(
+                        self.model, messages, {**self._request_options(), **provider_options(self.model, options)}
                     )
                 answered = True
                 return reply
