@@ -14,7 +14,9 @@ Around each request, three more things (each in its own module):
 - the endpoint's limiter (`limits.py`): one per endpoint in the process, shared by every caller of it, AIMD on
   429s; a wait for its slot and a halving are counted;
 - native structured output (`structured.py`): a reply format (a JSON schema) asked for where the client sends
-  one, dropped for good on an endpoint that refuses it.
+  one, dropped for good on an endpoint that refuses it;
+- the send itself (`direct.py`): an OpenAI-compatible model's request without LangChain's Runnable wrapping where
+  nothing listens to it, `ainvoke` otherwise.
 
 Every request is sent from one event loop, on the gateway's own thread (`_CLIENT_LOOP`), whichever loop or
 thread asked: async HTTP clients (httpx's, which langchain-openai shares per process) stay bound to the loop
