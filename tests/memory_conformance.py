@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.memory.embedder import Embedder
-from amphoreus_graph.memory.index import RecordIndex
+from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
 from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.remembrance import Remembrance
 from tests.privacy_cases import ADVERSARIAL_NAMES, Case, as_case, run_case, society_pair
@@ -49,6 +49,10 @@ def _rows(n: int) -> tuple[list[str], list[str], list[dict[str, str]], list[list
     ids = [f"r{i}" for i in range(n)]
     vectors = [[1.0 if j == i else 0.0 for j in range(4)] for i in range(n)]
     return ids, [f"text {i}" for i in ids], [{"n": str(i)} for i in range(n)], vectors
+
+
+def _written(owner: str, n: int) -> RowChanges:
+    return RowChanges(owner, written=Rows(*(part[:n] for part in _rows(3))))
 
 
 names_strategy = st.one_of(
@@ -91,17 +95,21 @@ class MemoryConformance:
 
     def test_an_index_keeps_each_owners_rows_apart(self, open_index: OpenIndex) -> None:
         index = open_index(uuid.uuid4().hex[:12])
-        ids, texts, metas, vectors = _rows(3)
+        ids, _, _, vectors = _rows(3)
         owners = ["Zoe", "zoe", "Zoe ", "*"]
-        for n, owner in enumerate(owners, start=1):
-            index.upsert(owner, ids[:n], texts[:n], metas[:n], vectors[:n])
+        index.write([_written(owner, n) for n, owner in enumerate(owners, start=1)])  # one write, four owners
         for n, owner in enumerate(owners, start=1):
             assert sorted(index.get(owner).ids) == ids[:n]
             assert len(index.query(owner, vectors[0], 10)) == min(n, 3)
         assert index.get("nobody").ids == [] and index.query("nobody", vectors[0], 5) == []
-        index.upsert("Zoe", [], [], [], [])
-        index.update("zoe", ["r1"], [{"n": "changed"}])
-        index.delete("Zoe ", ["r0"])
+        index.write([RowChanges("Zoe"), RowChanges("nobody", updated=Rows(["r1"], metadatas=[{"n": "x"}]))])
+        index.write(
+            [
+                RowChanges("zoe", updated=Rows(["r1"], metadatas=[{"n": "changed"}])),
+                RowChanges("Zoe ", deleted=["r0"]),
+            ]
+        )
+        assert index.get("nobody").ids == [], "an update writes no row that does not exist"
         got = index.get("zoe")
         assert dict(zip(got.ids, got.metadatas, strict=True))["r1"] == {"n": "changed"}
         assert dict(zip(got.ids, got.texts, strict=True)) == {"r0": "text r0", "r1": "text r1"}
@@ -121,7 +129,7 @@ class MemoryConformance:
         index.set_claim("run two")
         again = open_index(society)
         assert again.ticks(["a", "b", "c"]) == {"b": 7} and again.claim() == "run two"
-        index.upsert("Cyrene", *_rows(1))
+        index.write([_written("Cyrene", 1)])
         again.drop(["Cyrene"])
         after = open_index(society)
         assert after.get("Cyrene").ids == [] and after.ticks(["b"]) == {}

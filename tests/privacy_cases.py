@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+from amphoreus_graph.memory.chroma_index import row_key
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.index import RecordIndex
-from amphoreus_graph.memory.naming import agent_collection, internal_collection
+from amphoreus_graph.memory.naming import internal_collection
 from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.remembrance import Remembrance
 
@@ -106,11 +107,11 @@ def society_pair(first: str, second: str) -> tuple[str, str]:
 def run_case(open_index: Callable[[str], RecordIndex], embedder: Embedder, case: Case) -> Outcome:
     """File the case's events in both societies (each in the index `open_index` gives for it), recall for every
     asking heir, check the invariant; the societies' memories are dropped afterwards. Storage names are checked
-    too: no two identities may share a Chroma collection name, whichever backend runs the case."""
+    too: no two societies may share a Chroma collection, nor two heirs a row key, whichever backend runs the case."""
     out = Outcome()
-    names = [agent_collection(s, h) for s in case.societies for h in case.heirs]
-    internal = {internal_collection(s, "access") for s in case.societies}
-    if len(set(names)) != len(names) or internal & set(names):
+    names = [internal_collection(s, what) for s in case.societies for what in ("rows", "access")]
+    keys = [row_key(h, "row") for h in case.heirs]
+    if len(set(names)) != len(names) or len(set(keys)) != len(keys):
         out.collisions.append(f"{case.societies} {case.heirs}")
     memories = [Remembrance(open_index(society), list(case.heirs), embedder) for society in case.societies]
     try:

@@ -8,28 +8,56 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
+from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD, ChromaIndex, open_chroma
+from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD, ChromaIndex, open_chroma, open_collection
+from amphoreus_graph.memory.index import RowChanges, Rows
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.naming import agent_collection, internal_collection
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec, open_index, open_memory
 
 
-def test_every_collection_syncs_its_index_every_few_writes_made_before_or_now(chroma_client):
-    """Chroma's default (a sync every 1000 writes) makes each write slower as a society's store fills; collections
-    this index makes, and ones an older run made with the default, sync every SYNC_THRESHOLD writes."""
+def test_the_societys_collections_sync_their_index_every_few_writes(chroma_client):
+    """Chroma's default (a sync every 1000 writes) makes each write slower as a society's store fills."""
     society = f"sync {uuid.uuid4().hex[:8]}"
-    chroma_client.create_collection(agent_collection(society, "Old"), embedding_function=None)  # Chroma's default
     index = ChromaIndex(chroma_client, society)
-    index.upsert("Old", ["a"], ["text"], [{"k": "v"}], [[1.0, 0.0, 0.0]])
-    index.upsert("New", ["a"], ["text"], [{"k": "v"}], [[1.0, 0.0, 0.0]])
-    index.set_ticks(["Old:a"], 3)
-    names = [agent_collection(society, "Old"), agent_collection(society, "New"), internal_collection(society, "access")]
-    for name in names:
+    index.write([RowChanges("New", written=Rows(["a"], ["text"], [{"k": "v"}], [[1.0, 0.0, 0.0]]))])
+    index.set_ticks(["New:a"], 3)
+    for name in [internal_collection(society, "rows"), internal_collection(society, "access")]:
         reopened = chroma_client.get_collection(name, embedding_function=None)
         assert reopened.configuration["hnsw"]["sync_threshold"] == SYNC_THRESHOLD, name
-    space = chroma_client.get_collection(agent_collection(society, "New"), embedding_function=None)
-    assert space.configuration["hnsw"]["space"] == "cosine"
+    rows = chroma_client.get_collection(internal_collection(society, "rows"), embedding_function=None)
+    assert rows.configuration["hnsw"]["space"] == "cosine"
+
+
+def test_a_store_of_the_old_layout_is_moved_over_agent_by_agent_and_recalled_the_same(chroma_client, embedder):
+    """Before, each agent had a collection of its own: a store an older version wrote is read as it was (its rows
+    moved into the society's collection the first time an agent is touched, its old collection then deleted)."""
+    society = f"old {uuid.uuid4().hex[:8]}"
+    events = [
+        MemoryEvent(id="e1", text="Cyrene hid the olive branch.", cycle=1, round=1, tick=1, witnesses=["Cyrene"]),
+        MemoryEvent(id="e2", text="Phainon swore an oath.", cycle=1, round=1, tick=1, witnesses=["Phainon"]),
+        MemoryEvent(id="e3", text="The tide rose.", cycle=1, round=2, tick=2, witnesses=[], public=True),
+    ]
+    fresh = Remembrance(InMemoryIndex(society), ["Cyrene", "Phainon"], embedder)
+    fresh.remember(events)
+    for agent in ["Cyrene", "Phainon"]:  # written as the old layout did: the rows as they are, one collection each
+        rows = fresh.index.get(agent, vectors=True)
+        old = open_collection(chroma_client, agent_collection(society, agent), space="cosine")
+        old.upsert(
+            ids=rows.ids, documents=rows.texts, metadatas=rows.metadatas, embeddings=[list(v) for v in rows.vectors]
+        )
+    moved = Remembrance(ChromaIndex(chroma_client, society), ["Cyrene", "Phainon"], embedder)
+    now = Moment(cycle=1, round=3, tick=3)
+    query = {"Cyrene": "olive branch", "Phainon": "olive branch"}
+    assert moved.recall(query, 5, now) == fresh.recall(query, 5, now)
+    assert moved.records("Cyrene") == fresh.records("Cyrene") and len(fresh.records("Cyrene")) == 1
+    names = {c.name for c in chroma_client.list_collections()}
+    assert not names & {agent_collection(society, a) for a in ["Cyrene", "Phainon"]}
+    again = Remembrance(ChromaIndex(chroma_client, society), ["Cyrene", "Phainon"], embedder)
+    assert again.records("Phainon") == fresh.records("Phainon")
+    assert again.public_records() == fresh.public_records() and len(fresh.public_records()) == 1
 
 
 def test_a_store_in_use_is_one_clear_error(tmp_path):

@@ -1,8 +1,13 @@
-"""The Chroma backend of RecordIndex: one collection per (society, agent), so an agent's recall never scans others.
+"""The Chroma backend of RecordIndex: one collection of rows per society, each row naming the agent whose index it
+is in, and every read filtered on that exact name.
 
-Collection names come from each exact name (naming.py), so agents whose names differ in any way never share
-one, and no agent's name can produce the store's own collections (the access ticks, the owner's claim). Writes
-are chunked to the client's max batch; the ticks' rows carry placeholder vectors (Chroma wants one per row).
+One collection, not one per agent, because Chroma's cost is per call and per collection (~5 ms for a one-row
+upsert, ~14 ms for twelve agents' rows in one): a round's filing is one upsert, not one per agent. A row's id
+starts with the SHA-256 of its holder's exact name, so agents whose names differ in any way never share a row;
+the store's own collections (the access ticks, the owner's claim) have names no agent's name can produce
+(naming.py). Writes are chunked to the client's max batch; the ticks' rows carry placeholder vectors (Chroma
+wants one per row). Stores of the old layout (one collection per agent) are moved over agent by agent on first
+use.
 """
 
 from __future__ import annotations
@@ -24,16 +29,17 @@ from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.index import Rows, nearest
+from amphoreus_graph.memory.index import RowChanges, Rows, nearest
 from amphoreus_graph.memory.naming import agent_collection, internal_collection
 
 _CLAIM_KEY = "amphoreus_owner"  # the claim collection's metadata key
+HOLDER = "amphoreus_holder"  # a row's metadata key: the agent whose index the row is in
+_OWNER_HEX = 64  # a row key's leading hex digits: the holder's SHA-256
 
 # Chroma persists a collection's HNSW index every `sync_threshold` writes to it (default 1000) and keeps its write log
 # until every collection has: until then each write costs more the longer the log (5 → 20 ms per single-row upsert
-# over 12 collections and 10,000 rows, quadratic over a run). A society writes one collection per agent a round, so
-# that log spans hundreds of rounds; syncing every 10 writes keeps each write at its 5 ms from the first cycle to
-# the tenth (benchmarks/chroma_writes.py). Applied to collections made before too, on open.
+# over 12 collections and 10,000 rows, quadratic over a run; benchmarks/chroma_writes.py). Syncing every 10 writes
+# keeps each write at its first cost. Applied to collections made before too, on open.
 SYNC_THRESHOLD = 10
 
 
@@ -94,16 +100,18 @@ def describe_store(client: ClientAPI) -> str:
 
 
 class ChromaIndex:
-    """One society's rows in one Chroma client: a collection per owner, one for the access ticks, one whose
-    metadata holds the claim. Collections are made on first use; `lock` (an embedded directory's) is released
-    by `close`."""
+    """One society's rows in one Chroma client: one collection for every agent's rows (each row names its holder),
+    one for the access ticks, one whose metadata holds the claim. Collections are made on first use; `lock` (an
+    embedded directory's) is released by `close`. An agent's collection of the old layout is moved into the
+    society's the first time this index touches the agent."""
 
     def __init__(self, client: ClientAPI, society: str, lock: StoreLock | None = None) -> None:
         self.client = client
         self._society = society
         self._lock = lock
-        self._collections: dict[str, Collection] = {}  # owner -> its collection, once opened
+        self._rows: Collection | None = None
         self._access: Collection | None = None
+        self._moved: set[str] = set()  # owners whose old-layout collection is known to be gone
         self._max_batch = client.get_max_batch_size()
 
     @property
@@ -114,58 +122,96 @@ class ChromaIndex:
     def exclusive(self) -> bool:
         return self._lock is not None
 
-    def _collection(self, owner: str) -> Collection:
-        if owner not in self._collections:
-            self._collections[owner] = self._open(agent_collection(self.society, owner), space="cosine")
-        return self._collections[owner]
+    def _collection(self, *owners: str) -> Collection:
+        """The society's rows, with these owners' rows of the old layout moved in."""
+        if self._rows is None:
+            self._rows = open_collection(self.client, internal_collection(self.society, "rows"), space="cosine")
+        for owner in owners:
+            if owner not in self._moved:
+                self._move_in(owner)
+                self._moved.add(owner)
+        return self._rows
+
+    def _move_in(self, owner: str) -> None:
+        """Copy an old-layout agent collection's rows into the society's, then delete it (a copy interrupted
+        is copied again: the writes are idempotent, and the old collection goes only once they are done)."""
+        assert self._rows is not None
+        name = agent_collection(self.society, owner)
+        try:
+            old = self.client.get_collection(name, embedding_function=None)
+        except (NotFoundError, ValueError):
+            return
+        got = old.get(include=["documents", "metadatas", "embeddings"])
+        metadatas = cast(list[dict[str, str]], got["metadatas"] or [])
+        vectors = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
+        rows = Rows(list(got["ids"]), list(got["documents"] or []), metadatas, vectors)
+        self._upsert(self._rows, [RowChanges(owner, written=rows)])
+        self.client.delete_collection(name)
 
     def _ticks(self) -> Collection:
         if self._access is None:
-            self._access = self._open(internal_collection(self.society, "access"))
+            self._access = open_collection(self.client, internal_collection(self.society, "access"))
         return self._access
 
-    def _open(self, name: str, space: Space | None = None) -> Collection:
-        return open_collection(self.client, name, space)
+    def write(self, changes: Sequence[RowChanges]) -> None:
+        changes = [c for c in changes if c]
+        if not changes:
+            return
+        collection = self._collection(*(c.owner for c in changes))
+        gone = [row_key(c.owner, row) for c in changes for row in c.deleted]
+        for chunk in chunks(gone, self._max_batch):
+            collection.delete(ids=chunk)
+        self._upsert(collection, changes)
+        updated = [
+            (row_key(c.owner, row), _held(c.owner, row, metadata))
+            for c in changes
+            for row, metadata in zip(c.updated.ids, c.updated.metadatas, strict=True)
+        ]
+        for chunk in chunks(updated, self._max_batch):
+            ids, metadatas = zip(*chunk, strict=True)
+            collection.update(ids=list(ids), metadatas=list(metadatas))  # type: ignore[arg-type]
 
-    def upsert(
-        self,
-        owner: str,
-        ids: Sequence[str],
-        texts: Sequence[str],
-        metadatas: Sequence[dict[str, str]],
-        vectors: Sequence[Sequence[float]],
-    ) -> None:
-        for span in _spans(len(ids), self._max_batch):
-            self._collection(owner).upsert(
-                ids=list(ids[span]),
-                documents=list(texts[span]),
-                metadatas=list(metadatas[span]),  # type: ignore[arg-type]
-                embeddings=[list(v) for v in vectors[span]],  # type: ignore[arg-type]
+    def _upsert(self, collection: Collection, changes: Sequence[RowChanges]) -> None:
+        written = [
+            (row_key(c.owner, row), text, _held(c.owner, row, metadata), list(vector))
+            for c in changes
+            for row, text, metadata, vector in zip(
+                c.written.ids, c.written.texts, c.written.metadatas, c.written.vectors, strict=True
             )
-
-    def update(self, owner: str, ids: Sequence[str], metadatas: Sequence[dict[str, str]]) -> None:
-        for span in _spans(len(ids), self._max_batch):
-            self._collection(owner).update(ids=list(ids[span]), metadatas=list(metadatas[span]))  # type: ignore[arg-type]
-
-    def delete(self, owner: str, ids: Sequence[str]) -> None:
-        for chunk in chunks(ids, self._max_batch):
-            self._collection(owner).delete(ids=chunk)
+        ]
+        for chunk in chunks(written, self._max_batch):
+            ids, texts, metadatas, vectors = zip(*chunk, strict=True)
+            collection.upsert(
+                ids=list(ids),
+                documents=list(texts),
+                metadatas=list(metadatas),  # type: ignore[arg-type]
+                embeddings=list(vectors),  # type: ignore[arg-type]
+            )
 
     def get(self, owner: str, *, vectors: bool = False) -> Rows:
         wanted: Include = ["documents", "metadatas", "embeddings"] if vectors else ["documents", "metadatas"]
-        got = self._collection(owner).get(include=wanted)
-        metadatas = cast(list[dict[str, str]], got["metadatas"] or [])  # rows written by `upsert`
+        got = self._collection(owner).get(where={HOLDER: owner}, include=wanted)
+        metadatas = cast(list[dict[str, str]], got["metadatas"] or [])  # rows written by `write`
         embeddings = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
-        return Rows(list(got["ids"]), list(got["documents"] or []), metadatas, embeddings)
+        return Rows(
+            [_row_of(i) for i in got["ids"]], list(got["documents"] or []), [_own(m) for m in metadatas], embeddings
+        )
 
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
-        """HNSW's answer (similarity = 1 - cosine distance), or with `exact` every row ranked by cosine."""
+        """HNSW's answer among the owner's rows (similarity = 1 - cosine distance), or with `exact` every one of
+        its rows ranked by cosine."""
         collection = self._collection(owner)
         if exact:
-            got = collection.get(include=["embeddings"])
-            return nearest(got["ids"], got["embeddings"], vector, n)  # type: ignore[arg-type]
-        result = collection.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])  # type: ignore[arg-type]
-        return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], (result["distances"] or [[]])[0], strict=True)]
+            got = collection.get(where={HOLDER: owner}, include=["embeddings"])
+            return nearest([_row_of(i) for i in got["ids"]], got["embeddings"], vector, n)  # type: ignore[arg-type]
+        result = collection.query(
+            query_embeddings=[list(vector)],  # type: ignore[arg-type]
+            n_results=n,
+            where={HOLDER: owner},
+            include=["distances"],
+        )
+        distances = (result["distances"] or [[]])[0]
+        return [(_row_of(i), 1.0 - float(d)) for i, d in zip(result["ids"][0], distances, strict=True)]
 
     def ticks(self, keys: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -210,17 +256,34 @@ class ChromaIndex:
         return internal_collection(self.society, "owner")
 
     def drop(self, owners: Sequence[str]) -> None:
-        names = [agent_collection(self.society, o) for o in owners] + [internal_collection(self.society, "access")]
-        for name in names:
-            try:
-                self.client.delete_collection(name)
-            except (NotFoundError, ValueError):
-                continue
-        self._collections, self._access = {}, None
+        if owners:
+            self._collection(*owners).delete(where={HOLDER: {"$in": list(owners)}})  # type: ignore[dict-item]
+        with contextlib.suppress(NotFoundError, ValueError):
+            self.client.delete_collection(internal_collection(self.society, "access"))
+        self._access = None
 
     def close(self) -> None:
         if self._lock is not None:
             self._lock.release()
+
+
+def row_key(owner: str, row: str) -> str:
+    """A row's id in the society's collection: the SHA-256 of its holder's exact name (so no two names share one,
+    however they look), then the row's own id."""
+    return hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest() + row
+
+
+def _row_of(key: str) -> str:
+    return key[_OWNER_HEX:]
+
+
+def _held(owner: str, row: str, metadata: dict[str, str]) -> dict[str, str]:
+    """A row's metadata as stored: whose index it is in (what every read filters on) beside what Remembrance keeps."""
+    return {**metadata, HOLDER: owner}
+
+
+def _own(metadata: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in metadata.items() if k != HOLDER}
 
 
 def open_collection(client: ClientAPI, name: str, space: Space | None = None) -> Collection:

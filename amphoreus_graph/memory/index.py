@@ -1,8 +1,9 @@
 """The storage seam under Remembrance: a RecordIndex keeps one society's rows, one index per owner (an agent).
 
 Remembrance (remembrance.py) decides what a row holds (text_rows.py: one row per distinct text, its records
-packed in the metadata) and never asks an index for anything but rows of one owner at a time, so an agent's
-recall never sees another agent's index: privacy is by identity, for whatever an index does with the name.
+packed in the metadata) and never reads anything but rows of one owner at a time, so an agent's recall never
+sees another agent's index: privacy is by identity, for whatever an index does with the name. Writes come a
+round at a time (`write`: every owner's changes together), so a backend can make them one request.
 An index also keeps two small side stores: the last-access tick of each record (by access id, apart from the
 rows so that a round's recalls make one write for all agents) and the claim of the run that owns the society.
 
@@ -30,9 +31,23 @@ class Rows:
     vectors: Sequence[Sequence[float]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RowChanges:
+    """One owner's part of a write: rows deleted, rows written whole (replacing those with the same ids, each with
+    its vector), and rows that exist whose metadata alone changes (`updated`: ids and metadatas only)."""
+
+    owner: str
+    deleted: Sequence[str] = ()
+    written: Rows = field(default_factory=Rows)
+    updated: Rows = field(default_factory=Rows)
+
+    def __bool__(self) -> bool:
+        return bool(self.deleted or self.written.ids or self.updated.ids)
+
+
 class RecordIndex(Protocol):
-    """Storage of one society's rows, per owner. Every call names one owner and touches only its index;
-    writes of an empty list do nothing; an owner never written reads as empty."""
+    """Storage of one society's rows, per owner. Every read names one owner and sees only its index; empty
+    changes write nothing; an owner never written reads as empty."""
 
     @property
     def society(self) -> str: ...
@@ -43,22 +58,10 @@ class RecordIndex(Protocol):
         so a copy of its rows held by its one user cannot go stale."""
         ...
 
-    def upsert(
-        self,
-        owner: str,
-        ids: Sequence[str],
-        texts: Sequence[str],
-        metadatas: Sequence[dict[str, str]],
-        vectors: Sequence[Sequence[float]],
-    ) -> None:
-        """Write rows (replacing those with the same ids), each with its vector."""
+    def write(self, changes: Sequence[RowChanges]) -> None:
+        """Apply the owners' changes, each owner's to its own index only: deletes, then rows written, then
+        metadata updates of rows that exist (their texts and vectors stay)."""
         ...
-
-    def update(self, owner: str, ids: Sequence[str], metadatas: Sequence[dict[str, str]]) -> None:
-        """Replace the metadata of rows that exist (their texts and vectors stay)."""
-        ...
-
-    def delete(self, owner: str, ids: Sequence[str]) -> None: ...
 
     def get(self, owner: str, *, vectors: bool = False) -> Rows:
         """Every row of the owner's index (any order); with `vectors`, each row's vector too (else none)."""

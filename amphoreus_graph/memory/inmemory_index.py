@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from amphoreus_graph.memory.index import Rows, nearest
+from amphoreus_graph.memory.index import RowChanges, Rows, nearest
 
 
 @dataclass
@@ -36,28 +36,19 @@ class InMemoryIndex:
     def exclusive(self) -> bool:
         return False  # one instance may serve several users (Studio's runs share it); its queries are in process
 
-    def upsert(
-        self,
-        owner: str,
-        ids: Sequence[str],
-        texts: Sequence[str],
-        metadatas: Sequence[dict[str, str]],
-        vectors: Sequence[Sequence[float]],
-    ) -> None:
-        rows = self._rows.setdefault(owner, {})
-        for row_id, text, metadata, vector in zip(ids, texts, metadatas, vectors, strict=True):
-            rows[row_id] = _Row(text, dict(metadata), [float(x) for x in vector])
-
-    def update(self, owner: str, ids: Sequence[str], metadatas: Sequence[dict[str, str]]) -> None:
-        rows = self._rows.get(owner, {})
-        for row_id, metadata in zip(ids, metadatas, strict=True):
-            if row_id in rows:
-                rows[row_id].metadata = dict(metadata)
-
-    def delete(self, owner: str, ids: Sequence[str]) -> None:
-        rows = self._rows.get(owner, {})
-        for row_id in ids:
-            rows.pop(row_id, None)
+    def write(self, changes: Sequence[RowChanges]) -> None:
+        for change in changes:
+            rows = self._rows.setdefault(change.owner, {})
+            for row_id in change.deleted:
+                rows.pop(row_id, None)
+            written = change.written
+            for row_id, text, metadata, vector in zip(
+                written.ids, written.texts, written.metadatas, written.vectors, strict=True
+            ):
+                rows[row_id] = _Row(text, dict(metadata), [float(x) for x in vector])
+            for row_id, metadata in zip(change.updated.ids, change.updated.metadatas, strict=True):
+                if row_id in rows:
+                    rows[row_id].metadata = dict(metadata)
 
     def get(self, owner: str, *, vectors: bool = False) -> Rows:
         rows = self._rows.get(owner, {})

@@ -25,7 +25,7 @@ from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.importance import ImportanceRater
-from amphoreus_graph.memory.index import RecordIndex
+from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
@@ -119,8 +119,7 @@ class Remembrance:
         ratings = self.rater.rate([e for e in events if not e.public])
         with self._lock:
             by_text, filed = self._records_for(events, ratings)
-            for agent, batch in filed.items():
-                self.file(agent, batch, by_text)
+            self.index.write([self.file(agent, batch, by_text) for agent, batch in filed.items()])
         gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
         return {agent: weight for agent, weight in gained.items() if weight}
 
@@ -147,21 +146,23 @@ class Remembrance:
                     filed.setdefault(agent, []).append((MemoryRecord.of(event, agent, ratings[event.id][agent]), False))
         return by_text, filed
 
-    def file(self, agent: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]) -> None:
-        """Write records (each with whether it is a public copy) into an agent's index: one upsert of the rows
-        they change, each row with all the records of its text; `vectors` has each new text's embedding. A record
-        filed again keeps its last access (as a fresh read would)."""
+    def file(
+        self, agent: str, batch: list[tuple[MemoryRecord, bool]], vectors: Mapping[str, list[float]]
+    ) -> RowChanges:
+        """Hold records (each with whether it is a public copy) for an agent, and return the changes to its index
+        that write them: the rows they change, each with all the records of its text; `vectors` has each new
+        text's embedding. A record filed again keeps its last access (as a fresh read would)."""
         held = self._records_of(agent)
         touched: set[str] = set()
         for record, public in batch:
             before = held.records.get(record.id)
             touched |= held.put(record if before is None else _accessed(record, before.last_accessed), public)
-        self._write_rows(agent, touched, vectors)
+        return self._row_changes(agent, touched, vectors)
 
-    def _write_rows(self, agent: str, rows: set[str], vectors: Mapping[str, list[float]]) -> None:
-        """Bring an agent's rows in the index in line with what is held: rows left empty go first, then the others
-        (with their vector when this write has it, else metadata only). Deleting first keeps a replay after a
-        crash exact: what retention already dropped never comes back."""
+    def _row_changes(self, agent: str, rows: set[str], vectors: Mapping[str, list[float]]) -> RowChanges:
+        """What brings an agent's rows in the index in line with what is held: rows left empty go first, then the
+        others (with their vector when this write has it, else metadata only). Deleting first keeps a replay after
+        a crash exact: what retention already dropped never comes back."""
         held = self._held[agent]
         gone = sorted(r for r in rows if r not in held.rows)
         kept = sorted(r for r in rows if r in held.rows)
@@ -170,15 +171,17 @@ class Remembrance:
         held.drop_vectors(gone)
         for row in fresh:
             held.hold_vector(row, vectors[held.text(row)])
-        self.index.delete(agent, gone)
-        self.index.upsert(
+        return RowChanges(
             agent,
-            fresh,
-            [held.text(r) for r in fresh],
-            [held.metadata(r) for r in fresh],
-            [vectors[held.text(r)] for r in fresh],
+            deleted=gone,
+            written=Rows(
+                fresh,
+                [held.text(r) for r in fresh],
+                [held.metadata(r) for r in fresh],
+                [vectors[held.text(r)] for r in fresh],
+            ),
+            updated=Rows(stale, metadatas=[held.metadata(r) for r in stale]),
         )
-        self.index.update(agent, stale, [held.metadata(r) for r in stale])
 
     @_serialised
     def recall(
@@ -334,6 +337,8 @@ class Remembrance:
         """Apply each agent's retention at a world reset (public news goes, public seeds stay); returns private
         records kept per agent."""
         kept: dict[str, int] = {}
+        changes: list[RowChanges] = []
+        forgotten_ticks: list[str] = []
         for agent in self.agents:
             rule = retention.get(agent, Retention(mode=RetentionMode.ALL))
             held = self._records_of(agent)
@@ -352,10 +357,12 @@ class Remembrance:
                         update={"importance": max(1.0, record.importance * rule.decay), "carried_to": next_cycle}
                     )
                     touched |= held.put(decayed, public=False)
-            self._write_rows(agent, touched, {})
-            self.index.forget_ticks([access_id(agent, i) for i in forgotten])
+            changes.append(self._row_changes(agent, touched, {}))
+            forgotten_ticks += [access_id(agent, i) for i in forgotten]
             if agent in retention:
                 kept[agent] = len(keep)
+        self.index.write(changes)
+        self.index.forget_ticks(forgotten_ticks)
         return kept
 
     @_serialised
