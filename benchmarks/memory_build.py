@@ -59,9 +59,9 @@ def build_store(
             by_text = dict(zip((r.text for r in records), vectors.tolist(), strict=True))
             batch = [(r, owner == PUBLIC) for r in records]
             t1 = time.perf_counter()
-            for agent in agents if owner == PUBLIC else [owner]:
-                memory.file(agent, batch, by_text)  # one upsert per agent (rows as remember writes them)
-                upserts += 1
+            holders = agents if owner == PUBLIC else [owner]
+            memory.index.write([memory.file(agent, batch, by_text) for agent in holders])  # as remember writes them
+            upserts += 1
             generate_s += t1 - t0
             upsert_s += time.perf_counter() - t1
     memory._held.clear()  # the first recall per agent reads its collection, as after a reopen

@@ -55,7 +55,7 @@ class TimedCollection:
 def instrumented(memory: Remembrance, timer: Timer) -> Iterator[None]:
     """Time the parts of recall/remember on this one memory object (the package's files are left untouched)."""
     index = chroma_index(memory)
-    embedder, collections = memory.embedder, index._collections
+    embedder, rows = memory.embedder, index._collection(*memory.agents)
     original_rank = remembrance_module.rank
 
     def timed_query(owner: str, vector: Any, n: int, *, exact: bool = False) -> Any:
@@ -71,7 +71,7 @@ def instrumented(memory: Remembrance, timer: Timer) -> Iterator[None]:
             return original_rank(*args, **kwargs)
 
     memory.embedder = TimedEmbedder(embedder, timer)  # type: ignore[assignment]
-    index._collections = {a: TimedCollection(index._collection(a), "own", timer) for a in memory.agents}  # type: ignore[misc]
+    index._rows = TimedCollection(rows, "own", timer)  # type: ignore[assignment]
     index.query = timed_query  # type: ignore[method-assign]
     memory._resolve = timed_resolve  # type: ignore[method-assign, assignment]
     remembrance_module.rank = timed_rank  # type: ignore[assignment]
@@ -80,4 +80,4 @@ def instrumented(memory: Remembrance, timer: Timer) -> Iterator[None]:
     finally:
         remembrance_module.rank = original_rank
         del index.query, memory._resolve
-        memory.embedder, index._collections = embedder, collections
+        memory.embedder, index._rows = embedder, rows

@@ -11,6 +11,8 @@ from memory_store import chroma_index, chroma_store
 from memory_timing import median_ms, ms
 
 from amphoreus_graph.contracts.memory import MemoryEvent
+from amphoreus_graph.memory.chroma_index import HOLDER, open_collection
+from amphoreus_graph.memory.naming import agent_collection
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.remembrance import Remembrance
 
@@ -87,12 +89,14 @@ def _upsert_vectors_only(collection: Any, batch: list[Row]) -> None:
 def _time_per_owner_upserts(
     tmp_dir: str | None, embedder: Any, agents: list[str], rows_per_round: list[dict[str, list[Row]]]
 ) -> float:
-    """Seconds to write the rounds as remember does: one upsert per agent's collection per round."""
+    """Seconds to write the rounds as the store's old layout did: one upsert per agent's own collection a round."""
     with chroma_store(tmp_dir, "bench-probe-per-owner", agents, embedder) as (memory, _):
+        client = chroma_index(memory).client
+        own = {owner: open_collection(client, agent_collection("bench-probe", owner), "cosine") for owner in agents}
         started = time.perf_counter()
         for rows in rows_per_round:
             for owner, owner_rows in rows.items():
-                _upsert(chroma_index(memory)._collection(owner), owner_rows)
+                _upsert(own[owner], owner_rows)
         return time.perf_counter() - started
 
 
@@ -113,11 +117,13 @@ def _time_one_upsert_per_round(
 def probe_recall_calls(
     memory: Remembrance, agents: list[str], embedder: Any, queries: list[tuple[str, str]], fetch: int
 ) -> dict[str, float]:
-    """Median cost of single Chroma calls on this store, for what-if estimates (one agent's collection)."""
+    """Median cost of single Chroma calls on this store, for what-if estimates (the society's collection, searches
+    filtered to one agent's rows as recall's are)."""
     agent = agents[0]
     own = chroma_index(memory)._collection(agent)
+    mine: Any = {HOLDER: agent}
     vectors = embedder.encode([q for _, q in queries[:40]]).tolist()
-    got = own.query(query_embeddings=vectors[:1], n_results=fetch, include=[])
+    got = own.query(query_embeddings=vectors[:1], n_results=fetch, where=mine, include=[])
     ids = got["ids"][0]
     metas = own.get(ids=ids[:3], include=["metadatas"])["metadatas"]
     return {
@@ -126,15 +132,21 @@ def probe_recall_calls(
             lambda i: own.query(
                 query_embeddings=[vectors[i % len(vectors)]],
                 n_results=fetch,
+                where=mine,
                 include=["documents", "metadatas", "distances"],
             )
         ),
         f"query n={fetch} distances only": median_ms(
-            lambda i: own.query(query_embeddings=[vectors[i % len(vectors)]], n_results=fetch, include=["distances"])
+            lambda i: own.query(
+                query_embeddings=[vectors[i % len(vectors)]], n_results=fetch, where=mine, include=["distances"]
+            )
         ),
         f"query n={fetch} 12 vectors in one call": median_ms(
             lambda i: own.query(
-                query_embeddings=vectors[:12], n_results=fetch, include=["documents", "metadatas", "distances"]
+                query_embeddings=vectors[:12],
+                n_results=fetch,
+                where=mine,
+                include=["documents", "metadatas", "distances"],
             ),
             10,
         ),

@@ -97,7 +97,7 @@ def bench_recall_size(
         )
         build["wall_s"] = round(wall_s, 3)
         build["disk_mib"] = disk_mib(directory, 1)
-        counts = {h: chroma_index(memory)._collection(h).count() for h in agents}
+        counts = {h: len(chroma_index(memory).get(h).ids) for h in agents}
         build["records_per_heir"] = {"min": min(counts.values()), "max": max(counts.values())}
         build["public_records"] = args.public
         clock = Clock(build["ticks"] + 1, scenario_of("amphoreus").rounds_per_cycle)
@@ -164,7 +164,7 @@ def reopen(
     memory.close()
     index = chroma_index(memory)
     index.client = None  # type: ignore[assignment]  # let go of the client and its collections
-    index._collections, index._access = {}, None
+    index._rows, index._access, index._moved = None, None, set()
     forget_clients()
     again, open_s = timed(open_memory, directory, memory.society, agents, embedder)
     try:
