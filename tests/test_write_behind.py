@@ -14,6 +14,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 
 from amphoreus_graph.contracts.turn import PolicyResult, TurnContext
+from amphoreus_graph.memory.importance import ModelImportance
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.inspect import inspect_recall, run_memory, unfiled_events
@@ -122,3 +123,35 @@ def test_memory_is_filed_only_once_the_checkpoint_its_step_began_from_is_on_disk
     config = RunConfig(scenario=_scenario(tmp_path, write_behind=True), cycles=2, rounds=3, seed=3, out=run)
     asyncio.run(Simulation(config).run())
     assert len(filings) >= 8 and all(filings), filings
+
+
+def test_a_models_ratings_are_asked_once_a_round_before_the_store_is_free(tmp_path, monkeypatch):
+    """The importance call writes nothing, so it starts with the filing step, before the wait for the checkpoint
+    and the access marks; `remember` then finds the ratings ready (one call a round, not two)."""
+    order: list[str] = []
+    rate, touch = ModelImportance.rate, Remembrance.touch
+
+    def rating(self, events):
+        order.append("rate")
+        return rate(self, events)
+
+    def touching(self, *args, **kwargs):
+        order.append("touch")
+        return touch(self, *args, **kwargs)
+
+    monkeypatch.setattr(ModelImportance, "rate", rating)
+    monkeypatch.setattr(Remembrance, "touch", touching)
+    run = tmp_path / "run"
+    config = RunConfig(
+        scenario=_scenario(tmp_path, write_behind=True),
+        cycles=1,
+        rounds=4,
+        seed=3,
+        model="scripted:latency=0.05",
+        out=run,
+    )
+    asyncio.run(Simulation(config).run())
+    steps = "".join("r" if step == "rate" else "t" for step in order)
+    assert steps.count("t") >= 3 and steps.count("rtr") == steps.count("t"), steps  # ahead, touch, in remember
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["models"]["importance"]["calls"] == steps.count("t")

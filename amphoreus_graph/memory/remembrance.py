@@ -123,6 +123,11 @@ class Remembrance:
         gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
         return {agent: weight for agent, weight in gained.items() if weight}
 
+    def rate_ahead(self, events: list[MemoryEvent]) -> None:
+        """Rate now what `remember` will rate: a rater that asks a model keeps its ratings by text, so the call is
+        made once, here, while the store may still be busy (an offline rater's ratings are computed again)."""
+        self.rater.rate([e for e in self._fileable(events) if not e.public])
+
     def _fileable(self, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
         return [e for e in events if e.public or any(w in self._known for w in e.witnesses)]
 

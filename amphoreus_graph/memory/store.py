@@ -43,6 +43,11 @@ class Memory(Protocol):
         returns the work started, if any."""
         ...
 
+    def rate_ahead(self, events: list[MemoryEvent]) -> None:
+        """Rate the events' importance now, so that `remember` finds the ratings ready (a model's call can then
+        start before the store is free to write); a head start, never needed."""
+        ...
+
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         """The named agents' reflections, for the caller to `remember`."""
         ...
@@ -65,6 +70,9 @@ class NullMemory:
         return None
 
     def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
+        return None
+
+    def rate_ahead(self, events: list[MemoryEvent]) -> None:
         return None
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:

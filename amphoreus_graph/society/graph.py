@@ -228,21 +228,24 @@ FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memor
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Mark the memories the turns used as accessed, then file the round's events for their witnesses (idempotent
     upserts) while the agents whose unreflected importance passed the budget in earlier rounds reflect: a model's
-    ratings and reflections are asked at the same time. Reads only FILING_KEYS: `file_behind` runs it on those,
-    sent beside the next round's turns."""
+    ratings and reflections are asked at the same time, the ratings from the start (they write nothing). Reads only
+    FILING_KEYS: `file_behind` runs it on those, sent beside the next round's turns."""
     services = await aservices_of(state, runtime)
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
     pending = dict(state.get("unreflected") or {})
     due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
-    await starting_checkpoint_on_disk()  # the store never runs ahead of the checkpoints
     with metered() as meter:
+        rated = asyncio.ensure_future(asyncio.to_thread(services.memory.rate_ahead, events))  # writes nothing
+        await starting_checkpoint_on_disk()  # the store never runs ahead of the checkpoints
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
-        gained, reflections = await asyncio.gather(
-            asyncio.to_thread(services.memory.remember, events),
-            asyncio.to_thread(services.memory.reflect, due, now),
-        )
+
+        async def file_events() -> dict[str, float]:
+            await rated
+            return await asyncio.to_thread(services.memory.remember, events)
+
+        gained, reflections = await asyncio.gather(file_events(), asyncio.to_thread(services.memory.reflect, due, now))
         await asyncio.to_thread(services.memory.remember, reflections)  # after the round's events: a fixed order
     for event in reflections:
         emit(Reflected(agent=event.witnesses[0], text=event.text, evidence=event.evidence))
