@@ -23,8 +23,6 @@ from typing import Any
 from amphoreus_graph.contracts.events import SocietyDone, SocietyUpdate
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.limits import share_endpoints
-from amphoreus_graph.policy.llm import LLMPolicy
-from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
@@ -88,10 +86,13 @@ def shares(limit: int, parts: int) -> list[int]:
 
 
 class RayEngine:
-    """Runs a plan on Ray: started here (`ray_cpus`), joined (`address`), or the one this process already has."""
+    """Runs a plan on Ray: started here (`ray_cpus`), joined (`address`), or the one this process already has.
+    `asks_a_model`: whether the plan's agents ask a model (what the run's check resolved), so workers keep to shares
+    of its `--max-concurrency`."""
 
-    def __init__(self, plan: ScepterConfig, *, poll_s: float = 0.5) -> None:
+    def __init__(self, plan: ScepterConfig, asks_a_model: bool, *, poll_s: float = 0.5) -> None:
         self.plan = plan
+        self.asks_a_model = asks_a_model
         self.poll_s = poll_s
 
     def _connect(self, ray: Any) -> bool:
@@ -133,8 +134,7 @@ class RayEngine:
         # endpoint then gets at least one call per worker).
         t = self.plan.template
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        asks = isinstance(resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency), LLMPolicy)
-        workers = min(cpus, t.max_concurrency) if asks else cpus
+        workers = min(cpus, t.max_concurrency) if self.asks_a_model else cpus
         task = ray.remote(run_batch).options(
             num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False, runtime_env={"env_vars": WORKER_ENV}
         )

@@ -25,6 +25,7 @@ from amphoreus_graph.contracts.events import Done
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
+from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.merge import MergedSociety, merge_society, write_manifest
@@ -91,28 +92,31 @@ class Scepter:
     def total_positions(self) -> int:
         return sum(planned_rounds(cfg)[1] for cfg in self.plan.society_configs())
 
-    def check(self) -> None:
-        """Fail on a broken scenario, seed file, model spec or missing Ray before anything is written."""
+    def check(self) -> bool:
+        """Fail on a broken scenario, seed file, model spec or missing Ray before anything is written; say whether
+        the run's agents ask a model."""
         t = self.plan.template
         for name in dict.fromkeys(self.plan.scenarios):
             scenario = scenario_of(name)
             load_seeds(seeds_folder(scenario, t.seeds_dir), scenario.agent_names)
-        resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency)
+        asks = isinstance(resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency), LLMPolicy)
         if self.plan.engine == "ray":
             import_ray()
         if self.instrument is not None and self.plan.engine != "local":
             raise AmphoreusError("an instrument needs the local engine; expected engine='local'")
+        return asks
 
     async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
         plan, out = self.plan, self.plan.out
-        self.check()
+        asks_a_model = self.check()
         files = RunDir(out)
         if not resume and any(f.exists() for f in (files.plan, files.config, files.societies)):
             raise AmphoreusError(f"{out}: already holds a run; expected a new --out, or --resume {out}")
         if resume and not files.plan.is_file():
             raise AmphoreusError(f"{files.plan}: no such file; expected a Scepter run directory")
         plan.save()
-        engine: Any = LocalEngine(plan, instrument=self.instrument) if plan.engine == "local" else RayEngine(plan)
+        local = plan.engine == "local"
+        engine: Any = LocalEngine(plan, instrument=self.instrument) if local else RayEngine(plan, asks_a_model)
         configs = {c.run_id: c for c in plan.society_configs()}
         tracker = self.tracker = ScepterTracker(plan.societies, self.total_positions())
         for cfg in configs.values():  # where an earlier session left each society: its rate counts only this one's
