@@ -302,8 +302,9 @@ class Compiled:
             else:
                 pool = [n for n in state.standing() if not state.agents[n].en_route]
             holding = flt.holding if flt.holding is not None else (True if _has(effects, Take) else None)
+            carrying = {o.by for o in state.objectives.values() if o.status is Status.HELD}
             return [
-                n for n in pool if (n != agent or flt.self_) and (holding is None or bool(state.held_by(n)) == holding)
+                n for n in pool if (n != agent or flt.self_) and (holding is None or (n in carrying) == holding)
             ] + ([agent] if flt.self_ and agent not in pool else [])
         if decl.target is TargetKind.LOCATION:
             if decl.reach is Reach.EDGE:
