@@ -342,3 +342,18 @@ def test_exported_pairs_are_balanced_by_act_unless_asked_to_keep_the_imbalance(j
     chosen, rejected, raw = acts(tmp_path / "raw")
     assert code == 0 and raw >= balanced
     assert (chosen != rejected) == (raw > balanced), "pairs are dropped only where the acts were out of balance"
+
+
+def test_a_moved_run_is_judged_on_the_same_turns(heldout_run, cli, tmp_path):
+    """The turns are drawn by the run's name and the seed, not by the directory it lies in."""
+    import shutil
+
+    moved = tmp_path / "elsewhere" / heldout_run.name
+    shutil.copytree(heldout_run, moved)
+    drawn = []
+    for run in (heldout_run, moved):
+        out = tmp_path / f"judged-{len(drawn)}"
+        code, _, err = cli("judge", str(run), "--out", str(out), "--max-turns", "5", "-k", "2", "--seed", "4")
+        assert code == 0, err
+        drawn.append(sorted(j.sample_id for j in read_judgements(out)))
+    assert len(drawn[0]) == 5 and drawn[0] == drawn[1]

@@ -49,8 +49,9 @@ def society(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pairs(society, tmp_path_factory):
-    """`amphoreus judge` on 40 of the run's turns: offline panels, one DPO pair per turn (all of them: 40 turns of
-    a trio are too few to balance by act and still train on)."""
+    """`amphoreus judge` on 48 of the run's 72 turns: offline panels, one DPO pair per turn that has one (all of
+    them: so few turns of a trio are too few to balance by act and still train on). Which turns are drawn depends
+    on the run's name and the seed, not on where the run lies, so the pairs are the same on every machine."""
     from typer.testing import CliRunner
 
     from amphoreus_graph.cli import app
@@ -58,7 +59,7 @@ def pairs(society, tmp_path_factory):
     run, _ = society
     out = tmp_path_factory.mktemp("judged")
     result = CliRunner().invoke(
-        app, ["judge", str(run), "--out", str(out), "--max-turns", "40", "--keep-act-imbalance"]
+        app, ["judge", str(run), "--out", str(out), "--max-turns", "48", "--keep-act-imbalance"]
     )
     assert result.exit_code == 0, result.stdout + result.stderr
     assert len((out / "dpo.jsonl").read_text().splitlines()) >= 30

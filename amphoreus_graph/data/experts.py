@@ -86,13 +86,15 @@ def select_turns(state: ExpertsState) -> dict[str, Any]:
     folder = RunDir(Path(request.run_dir)).samples
     if not folder.is_dir():
         raise AmphoreusError(f"{folder}: no such directory; expected a run written by `amphoreus simulate`")
-    rng = stable_rng("experts", request.seed, request.run_dir)
     chosen: list[Sample] = []
     seen = 0
     for seen, sample in enumerate((s for s in iter_samples(folder) if s.context is not None), 1):
         if len(chosen) < request.max_turns:
             chosen.append(sample)
-        elif (slot := rng.randrange(seen)) < request.max_turns:
+            continue
+        if seen == request.max_turns + 1:  # drawn by the run's name, not its directory: a moved run draws alike
+            rng = stable_rng("experts", request.seed, chosen[0].run)
+        if (slot := rng.randrange(seen)) < request.max_turns:
             chosen[slot] = sample  # reservoir sampling: every turn equally likely, memory bounded
     if not chosen:
         raise AmphoreusError(f"{folder}: no samples with a recorded turn context to judge")

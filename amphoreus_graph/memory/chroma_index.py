@@ -171,7 +171,7 @@ class ChromaIndex:
             collection.delete(ids=chunk)
         self._upsert(collection, changes)
         updated = [
-            (row_key(c.owner, row), _held(c.owner, row, metadata))
+            (row_key(c.owner, row), _held(c.owner, metadata))
             for c in changes
             for row, metadata in zip(c.updated.ids, c.updated.metadatas, strict=True)
         ]
@@ -181,7 +181,7 @@ class ChromaIndex:
 
     def _upsert(self, collection: Collection, changes: Sequence[RowChanges]) -> None:
         written = [
-            (row_key(c.owner, row), text, _held(c.owner, row, metadata), list(vector))
+            (row_key(c.owner, row), text, _held(c.owner, metadata), list(vector))
             for c in changes
             for row, text, metadata, vector in zip(
                 c.written.ids, c.written.texts, c.written.metadatas, c.written.vectors, strict=True
@@ -285,7 +285,7 @@ def _row_of(key: str) -> str:
     return key[_OWNER_HEX:]
 
 
-def _held(owner: str, row: str, metadata: dict[str, str]) -> dict[str, str]:
+def _held(owner: str, metadata: dict[str, str]) -> dict[str, str]:
     """A row's metadata as stored: whose index it is in (what every read filters on) beside what Remembrance keeps."""
     return {**metadata, HOLDER: owner}
 
