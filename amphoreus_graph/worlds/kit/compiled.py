@@ -383,6 +383,10 @@ class Compiled:
             return any(self.deliverable(state, agent, o) for o in state.held_by(agent))
         return True
 
+    def offers_anything(self, state: KitState, agent: str) -> bool:
+        """Whether `options` would offer the agent anything (stops at the first action it offers)."""
+        return any(self.offered(state, agent, decl)[0] for decl in self.spec.actions)
+
     def options(self, state: KitState, agent: str) -> list[Option]:
         found = []
         for decl in self.spec.actions:

@@ -130,7 +130,7 @@ class KitWorld:
         return [
             n
             for n in self.rules.agents
-            if not world.agents[n].fallen and not world.agents[n].en_route and self.rules.options(world, n)
+            if not world.agents[n].fallen and not world.agents[n].en_route and self.rules.offers_anything(world, n)
         ]
 
     # --------------------------------------------------------------------------------------------- frame
