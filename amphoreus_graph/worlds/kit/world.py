@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ class KitWorld:
             d.name: ActionSpec(name=d.name, importance=d.importance, reach=d.reach, **Compiled.brief(d))
             for d in spec.actions
         }
-        self._last_read: tuple[KitState, WorldState] | None = None  # (parsed, its dump): see `_read`
+        self._reads = threading.local()  # per thread, the last state parsed for reading and its dump: see `_read`
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the YAML it came from, so another process rebuilds it (resolvers included) by loading."""
@@ -93,12 +94,13 @@ class KitWorld:
         """The state parsed for reading only (its users never change it). The last one parsed is kept, with what it
         dumps to, and serves any state equal to that (a comparison costs a tenth of a parse): every turn of a round
         perceives the same world, and parsing it costs with the society's size (0.1 ms at 120 agents, once per
-        agent and round, twice over). A dict changed in place no longer compares equal, so it is parsed again."""
-        last = self._last_read
+        agent and round, twice over). A dict changed in place no longer compares equal, so it is parsed again. Kept
+        per thread, so that societies of one world building turns in threads side by side do not evict each other."""
+        last: tuple[KitState, WorldState] | None = getattr(self._reads, "last", None)
         if last is not None and state == last[1]:
             return last[0]
         parsed = KitState.model_validate(state)
-        self._last_read = (parsed, parsed.dump())
+        self._reads.last = (parsed, parsed.dump())
         return parsed
 
     # ------------------------------------------------------------------------------------------- genesis
