@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
-from amphoreus_graph.memory.chroma_index import row_key
+from amphoreus_graph.memory.chroma_index import holder_prefix
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.naming import internal_collection
@@ -110,7 +110,7 @@ def run_case(open_index: Callable[[str], RecordIndex], embedder: Embedder, case:
     too: no two societies may share a Chroma collection, nor two heirs a row key, whichever backend runs the case."""
     out = Outcome()
     names = [internal_collection(s, what) for s in case.societies for what in ("rows", "access")]
-    keys = [row_key(h, "row") for h in case.heirs]
+    keys = [holder_prefix(h) for h in case.heirs]
     if len(set(names)) != len(names) or len(set(keys)) != len(keys):
         out.collisions.append(f"{case.societies} {case.heirs}")
     memories = [Remembrance(open_index(society), list(case.heirs), embedder) for society in case.societies]

@@ -144,3 +144,13 @@ def test_an_agents_search_finds_its_own_row_among_a_crowds_identical_public_copi
     assert misses == []
     assert lock is not None
     lock.release()
+
+
+def test_dropping_a_store_of_the_old_layout_deletes_its_agents_collections(chroma_client):
+    society = f"old drop {uuid.uuid4().hex[:8]}"
+    old = open_collection(chroma_client, agent_collection(society, "Cyrene"), space="cosine")
+    old.upsert(ids=["h1"], documents=["a text"], metadatas=[{"owner": "Cyrene"}], embeddings=[[1.0, 0.0, 0.0]])
+    index = ChromaIndex(chroma_client, society)
+    index.drop(["Cyrene"])
+    assert agent_collection(society, "Cyrene") not in {c.name for c in chroma_client.list_collections()}
+    assert index.get("Cyrene").ids == [] and ChromaIndex(chroma_client, society).get("Cyrene").ids == []

@@ -30,7 +30,7 @@ from chromadb.errors import NotFoundError
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.index import RowChanges, Rows, nearest
-from amphoreus_graph.memory.naming import agent_collection, internal_collection
+from amphoreus_graph.memory.naming import agent_collection, internal_collection, name_digest
 
 _CLAIM_KEY = "amphoreus_owner"  # the claim collection's metadata key
 HOLDER = "amphoreus_holder"  # a row's metadata key: the agent whose index the row is in
@@ -166,13 +166,14 @@ class ChromaIndex:
         if not changes:
             return
         collection = self._collection(*(c.owner for c in changes))
-        gone = [row_key(c.owner, row) for c in changes for row in c.deleted]
+        keyed = [(c, holder_prefix(c.owner)) for c in changes]
+        gone = [prefix + row for c, prefix in keyed for row in c.deleted]
         for chunk in chunks(gone, self._max_batch):
             collection.delete(ids=chunk)
         self._upsert(collection, changes)
         updated = [
-            (row_key(c.owner, row), _held(c.owner, metadata))
-            for c in changes
+            (prefix + row, _held(c.owner, metadata))
+            for c, prefix in keyed
             for row, metadata in zip(c.updated.ids, c.updated.metadatas, strict=True)
         ]
         for chunk in chunks(updated, self._max_batch):
@@ -181,8 +182,8 @@ class ChromaIndex:
 
     def _upsert(self, collection: Collection, changes: Sequence[RowChanges]) -> None:
         written = [
-            (row_key(c.owner, row), text, _held(c.owner, metadata), list(vector))
-            for c in changes
+            (prefix + row, text, _held(c.owner, metadata), list(vector))
+            for c, prefix in ((c, holder_prefix(c.owner)) for c in changes)
             for row, text, metadata, vector in zip(
                 c.written.ids, c.written.texts, c.written.metadatas, c.written.vectors, strict=True
             )
@@ -264,21 +265,24 @@ class ChromaIndex:
         return internal_collection(self.society, "owner")
 
     def drop(self, owners: Sequence[str]) -> None:
-        if owners:
-            self._collection(*owners).delete(where={HOLDER: {"$in": list(owners)}})  # type: ignore[dict-item]
-        with contextlib.suppress(NotFoundError, ValueError):
-            self.client.delete_collection(internal_collection(self.society, "access"))
+        old = [agent_collection(self.society, o) for o in owners]  # the old layout's, deleted rather than moved in
+        for name in [*old, internal_collection(self.society, "access")]:
+            with contextlib.suppress(NotFoundError, ValueError):
+                self.client.delete_collection(name)
+        self._moved.update(owners)
         self._access = None
+        if owners:
+            self._collection().delete(where={HOLDER: {"$in": list(owners)}})  # type: ignore[dict-item]
 
     def close(self) -> None:
         if self._lock is not None:
             self._lock.release()
 
 
-def row_key(owner: str, row: str) -> str:
-    """A row's id in the society's collection: the SHA-256 of its holder's exact name (so no two names share one,
-    however they look), then the row's own id."""
-    return hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest() + row
+def holder_prefix(owner: str) -> str:
+    """What the ids of an owner's rows in the society's collection start with: the SHA-256 of its exact name (so
+    no two names share a row, however they look); the row's own id follows."""
+    return name_digest(owner)
 
 
 def _row_of(key: str) -> str:

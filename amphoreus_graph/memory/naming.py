@@ -27,9 +27,14 @@ HASH_HEX = 16
 SLUG_MAX = 24
 
 
+def name_digest(name: str) -> str:
+    """SHA-256 over the exact name's UTF-8 bytes, in hex (no normalisation: identity is exact)."""
+    return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def name_hash(name: str) -> str:
-    """16 hex digits of SHA-256 over the exact name's UTF-8 bytes (no normalisation: identity is exact)."""
-    return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX]
+    """The first 16 hex digits of `name_digest`: a short name part."""
+    return name_digest(name)[:HASH_HEX]
 
 
 def slug(name: str) -> str:
