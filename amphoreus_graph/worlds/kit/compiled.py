@@ -302,7 +302,7 @@ class Compiled:
             else:
                 pool = [n for n in state.standing() if not state.agents[n].en_route]
             holding = flt.holding if flt.holding is not None else (True if _has(effects, Take) else None)
-            carrying = {o.by for o in state.objectives.values() if o.status is Status.HELD}
+            carrying = state.carried()
             return [
                 n for n in pool if (n != agent or flt.self_) and (holding is None or (n in carrying) == holding)
             ] + ([agent] if flt.self_ and agent not in pool else [])

@@ -58,6 +58,15 @@ class KitState(BaseModel):
     def held_by(self, agent: str) -> list[str]:
         return [name for name, o in self.objectives.items() if o.status is Status.HELD and o.by == agent]
 
+    def carried(self) -> dict[str, list[str]]:
+        """`held_by` of every agent who holds something, in one pass over the objectives (for a caller asking it of
+        many agents)."""
+        out: dict[str, list[str]] = {}
+        for name, o in self.objectives.items():
+            if o.status is Status.HELD and o.by is not None:
+                out.setdefault(o.by, []).append(name)
+        return out
+
     def trust_of(self, truster: str, trusted: str) -> float:
         return self.trust.get(truster, {}).get(trusted, 0.0)
 

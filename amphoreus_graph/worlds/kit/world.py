@@ -239,10 +239,7 @@ class KitWorld:
             if obj.at == here and obj.status is not Status.HELD:
                 by = f" by {obj.by}" if obj.by and obj.status in (Status.LIT, Status.DELIVERED) else ""
                 seen.append(f"The {name} is here: {self.rules.word(name, obj.status)}{by}.")
-        carried: dict[str, list[str]] = {}  # world.held_by of every agent, in one pass over the objectives
-        for name, obj in world.objectives.items():
-            if obj.status is Status.HELD and obj.by is not None:
-                carried.setdefault(obj.by, []).append(name)
+        carried = world.carried()
         for other, state in world.agents.items():
             if other == agent:
                 continue
