@@ -626,11 +626,17 @@ def reply_text(reply: AIMessage) -> str:
     return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
 
 
+def model_caller(policy: object) -> ChatCaller | None:
+    """The gateway handle through which a policy asks its chat model (None: it asks none)."""
+    caller = getattr(policy, "caller", None)
+    return caller if isinstance(caller, ChatCaller) else None
+
+
 def unreachable_server(policy: object) -> str | None:
     """Why a policy's model server cannot be reached (None: it can, or there is no server to ask): an
     OpenAI-style endpoint is asked for its model list, which costs nothing. A run must not start with a model
     that cannot answer: every turn would fall back, under the model's name."""
-    model = getattr(getattr(policy, "caller", None), "model", None)
+    model = getattr(model_caller(policy), "model", None)
     base = getattr(model, "openai_api_base", None)
     if not base:
         return None

@@ -25,7 +25,7 @@ from amphoreus_graph.contracts.events import Done
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.policy.llm import LLMPolicy
+from amphoreus_graph.policy.gateway import model_caller
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.merge import MergedSociety, merge_society, write_manifest
@@ -99,7 +99,7 @@ class Scepter:
         for name in dict.fromkeys(self.plan.scenarios):
             scenario = scenario_of(name)
             load_seeds(seeds_folder(scenario, t.seeds_dir), scenario.agent_names)
-        asks = isinstance(resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency), LLMPolicy)
+        asks = model_caller(resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency)) is not None
         if self.plan.engine == "ray":
             import_ray()
         if self.instrument is not None and self.plan.engine != "local":

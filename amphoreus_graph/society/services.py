@@ -28,7 +28,7 @@ from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec, open_memory
 from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.gateway import ChatCaller, Role
+from amphoreus_graph.policy.gateway import Role, model_caller
 from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.chronicle import ChronicleWriter
@@ -129,7 +129,7 @@ def build_memory(
     offline = OfflineReflector(scenario.agent_names, scenario.catalog)
     reflector: Reflector = offline
     rater: ImportanceRater = importance
-    if isinstance(caller := getattr(policy, "caller", None), ChatCaller):  # a model decides: it also rates, reflects
+    if (caller := model_caller(policy)) is not None:  # a model decides: it also rates, reflects
         rater = ModelImportance(caller.for_role(Role.IMPORTANCE), importance, scenario.world.description)
         reflector = ModelReflector(caller.for_role(Role.REFLECT), offline)
     return open_memory(
