@@ -181,8 +181,8 @@ class TimedMemory:
     def touch(self, record_ids: list[str], now: Any) -> None:
         self._run("memory.touch", self._inner.touch, record_ids, now)
 
-    def rate_ahead(self, events: list[Any]) -> None:
-        self._run("memory.rate_ahead", self._inner.rate_ahead, events)
+    def prepare(self, events: list[Any], reflecting: list[str], now: Any) -> None:
+        self._inner.prepare(events, reflecting, now)  # background work: timed where the filing step claims it
 
     def reflect(self, agents: list[str], now: Any) -> Any:
         return self._run("memory.reflect", self._inner.reflect, agents, now)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 from contextlib import closing
 from pathlib import Path
 
@@ -125,33 +126,74 @@ def test_memory_is_filed_only_once_the_checkpoint_its_step_began_from_is_on_disk
     assert len(filings) >= 8 and all(filings), filings
 
 
-def test_a_models_ratings_are_asked_once_a_round_before_the_store_is_free(tmp_path, monkeypatch):
-    """The importance call writes nothing, so it starts with the filing step, before the wait for the checkpoint
-    and the access marks; `remember` then finds the ratings ready (one call a round, not two)."""
-    order: list[str] = []
-    rate, touch = ModelImportance.rate, Remembrance.touch
-
-    def rating(self, events):
-        order.append("rate")
-        return rate(self, events)
-
-    def touching(self, *args, **kwargs):
-        order.append("touch")
-        return touch(self, *args, **kwargs)
-
-    monkeypatch.setattr(ModelImportance, "rate", rating)
-    monkeypatch.setattr(Remembrance, "touch", touching)
-    run = tmp_path / "run"
+def _model_run(tmp_path: Path, folder: str) -> Path:
+    run = tmp_path / folder / "run"  # the same run id in every folder
     config = RunConfig(
         scenario=_scenario(tmp_path, write_behind=True),
         cycles=1,
-        rounds=4,
+        rounds=6,
         seed=3,
         model="scripted:latency=0.05",
         out=run,
     )
     asyncio.run(Simulation(config).run())
-    steps = "".join("r" if step == "rate" else "t" for step in order)
-    assert steps.count("t") >= 3 and steps.count("rtr") == steps.count("t"), steps  # ahead, touch, in remember
+    return run
+
+
+def test_a_filings_model_work_starts_with_the_game_master_and_is_counted_once(tmp_path, monkeypatch):
+    """The importance ratings and the reflections write nothing, so the game master starts them (`prepare`), before
+    the next round is framed and long before the filing step may write; the filing step claims them: one rating
+    call a round, each call counted once in the run's summary, though made on a background thread."""
+    order: list[str] = []
+    asked_on: list[str] = []
+    prepare, recall, touch, ask = Remembrance.prepare, Remembrance.recall, Remembrance.touch, ModelImportance._ask
+
+    def noting(label, method):
+        def noted(self, *args, **kwargs):
+            order.append(label)
+            return method(self, *args, **kwargs)
+
+        return noted
+
+    async def asking(self, texts):
+        asked_on.append(threading.current_thread().name)
+        return await ask(self, texts)
+
+    monkeypatch.setattr(Remembrance, "prepare", noting("p", prepare))
+    monkeypatch.setattr(Remembrance, "recall", noting("c", recall))
+    monkeypatch.setattr(Remembrance, "touch", noting("t", touch))
+    monkeypatch.setattr(ModelImportance, "_ask", asking)
+    run = _model_run(tmp_path, "noted")
+    steps = "".join(order)
+    filings = steps.count("t")
+    # Each round after the first: prepared by its game master, the next round recalls, then its filing step
+    # (which finds the work under way) marks what was used; the cycle's last round is filed without a next round.
+    assert filings >= 4 and steps.count("pcpt") == filings - 1 and steps.endswith("ppt"), steps
+    # A rating call a round (none where every text was rated before), then the cycle's echo, filed at its end.
+    *rounds, echo = asked_on
+    assert 3 <= len(rounds) <= filings and all(name.startswith("model-ahead") for name in rounds), asked_on
+    assert not echo.startswith("model-ahead")
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["models"]["importance"]["calls"] == steps.count("t")
+    assert summary["models"]["importance"]["calls"] == len(asked_on)
+    assert summary["models"].get("reflect", {}).get("calls", 0) > 0, "the run reflected"
+
+
+def test_a_run_is_the_same_with_its_model_work_started_ahead_or_in_the_filing_step(tmp_path, monkeypatch):
+    """Samples, chronicle, memory and the counted model calls, byte for byte."""
+    ahead = _model_run(tmp_path, "ahead")
+    monkeypatch.setattr(Remembrance, "prepare", lambda self, events, reflecting, now: None)
+    plain = _model_run(tmp_path, "plain")
+    for folder in ("samples", "chronicle"):
+        for shard in sorted((plain / folder).glob("*.jsonl")):
+            assert (ahead / folder / shard.name).read_bytes() == shard.read_bytes(), f"{folder}/{shard.name}"
+    dumps = []
+    for run in (ahead, plain):
+        with run_memory(run) as (_, memory):
+            dumps.append(memory.dump())
+    assert dumps[0] == dumps[1] and any(
+        r["kind"] == "reflection" for records in dumps[0]["agents"].values() for r in records
+    ), "the same memories, reflections among them"
+    models = [json.loads((run / "summary.json").read_text())["models"] for run in (ahead, plain)]
+    assert models[0].keys() == models[1].keys()
+    for role in models[0]:
+        assert models[0][role]["calls"] == models[1][role]["calls"], role

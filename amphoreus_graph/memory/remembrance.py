@@ -24,14 +24,16 @@ from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention, Retention
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.memory.embedder import Embedder
-from amphoreus_graph.memory.importance import ImportanceRater
+from amphoreus_graph.memory.head_start import HeadStarts
+from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance
 from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
-from amphoreus_graph.memory.reflection import OfflineReflector, Reflector, reflection_event, salient
+from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.memory.text_rows import HeldCollection, access_id
 
 log = logging.getLogger(__name__)
+RATINGS, REFLECTIONS = "ratings", "reflections"  # the head starts a filing claims
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -92,6 +94,7 @@ class Remembrance:
         self._known = set(self.agents)
         self._held: dict[str, HeldCollection] = {}  # agent -> its index as held here, once read
         self._ahead: Future[None] | None = None  # the last head start on a recall (anticipate)
+        self._head_starts = HeadStarts()  # a filing's model work, started ahead (prepare)
         # Filing and reflecting may run at once (their model calls overlap); what is held is read and written
         # under this lock, never while a model is asked.
         self._lock = threading.RLock()
@@ -111,22 +114,38 @@ class Remembrance:
         self._held = {}
 
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
-        """File each event for each witness (public ones for every agent); returns the importance each agent gained
-        from its private records."""
+        """File each event for each witness (public ones for every agent), in one write; returns the importance
+        each agent gained from its private records of what it lived (its reflections do not count: they spend
+        that importance)."""
         events = self._fileable(events)
         if not events:
             return {}
+        self._head_starts.claim(RATINGS)  # a model's ratings started ahead land in the rater's cache
         ratings = self.rater.rate([e for e in events if not e.public])
         with self._lock:
             by_text, filed = self._records_for(events, ratings)
             self.index.write([self.file(agent, batch, by_text) for agent, batch in filed.items()])
-        gained = {agent: sum(r.importance for r, public in batch if not public) for agent, batch in filed.items()}
+        gained = {
+            agent: sum(r.importance for r, public in batch if not public and r.kind is not MemoryKind.REFLECTION)
+            for agent, batch in filed.items()
+        }
         return {agent: weight for agent, weight in gained.items() if weight}
 
-    def rate_ahead(self, events: list[MemoryEvent]) -> None:
-        """Rate now what `remember` will rate: a rater that asks a model keeps its ratings by text, so the call is
-        made once, here, while the store may still be busy (an offline rater's ratings are computed again)."""
-        self.rater.rate([e for e in self._fileable(events) if not e.public])
+    def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:
+        """Start the model work that filing `events` and reflecting for `reflecting` at `now` will ask for, in the
+        background (head_start.py): `remember` and `reflect` claim it. Neither writes, and a reflection rests only on
+        what was filed before `now`, so both may start as soon as the round is resolved. Only work that asks a model
+        is started ahead (the offline rater and reflector cost microseconds); asking again for the same work, or
+        for work already done, changes nothing."""
+        rated = [e for e in self._fileable(events) if not e.public]
+        if rated and isinstance(self.rater, ModelImportance):
+            texts = tuple((e.id, e.text) for e in rated)
+            self._head_starts.start(RATINGS, texts, functools.partial(self.rater.rate, rated))
+        if reflecting and isinstance(self.reflector, ModelReflector):
+            agents = list(reflecting)
+            self._head_starts.start(
+                REFLECTIONS, (tuple(agents), now.tick), functools.partial(self._reflect, agents, now)
+            )
 
     def _fileable(self, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
         return [e for e in events if e.public or any(w in self._known for w in e.witnesses)]
@@ -316,8 +335,15 @@ class Remembrance:
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         """Each named agent's reflection on its most salient memories from before `now` (all agents at once: a
         model's calls run together), for the caller to `remember`. Nothing is written here, and only what was filed
-        before `now` counts as evidence, so reflecting may overlap the filing of the round at `now`: a reflection
-        does not depend on which got there first."""
+        before `now` counts as evidence, so reflecting may overlap the filing of the round at `now` (or start before
+        it: `prepare`): a reflection does not depend on which got there first."""
+        claimed = self._head_starts.claim(REFLECTIONS)
+        if claimed is not None and claimed[0] == (tuple(agents), now.tick):
+            reflections: list[MemoryEvent] = claimed[1]
+            return reflections
+        return self._reflect(agents, now)
+
+    def _reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         due = []
         with self._lock:
             for agent in agents:

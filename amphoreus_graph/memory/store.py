@@ -43,9 +43,10 @@ class Memory(Protocol):
         returns the work started, if any."""
         ...
 
-    def rate_ahead(self, events: list[MemoryEvent]) -> None:
-        """Rate the events' importance now, so that `remember` finds the ratings ready (a model's call can then
-        start before the store is free to write); a head start, never needed."""
+    def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:
+        """Start the model work that filing `events` and reflecting for `reflecting` at `now` will ask for (their
+        importance ratings, the reflections), so that `remember` and `reflect` find it under way: as soon as the
+        round is resolved, before the store is free to write. A head start, never needed."""
         ...
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
@@ -72,7 +73,7 @@ class NullMemory:
     def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
         return None
 
-    def rate_ahead(self, events: list[MemoryEvent]) -> None:
+    def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:
         return None
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:

@@ -196,6 +196,14 @@ def metered(cache: ResponseCache | None = None) -> Iterator[Meter]:
         _METER.reset(token)
 
 
+def absorb(other: Meter) -> None:
+    """Count on the current context's meter the calls another meter counted (work done in the background and
+    claimed here), so that each call is counted once, where it is used."""
+    meter = _meter()
+    for role, use in other.use.items():
+        meter.use[role] = meter.use.get(role, RoleUse()).add(use)
+
+
 def _meter() -> Meter:
     """The current context's meter; calls made outside any `metered()` block are counted on a throwaway one."""
     return _METER.get() or Meter()

@@ -32,7 +32,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.events import CycleStarted, Event, Reflected, RoundDone, RoundStarted, TurnDone
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.rng import stable_rng
@@ -211,6 +211,7 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     cost = resolution.cost
     noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")
     services.memory.anticipate(lambda: [e.text for e in noticed])  # the next recall searches them as pending
+    services.memory.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
     return {
         "world": resolution.state,
         "round_events": [e.model_dump(mode="json") for e in noticed],
@@ -222,31 +223,34 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     }
 
 
+def reflecting(state: SocietyState, scenario: Scenario) -> list[str]:
+    """The agents whose unreflected importance has passed the reflection budget: they reflect as the round is
+    filed."""
+    pending = state.get("unreflected") or {}
+    return [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
+
+
 FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memories", "unreflected")
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Mark the memories the turns used as accessed, then file the round's events for their witnesses (idempotent
-    upserts) while the agents whose unreflected importance passed the budget in earlier rounds reflect: a model's
-    ratings and reflections are asked at the same time, the ratings from the start (they write nothing). Reads only
-    FILING_KEYS: `file_behind` runs it on those, sent beside the next round's turns."""
+    """Mark the memories the turns used as accessed, then file the round's events for their witnesses together
+    with the reflections of the agents whose unreflected importance passed the budget in earlier rounds (one
+    idempotent upsert). A model's ratings and reflections write nothing: the game master started them
+    (`Memory.prepare`), and this step claims them. Reads only FILING_KEYS: `file_behind` runs it on those, sent
+    beside the next round's turns."""
     services = await aservices_of(state, runtime)
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
     pending = dict(state.get("unreflected") or {})
-    due = [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
+    due = reflecting(state, scenario)
     with metered() as meter:
-        rated = asyncio.ensure_future(asyncio.to_thread(services.memory.rate_ahead, events))  # writes nothing
+        services.memory.prepare(events, due, now)  # under way since the game master's step, unless resumed here
         await starting_checkpoint_on_disk()  # the store never runs ahead of the checkpoints
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
-
-        async def file_events() -> dict[str, float]:
-            await rated
-            return await asyncio.to_thread(services.memory.remember, events)
-
-        gained, reflections = await asyncio.gather(file_events(), asyncio.to_thread(services.memory.reflect, due, now))
-        await asyncio.to_thread(services.memory.remember, reflections)  # after the round's events: a fixed order
+        reflections = await asyncio.to_thread(services.memory.reflect, due, now)
+        gained = await asyncio.to_thread(services.memory.remember, [*events, *reflections])  # one write for both
     for event in reflections:
         emit(Reflected(agent=event.witnesses[0], text=event.text, evidence=event.evidence))
     for agent in due:
