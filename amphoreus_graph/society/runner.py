@@ -36,6 +36,7 @@ from amphoreus_graph.society.checkpointer import checkpointer
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.config import RunConfig, stored_config
 from amphoreus_graph.society.guard import Guard
+from amphoreus_graph.society.heap import settle_heap
 from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
@@ -158,6 +159,7 @@ class Simulation:
                 stopped: RunStopped | None = None
                 try:
                     if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
+                        settle_heap()  # everything the run loaded is in: full collections skip it from here
                         # Checkpoints are written behind the steps; a step that files memories waits for its own
                         # (society/checkpointer.py), so the store never runs ahead of them.
                         steps = graph.astream(start, thread, context=context, stream_mode="custom", durability="async")
