@@ -45,7 +45,7 @@ from amphoreus_graph.policy.gateway import RoleUse, metered
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.chronicle import RoundRecord
-from amphoreus_graph.society.perception import build_turn, lean, restore
+from amphoreus_graph.society.perception import TurnMemo, build_turn, lean, restore
 from amphoreus_graph.society.samples import Sample
 from amphoreus_graph.society.services import Services, SocietySettings, default_settings
 from amphoreus_graph.society.state import SocietyInput, SocietyState, add_stats
@@ -171,16 +171,26 @@ def fan_out(state: SocietyState) -> list[Send]:
 
 def turn_of(state: SocietyState, agent: str, world: WorldState) -> TurnContext:
     """What `agent` knows as it decides in `world` (the round as framed): its situation and recalled memories
-    from the state. Built again from the same state for its sample, so turns need not travel in checkpoints."""
-    return build_turn(
-        agent,
-        world,
-        scenario_of(state["scenario"]),
-        situation=state["situations"][agent],
-        memories=[RecalledMemory.model_validate(m) for m in state["recalled"].get(agent, [])],
-        seed=state["seed"],
-        run_id=state["run_id"],
+    from the state. Asked again from the same state for its sample, so turns need not travel in checkpoints (the
+    second time it is usually the turn the fan-out built: TURNS)."""
+    scenario = scenario_of(state["scenario"])
+    situation, recalled = state["situations"][agent], state["recalled"].get(agent, [])
+    return TURNS.get(
+        (state["run_id"], agent),
+        (scenario, world, situation, recalled, state["seed"]),
+        lambda: build_turn(
+            agent,
+            world,
+            scenario,
+            situation=situation,
+            memories=[RecalledMemory.model_validate(m) for m in recalled],
+            seed=state["seed"],
+            run_id=state["run_id"],
+        ),
     )
+
+
+TURNS = TurnMemo()
 
 
 async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:

@@ -8,6 +8,9 @@ checkpoint until the round is recorded holds every turn), and is restored from t
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -86,3 +89,35 @@ def restore(raw: dict[str, Any], scenario: Scenario) -> TurnContext:
     """A turn from the graph's state, its options' briefs put back from the world's actions."""
     options = [with_brief(o["action"], o.get("targets", []), scenario) for o in raw["options"]]
     return TurnContext.model_validate({**raw, "options": options})
+
+
+class TurnMemo:
+    """The turn last built for each agent of each run, handed out again for exactly the same inputs.
+
+    `record` builds every turn of the round again from the state the fan-out built it from (so that turns need not
+    travel in checkpoints), and a world's perception is most of what a turn costs the framework. A turn is reused
+    only if the scenario is the same object and the world, situation, recalled memories and seed compare equal;
+    anything else (another round, a resumed run, a rebuilt shard) builds it afresh."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._turns: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], TurnContext]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], inputs: tuple[Any, ...], build: Callable[[], TurnContext]) -> TurnContext:
+        with self._lock:
+            kept = self._turns.get(key)
+        if kept is not None and _same(kept[0], inputs):
+            return kept[1]
+        turn = build()
+        with self._lock:
+            self._turns[key] = (inputs, turn)
+            self._turns.move_to_end(key)
+            while len(self._turns) > self._size:
+                self._turns.popitem(last=False)
+        return turn
+
+
+def _same(kept: tuple[Any, ...], inputs: tuple[Any, ...]) -> bool:
+    """The scenario by identity (a scenario object is built once per spec), everything else by value."""
+    return kept[0] is inputs[0] and kept[1:] == inputs[1:]
