@@ -184,6 +184,9 @@ class TimedMemory:
     def prepare(self, events: list[Any], reflecting: list[str], now: Any) -> None:
         self._inner.prepare(events, reflecting, now)  # background work: timed where the filing step claims it
 
+    def settle(self) -> dict[str, Any]:
+        return self._inner.settle()  # type: ignore[no-any-return]
+
     def reflect(self, agents: list[str], now: Any) -> Any:
         return self._run("memory.reflect", self._inner.reflect, agents, now)
 

@@ -10,14 +10,17 @@ import threading
 from contextlib import closing
 from pathlib import Path
 
+import pytest
 import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 
 from amphoreus_graph.contracts.turn import PolicyResult, TurnContext
+from amphoreus_graph.errors import RunStopped
 from amphoreus_graph.memory.importance import ModelImportance
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.inspect import inspect_recall, run_memory, unfiled_events
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
@@ -197,3 +200,32 @@ def test_a_run_is_the_same_with_its_model_work_started_ahead_or_in_the_filing_st
     assert models[0].keys() == models[1].keys()
     for role in models[0]:
         assert models[0][role]["calls"] == models[1][role]["calls"], role
+
+
+def test_a_run_stopped_between_rounds_counts_the_model_work_it_started_ahead(tmp_path, monkeypatch):
+    """A budget stops the run as a round opens, after the game master started the last round's ratings: no filing
+    step claims them, so the run does, and its summary counts every importance call the model was asked."""
+    asked: list[int] = []
+    ask = ModelImportance._ask
+
+    async def asking(self, texts):
+        asked.append(len(texts))
+        return await ask(self, texts)
+
+    monkeypatch.setattr(ModelImportance, "_ask", asking)
+    run = tmp_path / "run"
+    config = RunConfig(
+        scenario=_scenario(tmp_path, write_behind=True),
+        cycles=1,
+        rounds=6,
+        seed=3,
+        model="scripted:latency=0.05",
+        out=run,
+        limits=Limits(max_calls=8),
+    )
+    with pytest.raises(RunStopped):
+        asyncio.run(Simulation(config).run())
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["stopped"] and asked, summary
+    assert summary["models"]["importance"]["calls"] == len(asked)
+    assert unfiled_events(run), "the round the ratings were for waits in the checkpoint"

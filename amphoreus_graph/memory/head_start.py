@@ -5,8 +5,8 @@ writes anything, and both can be known as soon as the game master has resolved t
 background thread, their calls overlap the record, the next round's framing and the first part of its turns,
 instead of starting with the filing step. The step that files then claims the work: it waits for what is still
 in flight and counts its calls on its own meter (the gateway's accounting sees each call once, in the step that
-uses it). Work never claimed (a run stopped between rounds) is lost with its calls; the step that files the round
-after a resume asks again.
+uses it). Work no step claimed (a run stopped between rounds) is claimed by the run as it stops, so its calls are
+counted in the summary; the step that files the round after a resume asks again.
 """
 
 from __future__ import annotations
@@ -60,6 +60,11 @@ class HeadStarts:
             return None
         absorb(meter)
         return started.key, result
+
+    def claim_all(self) -> None:
+        """Claim whatever is still started (waiting for it): its calls are counted, its results dropped."""
+        for job in list(self._started):
+            self.claim(job)
 
 
 def _counted(work: Callable[[], Any]) -> tuple[Any, Meter]:

@@ -31,6 +31,7 @@ from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.memory.text_rows import HeldCollection, access_id
+from amphoreus_graph.policy.gateway import metered
 
 log = logging.getLogger(__name__)
 RATINGS, REFLECTIONS = "ratings", "reflections"  # the head starts a filing claims
@@ -331,6 +332,13 @@ class Remembrance:
         """Every public record (each agent holds a copy), sorted by id."""
         public = {r.id: r for agent in self.agents for r in self._records_of(agent).public_records()}
         return sorted(public.values(), key=lambda r: r.id)
+
+    def settle(self) -> dict[str, Any]:
+        """What the model calls of head starts no filing claimed cost (a run stopped between rounds), once they are
+        done: the run adds it to its summary."""
+        with metered() as meter:
+            self._head_starts.claim_all()
+        return meter.as_json()
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         """Each named agent's reflection on its most salient memories from before `now` (all agents at once: a

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Protocol, Self
+from typing import Any, Protocol, Self
 
 from chromadb.api import ClientAPI
 from chromadb.errors import ChromaError
@@ -49,6 +49,11 @@ class Memory(Protocol):
         round is resolved, before the store is free to write. A head start, never needed."""
         ...
 
+    def settle(self) -> dict[str, Any]:
+        """What model calls started by `prepare` and never claimed by a filing cost (a run that stopped between
+        rounds), once they are done, as per-role use: the run counts them in its summary."""
+        ...
+
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         """The named agents' reflections, for the caller to `remember`."""
         ...
@@ -75,6 +80,9 @@ class NullMemory:
 
     def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:
         return None
+
+    def settle(self) -> dict[str, Any]:
+        return {}
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         return []

@@ -29,7 +29,7 @@ from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec
 from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.gateway import RoleUse, unreachable_server
+from amphoreus_graph.policy.gateway import RoleUse, merge_use, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
 from amphoreus_graph.society.checkpointer import checkpointer
@@ -168,6 +168,8 @@ class Simulation:
                 except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
                     stopped = stop
                 final = (await graph.aget_state(thread)).values
+                unclaimed = await asyncio.to_thread(services.memory.settle)  # head starts of a round not filed
+                final = {**final, "model_use": merge_use(final.get("model_use"), unclaimed)} if unclaimed else final
         finally:
             if owned is not None:
                 owned.close()
