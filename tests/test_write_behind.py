@@ -129,18 +129,24 @@ def test_memory_is_filed_only_once_the_checkpoint_its_step_began_from_is_on_disk
     assert len(filings) >= 8 and all(filings), filings
 
 
-def _model_run(tmp_path: Path, folder: str) -> Path:
-    run = tmp_path / folder / "run"  # the same run id in every folder
-    config = RunConfig(
+def _model_config(tmp_path: Path, folder: str, limits: Limits | None = None) -> RunConfig:
+    """Six rounds of the trio deciding, rating and reflecting by the scripted model (the same run id in every
+    folder)."""
+    return RunConfig(
         scenario=_scenario(tmp_path, write_behind=True),
         cycles=1,
         rounds=6,
         seed=3,
         model="scripted:latency=0.05",
-        out=run,
+        out=tmp_path / folder / "run",
+        limits=limits or Limits(),
     )
+
+
+def _model_run(tmp_path: Path, folder: str) -> Path:
+    config = _model_config(tmp_path, folder)
     asyncio.run(Simulation(config).run())
-    return run
+    return config.out
 
 
 def test_a_filings_model_work_starts_with_the_game_master_and_is_counted_once(tmp_path, monkeypatch):
@@ -213,18 +219,10 @@ def test_a_run_stopped_between_rounds_counts_the_model_work_it_started_ahead(tmp
         return await ask(self, texts)
 
     monkeypatch.setattr(ModelImportance, "_ask", asking)
-    run = tmp_path / "run"
-    config = RunConfig(
-        scenario=_scenario(tmp_path, write_behind=True),
-        cycles=1,
-        rounds=6,
-        seed=3,
-        model="scripted:latency=0.05",
-        out=run,
-        limits=Limits(max_calls=8),
-    )
+    config = _model_config(tmp_path, "stopped", Limits(max_calls=8))
     with pytest.raises(RunStopped):
         asyncio.run(Simulation(config).run())
+    run = config.out
     summary = json.loads((run / "summary.json").read_text())
     assert summary["stopped"] and asked, summary
     assert summary["models"]["importance"]["calls"] == len(asked)
