@@ -18,6 +18,8 @@ from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.memory.store import MemorySpec, open_index, open_memory
 
 ARGS = ["--scenario", "amphoreus", "--cycles", "2", "--rounds", "3", "--seed", "5", "--quiet"]
+# Five kills need room: each waits for a round's samples, then up to 0.3 s more (a round or two at these speeds).
+LONG_ARGS = ["--scenario", "amphoreus", "--cycles", "2", "--rounds", "6", "--seed", "5", "--quiet"]
 
 
 def _simulate(*args: str) -> subprocess.Popen[bytes]:
@@ -97,13 +99,13 @@ def test_kill_9_at_random_points_of_a_run_and_its_resumes_changes_nothing(tmp_pa
     seed = int(os.environ.get("AMPHOREUS_KILL_SEED", time.time_ns() % 10_000))
     rng = random.Random(seed)
     killed, clean = tmp_path / "killed" / "run", tmp_path / "clean" / "run"
-    reference = _simulate(*ARGS, "--out", str(clean))
+    reference = _simulate(*LONG_ARGS, "--out", str(clean))
     kills = 0
-    process = _simulate(*ARGS, "--out", str(killed))
+    process = _simulate(*LONG_ARGS, "--out", str(killed))
     for _ in range(5):
         kills += _kill_when_progressed(process, killed, rng)
         began = (killed / "config.json").exists()  # killed as it started: the way on is to start it again
-        process = _simulate("--resume", str(killed)) if began else _simulate(*ARGS, "--out", str(killed))
+        process = _simulate("--resume", str(killed)) if began else _simulate(*LONG_ARGS, "--out", str(killed))
     out, _ = process.communicate(timeout=300)
     assert process.returncode == 0, f"kill seed {seed}: {out.decode()}"
     out, _ = reference.communicate(timeout=300)
