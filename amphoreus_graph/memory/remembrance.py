@@ -138,8 +138,7 @@ class Remembrance:
         what was filed before `now`, so both may start as soon as the round is resolved. Only work that asks a model
         is started ahead (the offline rater and reflector cost microseconds); asking again for the same work, or
         for work already done, changes nothing."""
-        rated = [e for e in self._fileable(events) if not e.public]
-        if rated and isinstance(self.rater, ModelImportance):
+        if isinstance(self.rater, ModelImportance) and (rated := [e for e in self._fileable(events) if not e.public]):
             texts = tuple((e.id, e.text) for e in rated)
             self._head_starts.start(RATINGS, texts, functools.partial(self.rater.rate, rated))
         if reflecting and isinstance(self.reflector, ModelReflector):
