@@ -59,3 +59,22 @@ async def test_a_run_is_the_same_with_and_without_the_head_start(tmp_path, monke
         for shard in sorted((plain / folder).glob("*.jsonl")):
             assert (ahead / folder / shard.name).read_bytes() == shard.read_bytes(), f"{folder}/{shard.name}"
     assert (ahead / "summary.json").exists() and (plain / "summary.json").exists()
+
+
+async def test_a_resolved_round_has_the_next_rounds_queries_embedded_before_the_director_asks(tmp_path, monkeypatch):
+    """The game master knows the world the next round opens from: every query of a round after the first is in the
+    embedder's cache when recall starts (the director's guess during the turns leaves some out)."""
+    cached: list[tuple[int, int, int]] = []  # (round, queries cached, queries)
+    original = Remembrance.recall
+
+    def noted(self: Remembrance, queries, k, now, pending=()):  # type: ignore[no-untyped-def]
+        if self._ahead is not None:
+            self._ahead.result(timeout=60)  # the head start, finished as the recall's own embedding would wait
+        texts = set(queries.values())
+        cached.append((now.round, len(texts & set(self.embedder._cache)), len(texts)))
+        return original(self, queries, k, now, pending)
+
+    monkeypatch.setattr(Remembrance, "recall", noted)
+    await Simulation(RunConfig(scenario=str(TRIO), cycles=1, rounds=6, seed=3, out=tmp_path / "run")).run()
+    later = [(hit, total) for round_, hit, total in cached if round_ > 1]
+    assert len(later) == 5 and all(hit == total > 0 for hit, total in later), cached

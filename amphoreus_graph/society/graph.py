@@ -220,7 +220,9 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
         resolution = world.resolve(state["world"], decisions, rng, now, round_limit(state))
     cost = resolution.cost
     noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")
-    services.memory.anticipate(lambda: [e.text for e in noticed])  # the next recall searches them as pending
+    # The next recall searches these events as pending, with the next round's queries, exact now that the round is
+    # resolved (the director's guess made most of them cached already).
+    services.memory.anticipate(lambda: [*(e.text for e in noticed), *likely_next_queries(state, resolution.state)])
     services.memory.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
     return {
         "world": resolution.state,
