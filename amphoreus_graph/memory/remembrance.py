@@ -74,6 +74,8 @@ class Remembrance:
     similarity search, and recall asks it only for ids and similarities.
     """
 
+    stores = True
+
     def __init__(
         self,
         index: RecordIndex,

@@ -30,6 +30,11 @@ from amphoreus_graph.memory.remembrance import Remembrance
 class Memory(Protocol):
     """What the society needs from memory; Remembrance is the real one, NullMemory remembers nothing."""
 
+    # Whether filing writes anything outside the run's checkpoints: then a filing step first waits for the
+    # checkpoint it started from (a step redone after a kill must not find its own filing there). A memory
+    # without the attribute is taken to store.
+    stores: bool
+
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]: ...
 
     def recall(
@@ -63,6 +68,8 @@ class Memory(Protocol):
 
 class NullMemory:
     """Remembers nothing: for measuring what the framework costs without memory."""
+
+    stores = False
 
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
         return {}

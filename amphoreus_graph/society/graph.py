@@ -43,7 +43,6 @@ from amphoreus_graph.memory.attention import attend
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.gateway import RoleUse, metered
 from amphoreus_graph.policy.prompt import decision_json, render_messages
-from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.perception import TurnMemo, build_turn, lean, restore
 from amphoreus_graph.society.samples import Sample
@@ -94,8 +93,8 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     run_id = run_id_of(inputs.run_id)
     with metered() as meter:
         if cycle == 1:
-            await starting_checkpoint_on_disk()
             services = await aservices_of({"run_id": run_id, "scenario": inputs.scenario}, runtime)
+            await services.before_filing()
             seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
             await asyncio.to_thread(services.memory.remember, seeds)
     emit(CycleStarted(cycle=cycle, agents=len(scenario.agents)))
@@ -259,7 +258,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     due = reflecting(state, scenario)
     with metered() as meter:
         services.memory.prepare(events, due, now)  # under way since the game master's step, unless resumed here
-        await starting_checkpoint_on_disk()  # the store never runs ahead of the checkpoints
+        await services.before_filing()
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
         reflections = await asyncio.to_thread(services.memory.reflect, due, now)
         gained = await asyncio.to_thread(services.memory.remember, [*events, *reflections])  # one write for both

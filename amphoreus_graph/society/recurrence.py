@@ -21,7 +21,6 @@ from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
 from amphoreus_graph.errors import graph_input
 from amphoreus_graph.policy.gateway import metered
-from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of, run_id_of, settings_of
 from amphoreus_graph.society.services import SocietySettings
@@ -76,7 +75,7 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
         kind=MemoryKind.CYCLE_ECHO,
     )
     retention = {a.name: scenario.retention_for(a.path) for a in scenario.agents}
-    await starting_checkpoint_on_disk()  # the store never runs ahead of the checkpoints
+    await services.before_filing()
 
     def carry() -> dict[str, int]:
         services.memory.remember([echo])

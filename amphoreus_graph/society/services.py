@@ -31,6 +31,7 @@ from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import Role, model_caller
 from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.registry import resolve_model
+from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
 from amphoreus_graph.society.samples import ShardWriter
@@ -46,6 +47,12 @@ class Services:
     seeds: Path | None = None
     guard: Guard | None = None
     cache: ResponseCache | None = None  # the run's response cache, for models that keep none (a game master)
+
+    async def before_filing(self) -> None:
+        """In a step that files memories: wait for the checkpoint it started from, so that the store never runs
+        ahead of the checkpoints; a memory that keeps nothing outside them has nothing to wait for."""
+        if getattr(self.memory, "stores", True):
+            await starting_checkpoint_on_disk()
 
 
 class RunSettings(BaseModel):
