@@ -79,3 +79,16 @@ def test_chroma_writes_benchmark_reports_its_figures():
     result = _run("chroma_writes.py", "--collections", "2", "--rounds", "10", "--thresholds", "0", "10")
     assert [row["sync_threshold"] for row in result["thresholds"]] == ["default (1000)", 10]
     assert all(row["first_tenth_ms"] > 0 and row["total_s"] >= 0 for row in result["thresholds"])
+
+
+def test_latency_benchmark_counts_the_checkpoints_written_behind_the_rounds():
+    """At L = 0 the figure is the sustained round (to the run's return, every checkpoint written), which can never
+    be shorter than the mean round between round ends."""
+    result = _run(
+        "latency.py", "--latencies", "0", "--rounds", "4", "--repeats", "1", "--variants", "raw_langgraph", "framework"
+    )
+    rows = result["latencies"]["0.0"]
+    for row in rows.values():
+        (run,) = row["repeats"]
+        assert run["sustained_round_s"] >= run["mean_wall_s"] > 0
+    assert rows["raw_langgraph"]["times_raw_langgraph"] == 1.0 and rows["framework"]["times_raw_langgraph"] > 0
