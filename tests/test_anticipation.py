@@ -43,18 +43,25 @@ async def test_a_run_is_the_same_with_and_without_the_head_start(tmp_path, monke
         await Simulation(config).run()
         return tmp_path / folder / "run"
 
-    asked: list[list[str]] = []
-    original = Remembrance.anticipate
+    served: list[bool] = []  # per recall: answered from a recall ranked ahead
+    original = Remembrance.recall
 
-    def noted(self: Remembrance, queries):  # type: ignore[no-untyped-def]
-        asked.append(queries())
-        return original(self, queries)
+    def noted(self: Remembrance, queries, k, now, pending=()):  # type: ignore[no-untyped-def]
+        if self._ahead is not None:
+            self._ahead.result(timeout=60)
+        ranked = self._ranked_ahead
+        found = original(self, queries, k, now, pending)
+        served.append(ranked is not None and all(found[a] is ranked[2][a] for a in found))
+        return found
 
-    monkeypatch.setattr(Remembrance, "anticipate", noted)
+    monkeypatch.setattr(Remembrance, "recall", noted)
     ahead = await run("ahead")
-    assert sum(map(len, asked)) > 0, "queries and events were embedded ahead"
-    monkeypatch.setattr(Remembrance, "anticipate", lambda self, queries: None)
+    assert served.count(True) >= len(served) - 2, f"every recall after a round was ranked ahead: {served}"
+    monkeypatch.setattr(Remembrance, "anticipate", lambda self, texts: None)
+    monkeypatch.setattr(Remembrance, "anticipate_recall", lambda self, request: None)
+    served.clear()
     plain = await run("plain")
+    assert not any(served)
     for folder in ("samples", "chronicle"):
         for shard in sorted((plain / folder).glob("*.jsonl")):
             assert (ahead / folder / shard.name).read_bytes() == shard.read_bytes(), f"{folder}/{shard.name}"
@@ -78,3 +85,44 @@ async def test_a_resolved_round_has_the_next_rounds_queries_embedded_before_the_
     await Simulation(RunConfig(scenario=str(TRIO), cycles=1, rounds=6, seed=3, out=tmp_path / "run")).run()
     later = [(hit, total) for round_, hit, total in cached if round_ > 1]
     assert len(later) == 5 and all(hit == total > 0 for hit, total in later), cached
+
+
+def test_a_recall_ranked_ahead_answers_only_the_same_request_over_what_is_still_held(embedder):
+    from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+    from amphoreus_graph.memory.remembrance import RecallRequest
+
+    class Alone(InMemoryIndex):  # as a locked embedded store is: nothing else writes it
+        exclusive = True  # type: ignore[assignment]
+
+    memory = Remembrance(Alone("ahead"), ["Aglaea", "Mydeimos"], embedder.view())
+    first = Moment(cycle=1, round=1, tick=1)
+    memory.remember(
+        [
+            MemoryEvent(
+                id="e1", text="Aglaea wove a thread at Okhema.", cycle=1, round=1, tick=1, witnesses=["Aglaea"]
+            ),
+            MemoryEvent(id="e2", text="Mydeimos fought at Kremnos.", cycle=1, round=1, tick=1, witnesses=["Mydeimos"]),
+        ]
+    )
+    pending = (MemoryEvent(id="e3", text="Aglaea met Mydeimos.", cycle=1, round=2, tick=2, witnesses=["Aglaea"]),)
+    queries = {"Aglaea": "the golden thread", "Mydeimos": "the battle"}
+    now = Moment(cycle=1, round=3, tick=3)
+
+    def ahead(request: RecallRequest) -> dict:
+        started = memory.anticipate_recall(lambda: request)
+        assert started is not None
+        started.result(timeout=60)
+        assert memory._ranked_ahead is not None
+        return memory._ranked_ahead[2]
+
+    ranked = ahead(RecallRequest(queries, 2, now, pending))
+    fresh = memory._recall(RecallRequest(queries, 2, now, pending))
+    assert ranked == fresh and next(m.id for m in ranked["Aglaea"]).split("@")[0] in {"e1", "e3"}
+    assert memory.recall(dict(queries), 2, now, list(pending)) is ranked  # the same request, as the director asks it
+
+    ranked = ahead(RecallRequest(queries, 2, now, pending))
+    assert memory.recall(queries, 3, now, pending) is not ranked  # another k: ranked afresh
+
+    ranked = ahead(RecallRequest(queries, 2, now, pending))
+    memory.touch(["e1"], first)  # what is held changed since: the answer ranked ahead is stale
+    assert memory.recall(queries, 2, now, pending) is not ranked

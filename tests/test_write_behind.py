@@ -227,3 +227,35 @@ def test_a_run_stopped_between_rounds_counts_the_model_work_it_started_ahead(tmp
     assert summary["stopped"] and asked, summary
     assert summary["models"]["importance"]["calls"] == len(asked)
     assert unfiled_events(run), "the round the ratings were for waits in the checkpoint"
+
+
+def test_the_filing_beside_the_turns_starts_once_their_requests_are_sent(tmp_path, monkeypatch):
+    """The filing step's work (access marks, the write, the guess at the next round's queries) waits until the
+    gateway has started every request the round's turns handed it: it must not take the CPU from them. Here each
+    request's start holds the gateway's loop for 20 ms, so a filing that did not wait would begin between them."""
+    import time
+
+    from amphoreus_graph.policy.fake import ScriptedChatModel
+
+    order: list[str] = []
+    recall, touch, generate = Remembrance.recall, Remembrance.touch, ScriptedChatModel._agenerate
+
+    def noting(label, method):
+        def noted(self, *args, **kwargs):
+            order.append(label)
+            return method(self, *args, **kwargs)
+
+        return noted
+
+    async def slow_to_start(self, messages, *args, **kwargs):
+        time.sleep(0.02)  # the gateway's loop is busy starting this request
+        order.append("s")
+        return await generate(self, messages, *args, **kwargs)
+
+    monkeypatch.setattr(Remembrance, "recall", noting("c", recall))
+    monkeypatch.setattr(Remembrance, "touch", noting("t", touch))
+    monkeypatch.setattr(ScriptedChatModel, "_agenerate", slow_to_start)
+    _model_run(tmp_path, "slow")
+    rounds = "".join(order).split("c")[1:]  # from each round's recall on: its turns' requests, then its filing
+    filed = [r for r in rounds if "t" in r]
+    assert len(filed) >= 4 and all(r.startswith("sss") and r.index("t") >= 3 for r in filed), order

@@ -16,6 +16,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
@@ -48,6 +49,25 @@ def _serialised(method: Callable[Concatenate[Remembrance, P], T]) -> Callable[Co
             return method(self, *args, **kwargs)
 
     return locked
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """One recall as `recall` is asked it: each agent's query, how many memories, when, and the events pending."""
+
+    queries: dict[str, str]
+    k: int
+    now: Moment
+    pending: Sequence[MemoryEvent] = ()
+    _key: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        pending = [e.model_dump_json() for e in self.pending]
+        key = repr((sorted(self.queries.items()), self.k, self.now.model_dump_json(), pending))
+        object.__setattr__(self, "_key", key)
+
+    def same(self, other: RecallRequest) -> bool:
+        return self._key == other._key
 
 
 class _BaseImportance:
@@ -97,6 +117,9 @@ class Remembrance:
         self._known = set(self.agents)
         self._held: dict[str, HeldCollection] = {}  # agent -> its index as held here, once read
         self._ahead: Future[None] | None = None  # the last head start on a recall (anticipate)
+        # A recall ranked ahead (anticipate_recall): what it answered, with the generation of what was held then.
+        self._ranked_ahead: tuple[RecallRequest, int, dict[str, list[RecalledMemory]]] | None = None
+        self._generation = 0  # bumped by every change to what is held: a recall ranked before one is stale
         self._head_starts = HeadStarts()  # a filing's model work, started ahead (prepare)
         # Filing and reflecting may run at once (their model calls overlap); what is held is read and written
         # under this lock, never while a model is asked.
@@ -115,6 +138,7 @@ class Remembrance:
         start); it goes on with empty indexes."""
         self.index.drop(self.agents)
         self._held = {}
+        self._generation += 1
 
     def remember(self, events: list[MemoryEvent]) -> dict[str, float]:
         """File each event for each witness (public ones for every agent), in one write; returns the importance
@@ -127,6 +151,7 @@ class Remembrance:
         ratings = self.rater.rate([e for e in events if not e.public])
         with self._lock:
             by_text, filed = self._records_for(events, ratings)
+            self._generation += 1
             self.index.write([self.file(agent, batch, by_text) for agent, batch in filed.items()])
         gained = {
             agent: sum(r.importance for r, public in batch if not public and r.kind is not MemoryKind.REFLECTION)
@@ -209,7 +234,6 @@ class Remembrance:
             updated=Rows(stale, metadatas=[held.metadata(r) for r in stale]),
         )
 
-    @_serialised
     def recall(
         self, queries: dict[str, str], k: int, now: Moment, pending: Sequence[MemoryEvent] = ()
     ) -> dict[str, list[RecalledMemory]]:
@@ -217,14 +241,26 @@ class Remembrance:
 
         `pending`: events not filed yet (a round written behind) are searched here, exactly, as if they were filed,
         rated as the rater rates without waiting on a model (a model's rating counts once they are filed). Read-only:
-        the caller marks what was used with `touch` (the society does it with the round's writes)."""
+        the caller marks what was used with `touch` (the society does it with the round's writes). A recall ranked
+        ahead for the same request (`anticipate_recall`), with nothing held changed since, is answered from there."""
+        if (ahead := self._ahead) is not None:
+            ahead.result()  # a head start in flight: its vectors (and perhaps this very answer) are coming
+        request = RecallRequest(dict(queries), k, now, tuple(pending))
+        with self._lock:
+            ranked, self._ranked_ahead = self._ranked_ahead, None
+            if ranked is not None and ranked[1] == self._generation and ranked[0].same(request):
+                return ranked[2]
+            return self._recall(request)
+
+    def _recall(self, request: RecallRequest) -> dict[str, list[RecalledMemory]]:
+        queries, k, now = request.queries, request.k, request.now
         found: dict[str, list[RecalledMemory]] = {h: [] for h in queries}
         agents = [h for h in queries if h in self._known]
         if not agents or k <= 0:
             return found
         # No count first: an index answers an oversized n with what it has.
         vectors = self.embedder.encode([queries[h] for h in agents]).tolist()
-        unfiled = self._unfiled(pending)
+        unfiled = self._unfiled(request.pending)
         n = k * self.config.overfetch
         for agent, vector in zip(agents, vectors, strict=True):
             candidates = self._search(agent, vector, n)
@@ -262,16 +298,36 @@ class Remembrance:
         text's vector does not depend on what it is embedded with (`Embedder.batch_independent`), so a head start
         can never change a vector, and only one at a time. Failing costs only the head start: the recall embeds
         what it needs itself."""
-        if not self.embedder.batch_independent or (self._ahead is not None and not self._ahead.done()):
+        return self._start_ahead(lambda: self.embedder.encode(texts()))
+
+    def anticipate_recall(self, request: Callable[[], RecallRequest]) -> Future[None] | None:
+        """`anticipate` for a recall known exactly (the round after one just resolved): embed its queries and pending
+        events, then rank it; `recall` asked the same, with nothing held changed since, answers from there. Ranked
+        ahead only over an index this process has to itself (`exclusive`): no other writer can change what the
+        answer rests on in between."""
+        return self._start_ahead(functools.partial(self._recall_ahead, request), behind_others=True)
+
+    def _start_ahead(self, work: Callable[[], object], *, behind_others: bool = False) -> Future[None] | None:
+        """Hand work to the background lane: a guess only when the lane is free, an exact recall (`behind_others`)
+        in any case, after what the lane is doing."""
+        busy = self._ahead is not None and not self._ahead.done()
+        if not self.embedder.batch_independent or (busy and not behind_others):
             return None
-        self._ahead = _anticipation_lane(os.getpid()).submit(self._embed_ahead, texts)
+        self._ahead = _anticipation_lane(os.getpid()).submit(self._quietly, work)
         return self._ahead
 
-    def _embed_ahead(self, texts: Callable[[], list[str]]) -> None:
+    def _quietly(self, work: Callable[[], object]) -> None:
         try:
-            self.embedder.encode(texts())
+            work()
         except Exception as exc:  # a world that cannot frame a round it will never play, say
             log.debug("anticipating recall for %s: %s: %s", self.society, type(exc).__name__, exc)
+
+    def _recall_ahead(self, request: Callable[[], RecallRequest]) -> None:
+        asked = request()
+        self.embedder.encode([*(e.text for e in self._fileable(asked.pending)), *asked.queries.values()])
+        if self.index.exclusive:
+            with self._lock:
+                self._ranked_ahead = (asked, self._generation, self._recall(asked))
 
     @_serialised
     def touch(self, record_ids: list[str], now: Moment) -> None:
@@ -281,6 +337,7 @@ class Remembrance:
         own); ids are matched against the records held, never parsed for an owner."""
         ids = list(dict.fromkeys(record_ids))
         marks: list[str] = []
+        self._generation += 1
         # Agents already read first (recall reads the asking agent); the others only if some id is still unmatched,
         # e.g. ids a resumed run's checkpoint carried over from before the restart.
         order = sorted(self.agents, key=lambda agent: agent not in self._held)
@@ -378,6 +435,7 @@ class Remembrance:
         records kept per agent."""
         kept: dict[str, int] = {}
         changes: list[RowChanges] = []
+        self._generation += 1
         forgotten_ticks: list[str] = []
         for agent in self.agents:
             rule = retention.get(agent, Retention(mode=RetentionMode.ALL))

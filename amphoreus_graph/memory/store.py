@@ -24,7 +24,7 @@ from amphoreus_graph.memory.importance import ImportanceRater
 from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.reflection import Reflector
-from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.memory.remembrance import RecallRequest, Remembrance
 
 
 class Memory(Protocol):
@@ -46,6 +46,11 @@ class Memory(Protocol):
     def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
         """Start on the texts a coming recall will likely embed (a head start in the background, never needed);
         returns the work started, if any."""
+        ...
+
+    def anticipate_recall(self, request: Callable[[], RecallRequest]) -> Future[None] | None:
+        """Start on a coming recall known exactly (embedding and, where nothing can change under it, ranking): a
+        head start, never needed; `recall` asked the same answers from it."""
         ...
 
     def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:
@@ -83,6 +88,9 @@ class NullMemory:
         return None
 
     def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
+        return None
+
+    def anticipate_recall(self, request: Callable[[], RecallRequest]) -> Future[None] | None:
         return None
 
     def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:

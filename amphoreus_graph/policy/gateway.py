@@ -306,6 +306,17 @@ class _ClientLoop:
 _CLIENT_LOOP = _ClientLoop()
 
 
+async def requests_sent() -> None:
+    """Return once the client loop has started every request handed to it before this call (it runs what it is
+    handed in order). Background work waits for this so as not to take the CPU from requests still being sent;
+    only an ordering, best effort: a request whose sending waits on something else is not waited for."""
+
+    async def nothing() -> None:
+        return None
+
+    await asyncio.wrap_future(_CLIENT_LOOP.submit(nothing()))
+
+
 class _Slots:
     """The concurrency limit on one model's requests, kept on the client loop (where the requests wait)."""
 

@@ -25,7 +25,7 @@ import functools
 import random
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from langgraph.config import get_config, get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -40,8 +40,9 @@ from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemor
 from amphoreus_graph.contracts.world import WorldState
 from amphoreus_graph.errors import graph_input
 from amphoreus_graph.memory.attention import attend
+from amphoreus_graph.memory.remembrance import RecallRequest
 from amphoreus_graph.memory.seeds import load_seeds
-from amphoreus_graph.policy.gateway import RoleUse, metered
+from amphoreus_graph.policy.gateway import RoleUse, metered, requests_sent
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.perception import TurnMemo, build_turn, lean, restore
@@ -121,14 +122,13 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     if services.guard is not None:
         opening = (int(state["world"]["cycle"]), int(state["world"]["round"]) + 1)
         services.guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents), opening)
-    world = scenario.world
-    framed, situations = world.frame(state["world"], director_rng(state, state["world"]))
+    framed, situations, queries = open_round(state, state["world"])
     emit(RoundStarted(cycle=framed["cycle"], round=framed["round"], agents=len(situations)))
-    queries = {a: world.memory_query(framed, a, s) for a, s in situations.items()}
     now = now_of(state, framed)
     unfiled = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]  # being written behind
     recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now, unfiled)
-    services.memory.anticipate(functools.partial(likely_next_queries, state, framed))
+    if not files_behind(state):  # else `file_behind` starts the guess, once the turns' requests are out
+        services.memory.anticipate(functools.partial(likely_next_queries, state, framed))
     return {
         "world": framed,
         "situations": situations,
@@ -145,14 +145,27 @@ def director_rng(state: SocietyState, world: WorldState) -> random.Random:
     )
 
 
+def open_round(state: SocietyState, world: WorldState) -> tuple[WorldState, dict[str, str], dict[str, str]]:
+    """The round the director opens from `world`: the world framed (with the draws of the round after `world`'s),
+    each acting agent's situation, and its memory query."""
+    rules = scenario_of(state["scenario"]).world
+    framed, situations = rules.frame(world, director_rng(state, world))
+    return framed, situations, {a: rules.memory_query(framed, a, s) for a, s in situations.items()}
+
+
 def likely_next_queries(state: SocietyState, framed: WorldState) -> list[str]:
     """The next round's memory queries as they will be if this round changes nothing they mention: the round
-    framed from this one as it stands, with the next round's draws. In the shipped worlds ~90% of them come out
-    the same (most agents stay where they are), so embedding them while the model thinks takes that work off the
-    next round's path. A guess: recall embeds whatever it finds missing."""
-    world = scenario_of(state["scenario"]).world
-    upcoming, situations = world.frame(copy.deepcopy(framed), director_rng(state, framed))
-    return [world.memory_query(upcoming, agent, situation) for agent, situation in situations.items()]
+    opened from this one as it stands. In the shipped worlds ~90% of them come out the same (most agents stay
+    where they are), so embedding them while the model thinks takes that work off the next round's path. A guess:
+    the game master asks for the exact ones once the round is resolved, and recall embeds whatever is missing."""
+    return list(open_round(state, copy.deepcopy(framed))[2].values())
+
+
+def next_recall(state: SocietyState, resolved: WorldState, noticed: list[MemoryEvent], k: int) -> RecallRequest:
+    """The recall the director will ask for once `resolved` (the world this round left) opens the next round, with
+    this round's events still pending (written behind): exact, whatever the round changed."""
+    framed, _, queries = open_round(state, copy.deepcopy(resolved))
+    return RecallRequest(queries, k, now_of(state, framed), tuple(noticed))
 
 
 def fan_out(state: SocietyState) -> list[Send]:
@@ -160,12 +173,20 @@ def fan_out(state: SocietyState) -> list[Send]:
     round's memories when the scenario writes behind."""
     scenario = scenario_of(state["scenario"])
     sends = []
-    if scenario.memory.write_behind and (state.get("round_events") or state.get("used_memories")):
-        sends.append(Send("file_behind", {key: state.get(key) for key in FILING_KEYS}))
+    if files_behind(state):
+        # with what the step needs to guess the next round's queries: the round just opened, and the seed
+        look_ahead = {"opened": state["world"], "seed": state["seed"]}
+        sends.append(Send("file_behind", {key: state.get(key) for key in FILING_KEYS} | look_ahead))
     for agent in scenario.world.actors(state["world"]):
         turn = turn_of(state, agent, state["world"])
         sends.append(Send("agent_turn", {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]}))
     return sends
+
+
+def files_behind(state: SocietyState) -> bool:
+    """Whether the round opening now files the last one's memories beside its turns (`file_behind`)."""
+    write_behind = scenario_of(state["scenario"]).memory.write_behind
+    return write_behind and bool(state.get("round_events") or state.get("used_memories"))
 
 
 def turn_of(state: SocietyState, agent: str, world: WorldState) -> TurnContext:
@@ -219,9 +240,11 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
         resolution = world.resolve(state["world"], decisions, rng, now, round_limit(state))
     cost = resolution.cost
     noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")
-    # The next recall searches these events as pending, with the next round's queries, exact now that the round is
-    # resolved (the director's guess made most of them cached already).
-    services.memory.anticipate(lambda: [*(e.text for e in noticed), *likely_next_queries(state, resolution.state)])
+    # The next round's recall, exact now that the round is resolved: its queries (the director's guess cached most
+    # of them) and these events, which it searches as pending, embedded and ranked while `record` writes.
+    services.memory.anticipate_recall(
+        functools.partial(next_recall, state, resolution.state, noticed, services.recall_k)
+    )
     services.memory.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
     return {
         "world": resolution.state,
@@ -249,8 +272,15 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     with the reflections of the agents whose unreflected importance passed the budget in earlier rounds (one
     idempotent upsert). A model's ratings and reflections write nothing: the game master started them
     (`Memory.prepare`), and this step claims them. Reads only FILING_KEYS: `file_behind` runs it on those, sent
-    beside the next round's turns."""
+    beside the next round's turns, with the round just opened (`opened`): it waits until the turns' requests are
+    sent, then starts the guess at the round after (`likely_next_queries`) and its own work in the background."""
     services = await aservices_of(state, runtime)
+    if (
+        opened := cast(WorldState | None, state.get("opened"))
+    ) is not None:  # `file_behind`: first let the turns send their requests
+        await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
+        await requests_sent()
+        services.memory.anticipate(functools.partial(likely_next_queries, state, opened))
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
