@@ -259,3 +259,23 @@ def test_the_filing_beside_the_turns_starts_once_their_requests_are_sent(tmp_pat
     rounds = "".join(order).split("c")[1:]  # from each round's recall on: its turns' requests, then its filing
     filed = [r for r in rounds if "t" in r]
     assert len(filed) >= 4 and all(r.startswith("sss") and r.index("t") >= 3 for r in filed), order
+
+
+def test_an_offline_run_starts_no_gateway_loop_to_wait_on(tmp_path):
+    """The filing step waits for requests sent through the gateway only where something was sent: an offline run
+    (no requests at all) never starts the gateway's thread for it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import asyncio, threading, sys\n"
+        "from amphoreus_graph.society.runner import RunConfig, Simulation\n"
+        f"config = RunConfig(scenario={str(TRIO)!r}, cycles=1, rounds=3, seed=1, out=sys.argv[1])\n"
+        "asyncio.run(Simulation(config).run())\n"
+        "print(sorted({t.name for t in threading.enumerate()}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "run")], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "model-gateway" not in done.stdout, done.stdout

@@ -302,6 +302,11 @@ class _ClientLoop:
     def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(work, self._running())
 
+    @property
+    def started(self) -> bool:
+        """Whether this process has sent anything through the loop yet."""
+        return self._loop is not None and self._pid == os.getpid()
+
 
 _CLIENT_LOOP = _ClientLoop()
 
@@ -314,7 +319,8 @@ async def requests_sent() -> None:
     async def nothing() -> None:
         return None
 
-    await asyncio.wrap_future(_CLIENT_LOOP.submit(nothing()))
+    if _CLIENT_LOOP.started:  # else nothing was ever sent: no loop to start for it (an offline run)
+        await asyncio.wrap_future(_CLIENT_LOOP.submit(nothing()))
 
 
 class _Slots:
