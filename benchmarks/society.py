@@ -178,6 +178,13 @@ class TimedMemory:
     def anticipate(self, texts: Callable[[], list[str]]) -> Any:
         return self._inner.anticipate(texts)  # background work: timed where it meets a recall, by the embedder
 
+    def anticipate_recall(self, request: Callable[[], Any]) -> Any:
+        return self._inner.anticipate_recall(request)  # background work: timed where the recall waits for it
+
+    @property
+    def stores(self) -> bool:
+        return bool(self._inner.stores)
+
     def touch(self, record_ids: list[str], now: Any) -> None:
         self._run("memory.touch", self._inner.touch, record_ids, now)
 

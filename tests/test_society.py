@@ -104,3 +104,18 @@ async def test_events_stream_tells_the_story(tmp_path, embedder):
     assert kinds.count("turn_done") == 6 and kinds.count("round_done") == 2 and kinds.count("cycle_done") == 1
     summary = events[-1]["summary"]
     assert summary["cycles"][0]["outcome"] == "round_limit" and summary["cycles"][0]["rounds"] == 2
+
+
+def test_a_memory_of_ones_own_missing_a_method_is_refused_in_one_line_before_the_run(tmp_path):
+    import pytest
+
+    from amphoreus_graph.errors import AmphoreusError
+
+    class Older(NullMemory):  # written against an earlier Memory: no head start on the next recall
+        anticipate_recall = None
+
+    config = RunConfig(scenario="trio", cycles=1, rounds=1, out=tmp_path / "run")
+    with pytest.raises(AmphoreusError, match=r"memory Older: lacks anticipate_recall; expected every method"):
+        Simulation(config, memory=Older())
+    assert not (tmp_path / "run").exists()
+    Simulation(config, memory=NullMemory())

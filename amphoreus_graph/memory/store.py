@@ -71,6 +71,18 @@ class Memory(Protocol):
     def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]: ...
 
 
+def check_memory(memory: object) -> None:
+    """A memory of the caller's own must have every method the society calls (`stores` may be left out): one
+    error line naming what is missing, before a run starts, not an AttributeError in the middle of a round."""
+    needed = [name for name in Memory.__dict__ if callable(Memory.__dict__[name]) and not name.startswith("_")]
+    missing = [name for name in needed if not callable(getattr(memory, name, None))]
+    if missing:
+        raise AmphoreusError(
+            f"memory {type(memory).__name__}: lacks {', '.join(missing)}; expected every method of "
+            "amphoreus_graph.memory.store.Memory (NullMemory has each, doing nothing)"
+        )
+
+
 class NullMemory:
     """Remembers nothing: for measuring what the framework costs without memory."""
 

@@ -27,7 +27,7 @@ from amphoreus_graph.errors import AmphoreusError, RunStopped
 from amphoreus_graph.memory.ownership import StoreOwner
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.memory.store import Memory, MemorySpec
+from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, merge_use, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
@@ -84,6 +84,8 @@ class Simulation:
         self.config = config
         self.api_key = api_key  # never written to config.json: give it again (or its env var) on --resume
         self._policy = policy
+        if memory is not None:
+            check_memory(memory)
         self._memory = memory
         self._store = store
         self.fresh_memory = fresh_memory
