@@ -20,23 +20,13 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 
-from amphoreus_graph.society.checkpoint_rows import (
-    CHECKPOINT_SQL,
-    Row,
-    checkpoint_row,
-    saved_config,
-    write_rows,
-    writes_sql,
-)
-
 WRITES_GRACE_S = 10.0  # how long a stopped run waits for its last checkpoint writes before undoing them
 _CHECKPOINTER_KEY = "__pregel_checkpointer"  # where LangGraph hands a node its graph's checkpointer
 _CHECKPOINT_MAP_KEY = "checkpoint_map"  # namespace → the checkpoint the node's step started from
 
 
 class RunCheckpointer(AsyncSqliteSaver):
-    """The SQLite saver, knowing which of its writes are in flight and which checkpoints are on disk, and writing
-    each checkpoint or task's writes in one trip to the database thread (the rows LangGraph's saver writes).
+    """The SQLite saver, knowing which of its writes are in flight and which checkpoints are on disk.
 
     In flight: a graph stream cancelled in-process (Ctrl-C in a notebook, a task cancelled) returns while
     LangGraph's background writes of the last step still run; closing the connection under them leaves a write
@@ -66,9 +56,7 @@ class RunCheckpointer(AsyncSqliteSaver):
     ) -> RunnableConfig:
         try:
             with self._tracked():
-                await self.setup()
-                await self._insert(CHECKPOINT_SQL, [checkpoint_row(config, checkpoint, metadata, self.serde)])
-                return saved_config(config, checkpoint)
+                return await super().aput(config, checkpoint, metadata, new_versions)
         finally:  # a failed write releases its waiters too: the run then fails on LangGraph's own error
             if (written := self._awaited.pop(checkpoint["id"], None)) is not None:
                 written.set()
@@ -77,22 +65,7 @@ class RunCheckpointer(AsyncSqliteSaver):
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
         with self._tracked():
-            await self.setup()
-            await self._insert(writes_sql(writes), write_rows(config, writes, task_id, task_path, self.serde))
-
-    async def _insert(self, sql: str, rows: list[Row]) -> None:
-        """Insert the rows and commit, in one trip to the connection's thread. The stock saver makes three or four
-        (cursor, statement, commit, close): at L = 0 a round's ~17 writes were ~70 trips through the event loop,
-        and the checkpoints fell behind the rounds. aiosqlite offers no public call for running a function on its
-        thread; `_execute` is the one its own methods use."""
-        db = self.conn
-
-        def insert_and_commit() -> None:
-            db._conn.executemany(sql, rows)
-            db._conn.commit()
-
-        async with self.lock:
-            await db._execute(insert_and_commit)
+            await super().aput_writes(config, writes, task_id, task_path)
 
     async def on_disk(self, thread_id: str, namespace: str, checkpoint_id: str) -> None:
         """Return once the checkpoint named is committed."""
