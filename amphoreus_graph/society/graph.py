@@ -275,12 +275,11 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     beside the next round's turns, with the round just opened (`opened`): it waits until the turns' requests are
     sent, then starts the guess at the round after (`likely_next_queries`) and its own work in the background."""
     services = await aservices_of(state, runtime)
-    if (
-        opened := cast(WorldState | None, state.get("opened"))
-    ) is not None:  # `file_behind`: first let the turns send their requests
+    opened = state.get("opened")  # in `file_behind`'s payload only: first let the turns send their requests
+    if opened is not None:
         await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
         await requests_sent()
-        services.memory.anticipate(functools.partial(likely_next_queries, state, opened))
+        services.memory.anticipate(functools.partial(likely_next_queries, state, cast(WorldState, opened)))
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
