@@ -1,11 +1,152 @@
-"""A filing step waits for the checkpoint it started from only where the memory keeps something outside the
-checkpoints."""
+"""The run's checkpointer stores what LangGraph's SQLite saver stores, committing the writes that wait together
+(and never one cancelled before a transaction took it); a filing step waits for the checkpoint it started from only
+where the memory keeps something outside the checkpoints."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from langgraph.checkpoint.base import ERROR, empty_checkpoint
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from amphoreus_graph.society.checkpointer import RunCheckpointer, checkpointer
+
+THREAD = {"configurable": {"thread_id": "t-1", "checkpoint_ns": "", "checkpoint_id": None}}
+AT = "2026-11-27T00:00:00+00:00"
+
+
+async def _save(saver: AsyncSqliteSaver) -> Any:
+    """Two checkpoints (the second with a parent), a task's writes, a special channel's write twice (the second
+    replaces the first), an ordinary write twice (the first is kept), and a read back through LangGraph."""
+    first = empty_checkpoint() | {"id": "1f0-first", "ts": AT, "channel_values": {"world": {"name": "Ōkhema"}}}
+    second = empty_checkpoint() | {"id": "1f0-second", "ts": AT, "channel_values": {"turns": {"Aglaea": [1, None]}}}
+    config = await saver.aput(THREAD, first, {"source": "loop", "step": 1, "note": "Trisbios ✦"}, {})
+    config = await saver.aput(config, second, {"source": "loop", "step": 2}, {})
+    await saver.aput_writes(config, [("turns", {"a": 1}), ("events", ["x"])], "task-a", "path-a")
+    await saver.aput_writes(config, [("turns", {"a": 2})], "task-a", "path-a")
+    await saver.aput_writes(config, [(ERROR, ValueError("first"))], "task-b")
+    await saver.aput_writes(config, [(ERROR, ValueError("second"))], "task-b")
+    loaded = await saver.aget_tuple(config)
+    assert loaded is not None
+    return config, loaded.checkpoint, loaded.metadata, loaded.parent_config, loaded.pending_writes
+
+
+async def _save_at_once(saver: AsyncSqliteSaver) -> None:
+    """The same writes handed over at once, as LangGraph's background tasks hand them: the two to one task's
+    index in the order they were handed over."""
+    config = await saver.aput(THREAD, empty_checkpoint() | {"id": "1f0-only", "ts": AT}, {"step": 1}, {})
+    writes = [
+        [("turns", {"task": task}), ("events", list(range(task)))] for task in range(40)  # 720 values: 2 statements
+    ] + [[(ERROR, ValueError("first"))], [(ERROR, ValueError("second"))], [("turns", "kept")], [("turns", "not")]]
+    tasks = [f"task-{i}" for i in range(40)] + ["task-e", "task-e", "task-k", "task-k"]
+    await asyncio.gather(*(saver.aput_writes(config, w, t) for w, t in zip(writes, tasks, strict=True)))
+
+
+def _tables(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with sqlite3.connect(path) as conn:
+        return {
+            table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4, 5").fetchall()
+            for table in ("checkpoints", "writes")
+        }
+
+
+def test_the_run_checkpointer_stores_what_langgraphs_saver_stores(tmp_path):
+    async def stock(name: str, save: Any) -> Any:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / name)) as saver:
+            return await save(saver)
+
+    async def ours(name: str, save: Any) -> Any:
+        async with checkpointer(tmp_path / name) as saver:
+            return await save(saver)
+
+    theirs, mine = asyncio.run(stock("stock.sqlite", _save)), asyncio.run(ours("ours.sqlite", _save))
+    assert repr(mine) == repr(theirs)  # what LangGraph reads back: config, checkpoint, metadata, parent, writes
+    expected = _tables(tmp_path / "stock.sqlite")
+    assert _tables(tmp_path / "ours.sqlite") == expected
+    assert len(expected["checkpoints"]) == 2 and len(expected["writes"]) == 3
+    asyncio.run(stock("stock-at-once.sqlite", _save_at_once))
+    asyncio.run(ours("ours-at-once.sqlite", _save_at_once))
+    expected = _tables(tmp_path / "stock-at-once.sqlite")
+    assert _tables(tmp_path / "ours-at-once.sqlite") == expected and len(expected["writes"]) == 82
+
+
+def _counting_commits(saver: RunCheckpointer) -> list[int]:
+    commits: list[int] = []
+    commit = saver.conn.commit
+
+    async def counted() -> None:
+        commits.append(1)
+        await commit()
+
+    saver.conn.commit = counted  # type: ignore[method-assign]
+    return commits
+
+
+def _written_tasks(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {task for (task,) in conn.execute("SELECT task_id FROM writes")}
+
+
+def test_writes_handed_over_together_are_committed_together(tmp_path):
+    async def run() -> int:
+        async with checkpointer(tmp_path / "c.sqlite") as saver:
+            await saver.setup()
+            commits = _counting_commits(saver)
+            config = await saver.aput(THREAD, empty_checkpoint() | {"id": "1f0-a", "ts": AT}, {}, {})
+            await asyncio.gather(*(saver.aput_writes(config, [("turns", i)], f"task-{i}") for i in range(12)))
+            return len(commits)
+
+    commits = asyncio.run(run())
+    assert 2 <= commits <= 3  # the checkpoint; the first task's writes; the eleven queued behind them
+    assert _written_tasks(tmp_path / "c.sqlite") == {f"task-{i}" for i in range(12)}
+
+
+def test_a_write_cancelled_before_a_transaction_took_it_is_never_written(tmp_path):
+    async def run() -> None:
+        async with checkpointer(tmp_path / "c.sqlite") as saver:
+            await saver.setup()
+            config = await saver.aput(THREAD, empty_checkpoint() | {"id": "1f0-a", "ts": AT}, {}, {})
+            first = asyncio.ensure_future(saver.aput_writes(config, [("turns", 0)], "task-0"))
+            await asyncio.sleep(0)  # the first holds the database
+            queued = [asyncio.ensure_future(saver.aput_writes(config, [("turns", i)], f"task-{i}")) for i in (1, 2)]
+            await asyncio.sleep(0)
+            queued[0].cancel()
+            await asyncio.gather(first, queued[1], return_exceptions=False)
+            assert queued[0].cancelled()
+
+    asyncio.run(run())
+    assert _written_tasks(tmp_path / "c.sqlite") == {"task-0", "task-2"}
+
+
+def test_a_transaction_cancelled_before_its_commit_is_undone_and_the_writes_behind_it_still_land(tmp_path):
+    async def run() -> None:
+        async with checkpointer(tmp_path / "c.sqlite") as saver:
+            await saver.setup()
+            config = await saver.aput(THREAD, empty_checkpoint() | {"id": "1f0-a", "ts": AT}, {}, {})
+            inserted, stuck = asyncio.Event(), asyncio.Event()
+            execute = saver.conn.execute_fetchall
+
+            async def insert_then_stall(sql: str, values: Any) -> Any:
+                rows = await execute(sql, values)
+                if not inserted.is_set():  # the first transaction: inserted, then held before its commit
+                    inserted.set()
+                    await stuck.wait()
+                return rows
+
+            saver.conn.execute_fetchall = insert_then_stall  # type: ignore[method-assign]
+            leader = asyncio.ensure_future(saver.aput_writes(config, [("turns", 0)], "task-0"))
+            await inserted.wait()
+            behind = asyncio.ensure_future(saver.aput_writes(config, [("turns", 1)], "task-1"))
+            await asyncio.sleep(0)
+            leader.cancel()
+            await behind
+
+    asyncio.run(run())
+    assert _written_tasks(tmp_path / "c.sqlite") == {"task-1"}
 
 
 def test_only_a_memory_that_stores_waits_for_the_checkpoint_before_filing(monkeypatch):

@@ -1,0 +1,92 @@
+"""The rows LangGraph's SQLite saver stores for a checkpoint and for a task's writes, built as it builds them (same
+tables, same values, same conflict rules), so that RunCheckpointer can insert many of them in one statement."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import WRITES_IDX_MAP, Checkpoint, CheckpointMetadata, get_checkpoint_metadata
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+Row = tuple[Any, ...]
+MAX_VARIABLES = 999  # the fewest bound parameters a statement may hold in any SQLite build
+
+
+@dataclass(frozen=True)
+class Insert:
+    """An INSERT into one table with one conflict rule, for any number of rows."""
+
+    head: str  # up to VALUES
+    width: int  # columns a row fills
+
+    def statements(self, rows: Sequence[Row]) -> Iterator[tuple[str, list[Any]]]:
+        """The rows in as few multi-row statements as SQLite's parameter limit allows, in order (a later row of a
+        statement meets the conflict rule against an earlier one as it would one statement later)."""
+        per_statement = max(1, MAX_VARIABLES // self.width)
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            values = ", ".join([f"({', '.join('?' * self.width)})"] * len(chunk))
+            yield f"{self.head} VALUES {values}", [value for row in chunk for value in row]
+
+
+CHECKPOINT_INSERT = Insert(
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+    "checkpoint, metadata)",
+    7,
+)
+_WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+_REPLACE_WRITES = Insert(f"INSERT OR REPLACE INTO writes {_WRITE_COLUMNS}", 9)
+_KEEP_FIRST_WRITES = Insert(f"INSERT OR IGNORE INTO writes {_WRITE_COLUMNS}", 9)
+
+
+def checkpoint_row(
+    config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, serde: SerializerProtocol
+) -> Row:
+    configurable = config["configurable"]
+    type_, serialized = serde.dumps_typed(checkpoint)
+    serialized_metadata = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
+    return (
+        str(configurable["thread_id"]),
+        configurable["checkpoint_ns"],
+        checkpoint["id"],
+        configurable.get("checkpoint_id"),
+        type_,
+        serialized,
+        serialized_metadata.encode("utf-8", "ignore"),
+    )
+
+
+def saved_config(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
+    """What `aput` returns: the config naming the checkpoint just saved."""
+    configurable = config["configurable"]
+    return {
+        "configurable": {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": configurable["checkpoint_ns"],
+            "checkpoint_id": checkpoint["id"],
+        }
+    }
+
+
+def writes_insert(writes: Sequence[tuple[str, Any]]) -> Insert:
+    """Special channels (errors, interrupts…) replace an earlier write at their index; others keep the first."""
+    return _REPLACE_WRITES if all(channel in WRITES_IDX_MAP for channel, _ in writes) else _KEEP_FIRST_WRITES
+
+
+def write_rows(
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+    serde: SerializerProtocol,
+) -> list[Row]:
+    configurable = config["configurable"]
+    where = (str(configurable["thread_id"]), str(configurable["checkpoint_ns"]), str(configurable["checkpoint_id"]))
+    return [
+        (*where, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel, *serde.dumps_typed(value))
+        for idx, (channel, value) in enumerate(writes)
+    ]
