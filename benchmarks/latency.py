@@ -8,6 +8,9 @@ Variants, each in a fresh interpreter, repeated alternately:
 
 - `raw_langgraph`: a StateGraph of async nodes (Send to 12 agent nodes that each sleep L, one node that gathers
   them), compiled with `AsyncSqliteSaver`: the floor any LangGraph program pays.
+- `raw_run_checkpointer`: the same graph compiled with this project's checkpointer (`society/checkpointer.py`,
+  which commits the writes waiting together): the floor with the checkpoint writing this project does, so that
+  `framework` ÷ it is the engine's own cost per step, the checkpointer's gain left out.
 - `framework`: this project's society graph with `NullMemory` and a policy that, like raw LangGraph's agents,
   sleeps L and then decides as the offline policy does (no prompt, no model client): the engine alone.
 - `null_memory`: this project's society graph (run directory, samples, chronicle, SQLite checkpoints) with the
@@ -29,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import itertools
 import json
 import operator
@@ -57,7 +59,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
 PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime")
 AGENTS = 12
 ENDLESS = {"end_conditions": {"black_tide": False}}  # the default world, every round of R played
-VARIANTS = ("raw_langgraph", "framework", "null_memory", "real_memory", "model_importance")
+VARIANTS = ("raw_langgraph", "raw_run_checkpointer", "framework", "null_memory", "real_memory", "model_importance")
 
 
 # --- raw LangGraph --------------------------------------------------------------------------------------------
@@ -68,9 +70,9 @@ class _RawState(TypedDict, total=False):
     decisions: Annotated[list[str], operator.add]
 
 
-def raw_langgraph(latency_s: float, rounds: int) -> tuple[list[float], float]:
+def raw_langgraph(latency_s: float, rounds: int, *, run_checkpointer: bool = False) -> tuple[list[float], float]:
     """Round ends of the plain-LangGraph floor (fan out to 12 async sleeping agents, gather, loop), and when the
-    graph returned, every checkpoint written."""
+    graph returned, every checkpoint written; on LangGraph's SQLite saver or this project's."""
     marks: list[float] = []
 
     def director(state: _RawState) -> dict[str, Any]:
@@ -97,7 +99,10 @@ def raw_langgraph(latency_s: float, rounds: int) -> tuple[list[float], float]:
     builder.add_conditional_edges("gather", lambda s: END if s["round"] >= rounds else "director", ["director", END])
 
     async def run(path: str) -> None:
-        async with AsyncSqliteSaver.from_conn_string(path) as saver:
+        from amphoreus_graph.society.checkpointer import checkpointer
+
+        saving = checkpointer(Path(path)) if run_checkpointer else AsyncSqliteSaver.from_conn_string(path)
+        async with saving as saver:
             graph = builder.compile(checkpointer=saver)
             config: Any = {"configurable": {"thread_id": "raw"}, "recursion_limit": 10_000}
             await graph.ainvoke({"round": 0}, config)
@@ -173,9 +178,10 @@ def society(variant: str, latency_s: float, rounds: int) -> tuple[list[float], f
 def measure(variant: str, latency_s: float, rounds: int) -> dict[str, Any]:
     """One variant's round walls, in this process: the median of the steady rounds, and the sustained round (from
     the first round's end to the run's return, every checkpoint written, per round)."""
-    ends, finished = (raw_langgraph if variant == "raw_langgraph" else functools.partial(society, variant))(
-        latency_s, rounds
-    )
+    if variant.startswith("raw_"):
+        ends, finished = raw_langgraph(latency_s, rounds, run_checkpointer=variant == "raw_run_checkpointer")
+    else:
+        ends, finished = society(variant, latency_s, rounds)
     walls = [b - a for a, b in itertools.pairwise(ends)]
     return {
         "round_wall_s": statistics.median(walls[1:] or walls),
@@ -218,10 +224,11 @@ def at_latency(latency_s: float, rounds: int, repeats: int, variants: list[str])
             row["ms_per_agent_step"] = round(1000 * sustained / AGENTS, 3)
             row["median_round_ms_per_agent_step"] = round(1000 * wall / AGENTS, 3)
         rows[variant] = row
-    if latency_s == 0 and "raw_langgraph" in rows:
-        floor = rows["raw_langgraph"]["sustained_round_s"]
-        for row in rows.values():
-            row["times_raw_langgraph"] = round(row["sustained_round_s"] / floor, 2)
+    for floor_variant in ("raw_langgraph", "raw_run_checkpointer"):
+        if latency_s == 0 and floor_variant in rows:
+            floor = rows[floor_variant]["sustained_round_s"]
+            for row in rows.values():
+                row[f"times_{floor_variant}"] = round(row["sustained_round_s"] / floor, 2)
     return rows
 
 
@@ -231,11 +238,13 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"  L = {latency} s")
         for variant, row in rows.items():
             if "ratio" in row:
-                lines.append(f"    {variant:<18} round ÷ L {row['ratio']:>7.3f}   ({row['round_wall_s']:.3f} s)")
+                lines.append(f"    {variant:<20} round ÷ L {row['ratio']:>7.3f}   ({row['round_wall_s']:.3f} s)")
             else:
-                over = f"  ({row['times_raw_langgraph']}× raw LangGraph)" if "times_raw_langgraph" in row else ""
+                floors = (("raw_langgraph", "raw LangGraph"), ("raw_run_checkpointer", "raw on this checkpointer"))
+                times = [f"{row[f'times_{key}']}× {name}" for key, name in floors if f"times_{key}" in row]
+                over = f"  ({', '.join(times)})" if times else ""
                 lines.append(
-                    f"    {variant:<18} {row['ms_per_agent_step']:>8.3f} ms per agent step sustained{over}; "
+                    f"    {variant:<20} {row['ms_per_agent_step']:>8.3f} ms per agent step sustained{over}; "
                     f"median round {row['median_round_ms_per_agent_step']:.3f}"
                 )
     return "\n".join(lines)

@@ -83,12 +83,14 @@ def test_chroma_writes_benchmark_reports_its_figures():
 
 def test_latency_benchmark_counts_the_checkpoints_written_behind_the_rounds():
     """At L = 0 the figure is the sustained round (to the run's return, every checkpoint written), which can never
-    be shorter than the mean round between round ends."""
-    result = _run(
-        "latency.py", "--latencies", "0", "--rounds", "4", "--repeats", "1", "--variants", "raw_langgraph", "framework"
-    )
+    be shorter than the mean round between round ends; each variant is also set beside raw LangGraph on this
+    project's checkpointer."""
+    variants = ("raw_langgraph", "raw_run_checkpointer", "framework")
+    result = _run("latency.py", "--latencies", "0", "--rounds", "4", "--repeats", "1", "--variants", *variants)
     rows = result["latencies"]["0.0"]
     for row in rows.values():
         (run,) = row["repeats"]
         assert run["sustained_round_s"] >= run["mean_wall_s"] > 0
     assert rows["raw_langgraph"]["times_raw_langgraph"] == 1.0 and rows["framework"]["times_raw_langgraph"] > 0
+    assert rows["raw_run_checkpointer"]["times_raw_run_checkpointer"] == 1.0
+    assert rows["framework"]["times_raw_run_checkpointer"] > 0
