@@ -153,7 +153,7 @@ class ChromaIndex:
         metadatas = cast(list[dict[str, str]], got["metadatas"] or [])
         vectors = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
         rows = Rows(list(got["ids"]), list(got["documents"] or []), metadatas, vectors)
-        self._upsert(self._rows, [RowChanges(owner, written=rows)])
+        self._upsert(self._rows, [(RowChanges(owner, written=rows), holder_prefix(owner))])
         self.client.delete_collection(name)
 
     def _ticks(self) -> Collection:
@@ -170,7 +170,7 @@ class ChromaIndex:
         gone = [prefix + row for c, prefix in keyed for row in c.deleted]
         for chunk in chunks(gone, self._max_batch):
             collection.delete(ids=chunk)
-        self._upsert(collection, changes)
+        self._upsert(collection, keyed)
         updated = [
             (prefix + row, _held(c.owner, metadata))
             for c, prefix in keyed
@@ -180,10 +180,11 @@ class ChromaIndex:
             ids, metadatas = zip(*chunk, strict=True)
             collection.update(ids=list(ids), metadatas=list(metadatas))  # type: ignore[arg-type]
 
-    def _upsert(self, collection: Collection, changes: Sequence[RowChanges]) -> None:
+    def _upsert(self, collection: Collection, keyed: Sequence[tuple[RowChanges, str]]) -> None:
+        """Every owner's written rows, each change beside its owner's id prefix."""
         written = [
             (prefix + row, text, _held(c.owner, metadata), list(vector))
-            for c, prefix in ((c, holder_prefix(c.owner)) for c in changes)
+            for c, prefix in keyed
             for row, text, metadata, vector in zip(
                 c.written.ids, c.written.texts, c.written.metadatas, c.written.vectors, strict=True
             )
