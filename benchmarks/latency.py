@@ -59,6 +59,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
 PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime")
 AGENTS = 12
 ENDLESS = {"end_conditions": {"black_tide": False}}  # the default world, every round of R played
+# the floors an L = 0 figure is set beside (`times_<floor>` in the JSON), and how the table names them
+FLOORS = {"raw_langgraph": "raw LangGraph", "raw_run_checkpointer": "raw on this checkpointer"}
 VARIANTS = ("raw_langgraph", "raw_run_checkpointer", "framework", "null_memory", "real_memory", "model_importance")
 
 
@@ -224,7 +226,7 @@ def at_latency(latency_s: float, rounds: int, repeats: int, variants: list[str])
             row["ms_per_agent_step"] = round(1000 * sustained / AGENTS, 3)
             row["median_round_ms_per_agent_step"] = round(1000 * wall / AGENTS, 3)
         rows[variant] = row
-    for floor_variant in ("raw_langgraph", "raw_run_checkpointer"):
+    for floor_variant in FLOORS:
         if latency_s == 0 and floor_variant in rows:
             floor = rows[floor_variant]["sustained_round_s"]
             for row in rows.values():
@@ -240,8 +242,7 @@ def table(report: dict[str, Any]) -> str:
             if "ratio" in row:
                 lines.append(f"    {variant:<20} round ÷ L {row['ratio']:>7.3f}   ({row['round_wall_s']:.3f} s)")
             else:
-                floors = (("raw_langgraph", "raw LangGraph"), ("raw_run_checkpointer", "raw on this checkpointer"))
-                times = [f"{row[f'times_{key}']}× {name}" for key, name in floors if f"times_{key}" in row]
+                times = [f"{row[f'times_{key}']}× {name}" for key, name in FLOORS.items() if f"times_{key}" in row]
                 over = f"  ({', '.join(times)})" if times else ""
                 lines.append(
                     f"    {variant:<20} {row['ms_per_agent_step']:>8.3f} ms per agent step sustained{over}; "

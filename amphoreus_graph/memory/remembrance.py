@@ -16,7 +16,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
@@ -59,12 +59,12 @@ class RecallRequest:
     k: int
     now: Moment
     pending: Sequence[MemoryEvent] = ()
-    _key: str = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    @functools.cached_property
+    def _key(self) -> str:
+        """Built only when a recall ranked ahead is there to compare with: every recall makes a request."""
         pending = [e.model_dump_json() for e in self.pending]
-        key = repr((sorted(self.queries.items()), self.k, self.now.model_dump_json(), pending))
-        object.__setattr__(self, "_key", key)
+        return repr((sorted(self.queries.items()), self.k, self.now.model_dump_json(), pending))
 
     def same(self, other: RecallRequest) -> bool:
         return self._key == other._key
