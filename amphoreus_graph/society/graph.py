@@ -168,11 +168,12 @@ def next_recall(state: SocietyState, resolved: WorldState, noticed: list[MemoryE
     return RecallRequest(queries, k, now_of(state, framed), tuple(noticed))
 
 
-def fan_out(state: SocietyState) -> list[Send]:
+def fan_out(state: SocietyState) -> list[Send | str]:
     """One concurrent turn per acting agent, each with its own TurnContext; beside them, the filing of the last
-    round's memories when the scenario writes behind."""
+    round's memories when the scenario writes behind. A round in which no one may act (everyone travelling,
+    fallen or barred) is still a round: the world resolves it and time passes."""
     scenario = scenario_of(state["scenario"])
-    sends = []
+    sends: list[Send | str] = []
     if files_behind(state):
         # with what the step needs to guess the next round's queries: the round just opened, and the seed
         look_ahead = {"opened": state["world"], "seed": state["seed"]}
@@ -180,7 +181,7 @@ def fan_out(state: SocietyState) -> list[Send]:
     for agent in scenario.world.actors(state["world"]):
         turn = turn_of(state, agent, state["world"])
         sends.append(Send("agent_turn", {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]}))
-    return sends
+    return sends or ["game_master"]  # no turns and nothing to file: straight to the world
 
 
 def files_behind(state: SocietyState) -> bool:
@@ -444,7 +445,7 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     builder.add_node("remember", remember)
     builder.add_node("file_behind", remember)
     builder.add_node("record", record)
-    builder.add_conditional_edges("director", fan_out, ["agent_turn", "file_behind"])
+    builder.add_conditional_edges("director", fan_out, ["agent_turn", "file_behind", "game_master"])
     builder.add_edge("agent_turn", "game_master")
     builder.add_edge("file_behind", "game_master")
     builder.add_edge("game_master", "record")
