@@ -24,6 +24,7 @@ import numpy as np
 from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention, RetentionMode
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.head_start import HeadStarts
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance
@@ -31,6 +32,7 @@ from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
+from amphoreus_graph.memory.tally import Tally, not_as_left
 from amphoreus_graph.memory.text_rows import HeldCollection, access_id
 from amphoreus_graph.policy.gateway import metered
 
@@ -121,6 +123,7 @@ class Remembrance:
         self._ranked_ahead: tuple[RecallRequest, int, dict[str, list[RecalledMemory]]] | None = None
         self._generation = 0  # bumped by every change to what is held: a recall ranked before one is stale
         self._head_starts = HeadStarts()  # a filing's model work, started ahead (prepare)
+        self._expected: Tally | None = None  # what the next write must find held (expect)
         # Filing and reflecting may run at once (their model calls overlap); what is held is read and written
         # under this lock, never while a model is asked.
         self._lock = threading.RLock()
@@ -152,7 +155,10 @@ class Remembrance:
         with self._lock:
             by_text, filed = self._records_for(events, ratings)
             self._generation += 1
-            self.index.write([self.file(agent, batch, by_text) for agent, batch in filed.items()])
+            before = self._held_tally() if self._expected is not None else None
+            changes = [self.file(agent, batch, by_text) for agent, batch in filed.items()]
+            self._confirm(before)
+            self.index.write(changes)
         gained = {
             agent: sum(r.importance for r, public in batch if not public and r.kind is not MemoryKind.REFLECTION)
             for agent, batch in filed.items()
@@ -376,6 +382,34 @@ class Remembrance:
         return self._held[agent]
 
     @_serialised
+    def tally(self) -> Tally:
+        """How many records the society's memories hold, and their digest (tally.py); reads every agent's index
+        not read yet, once."""
+        return self._held_tally()
+
+    def _held_tally(self) -> Tally:
+        total = Tally()
+        for agent in self.agents:
+            total += self._records_of(agent).tally()
+        return total
+
+    @_serialised
+    def expect(self, tally: Tally) -> None:
+        """Have the next write check that the store holds `tally` (what the run's checkpoint says its last filing
+        left) before it writes: a store that holds something else is refused in one line, unless that write finds
+        everything it would file already there (the same filing, done before a restart and not checkpointed)."""
+        self._expected = tally
+
+    def _confirm(self, before: Tally | None) -> None:
+        """`expect`'s check, once what the write would file is held and before anything is written."""
+        expected, self._expected = self._expected, None
+        if expected is None or before is None or before == expected:
+            return
+        if self._held_tally() == before:  # this filing was already in the store: it is only written again
+            return
+        raise AmphoreusError(not_as_left("memory store", self.society, before, expected))
+
+    @_serialised
     def records(self, owner: str) -> list[MemoryRecord]:
         """Every private record of one agent, or (owner PUBLIC, when no agent has that name) every public record,
         sorted by id."""
@@ -436,6 +470,7 @@ class Remembrance:
         kept: dict[str, int] = {}
         changes: list[RowChanges] = []
         self._generation += 1
+        before = self._held_tally() if self._expected is not None else None
         forgotten_ticks: list[str] = []
         for agent in self.agents:
             rule = retention.get(agent, Retention(mode=RetentionMode.ALL))
@@ -459,6 +494,7 @@ class Remembrance:
             forgotten_ticks += [access_id(agent, i) for i in forgotten]
             if agent in retention:
                 kept[agent] = len(keep)
+        self._confirm(before)
         self.index.write(changes)
         self.index.forget_ticks(forgotten_ticks)
         return kept

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from amphoreus_graph.memory.index import nearest
 from amphoreus_graph.memory.naming import name_hash, record_key
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
+from amphoreus_graph.memory.tally import MODULUS, Tally, record_term
 
 PRIVATE_ROLE, PUBLIC_ROLE = "h", "p"
 
@@ -68,6 +69,7 @@ class HeldCollection:
     row_of: dict[str, str] = field(default_factory=dict)  # record id -> row id
     vectors: dict[str, NDArray[np.float32]] | None = field(default_factory=dict)  # row id -> vector; None: not held
     _matrix: tuple[list[str], NDArray[np.float64]] | None = field(default=None, repr=False)  # vectors, stacked
+    _digest: int = field(default=0, repr=False)  # the records' share of the society's tally (tally.py)
 
     @classmethod
     def read(
@@ -139,7 +141,12 @@ class HeldCollection:
         self._place(record, public, row)
         return {row} if before is None else {row, before}
 
+    def tally(self) -> Tally:
+        """What this index holds, as a society's tally counts it."""
+        return Tally(len(self.records), self._digest)
+
     def _place(self, record: MemoryRecord, public: bool, row: str) -> None:
+        self._digest = (self._digest + record_term(self.agent, public, record)) % MODULUS
         self.records[record.id] = record
         self.row_of[record.id] = row
         self.rows.setdefault(row, set()).add(record.id)
@@ -151,7 +158,8 @@ class HeldCollection:
         row = self.row_of.pop(record_id, None)
         if row is None:
             return None
-        del self.records[record_id]
+        record = self.records.pop(record_id)
+        self._digest = (self._digest - record_term(self.agent, record_id in self.public, record)) % MODULUS
         self.public.discard(record_id)
         members = self.rows[row]
         members.discard(record_id)

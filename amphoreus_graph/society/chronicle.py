@@ -42,9 +42,10 @@ class ChronicleWriter:
         """The bytes a round appends, by offset key: also what rebuilds a damaged shard."""
         return {f"{RunDir.CHRONICLE}/{shard_name(record.cycle)}": json_line(record.model_dump(mode="json")).encode()}
 
-    def write_round(self, record: RoundRecord, offsets: dict[str, int]) -> dict[str, int]:
+    def append(self, payloads: dict[str, bytes], offsets: dict[str, int]) -> dict[str, int]:
+        """Append each shard's payload at its committed offset; return the new offsets."""
         updated = dict(offsets)
-        for key, payload in self.payloads(record).items():
+        for key, payload in payloads.items():
             updated[key] = append_at(self.directory / key.partition("/")[2], payload, updated.get(key, 0))
         return updated
 

@@ -45,6 +45,7 @@ from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.gateway import RoleUse, metered, requests_sent
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
+from amphoreus_graph.society.ledger import expect_tally, fold, tally_update
 from amphoreus_graph.society.perception import TurnMemo, build_turn, lean, restore
 from amphoreus_graph.society.samples import Sample
 from amphoreus_graph.society.services import Services, SocietySettings, default_settings
@@ -92,14 +93,14 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     scenario = scenario_of(inputs.scenario)
     cycle = inputs.cycle
     run_id = run_id_of(inputs.run_id)
+    filed: dict[str, Any] = {}
     with metered() as meter:
         if cycle == 1:
             services = await aservices_of({"run_id": run_id, "scenario": inputs.scenario}, runtime)
             await services.before_filing()
-            seeds = await asyncio.to_thread(load_seeds, services.seeds, scenario.agent_names)
-            await asyncio.to_thread(services.memory.remember, seeds)
+            filed = await asyncio.to_thread(plant_seeds, services, scenario, state)
     emit(CycleStarted(cycle=cycle, agents=len(scenario.agents)))
-    return {
+    return filed | {
         "model_use": meter.as_json(),
         "scenario": inputs.scenario,
         "seed": inputs.seed,
@@ -111,6 +112,14 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
         "round_events": [],  # the last cycle's were filed before it ended
         "used_memories": [],
     }
+
+
+def plant_seeds(services: Services, scenario: Scenario, state: SocietyState) -> dict[str, Any]:
+    """File the scenario's seed memories (a cycle 1 genesis); returns what the store then holds."""
+    seeds = load_seeds(services.seeds, scenario.agent_names)
+    expect_tally(services.memory, state)
+    services.memory.remember(seeds)
+    return tally_update(services.memory)
 
 
 async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
@@ -265,7 +274,7 @@ def reflecting(state: SocietyState, scenario: Scenario) -> list[str]:
     return [a for a in scenario.agent_names if pending.get(a, 0.0) >= scenario.memory.reflection_budget]
 
 
-FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memories", "unreflected")
+FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memories", "unreflected", "memory_tally")
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
@@ -291,19 +300,29 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
         await services.before_filing()
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
         reflections = await asyncio.to_thread(services.memory.reflect, due, now)
-        gained = await asyncio.to_thread(services.memory.remember, [*events, *reflections])  # one write for both
+        gained, filed = await asyncio.to_thread(file_round, services, [*events, *reflections], state)
     for event in reflections:
         emit(Reflected(agent=event.witnesses[0], text=event.text, evidence=event.evidence))
     for agent in due:
         pending[agent] = 0.0
     for agent, importance in gained.items():
         pending[agent] = pending.get(agent, 0.0) + importance
-    return {
+    return filed | {
         "unreflected": {a: round(v, 3) for a, v in pending.items()},
         "round_events": [],
         "used_memories": [],
         "model_use": meter.as_json(),
     }
+
+
+def file_round(
+    services: Services, events: list[MemoryEvent], state: SocietyState
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """File a round's events and reflections in one write, once the store is checked to hold what the checkpoint
+    says; returns the importance each agent gained, and what the store then holds."""
+    expect_tally(services.memory, state)
+    gained = services.memory.remember(events)
+    return gained, tally_update(services.memory)
 
 
 def round_samples(state: SocietyState) -> list[Sample]:
@@ -349,15 +368,23 @@ def round_chronicle(state: SocietyState) -> RoundRecord:
 
 
 def write_round(
-    services: Services, samples: list[Sample], chronicle: RoundRecord, offsets: dict[str, int]
-) -> dict[str, int]:
+    services: Services, samples: list[Sample], chronicle: RoundRecord, state: SocietyState
+) -> dict[str, Any]:
     """Append the round's samples and its chronicle entry (each exactly once); returns where the next round
-    appends."""
+    appends, and the digest of each shard's committed lines."""
+    payloads: dict[str, bytes] = {}
+    offsets = dict(state.get("sample_offsets") or {})
     if services.samples is not None:
-        offsets = services.samples.write_round(samples, offsets)
+        payloads |= services.samples.payloads(samples)
+        offsets = services.samples.append(payloads, offsets)
     if services.chronicle is not None:
-        offsets = services.chronicle.write_round(chronicle, offsets)
-    return offsets
+        written = services.chronicle.payloads(chronicle)
+        offsets = services.chronicle.append(written, offsets)
+        payloads |= written
+    digests = dict(state.get("shard_digests") or {})
+    for key, payload in payloads.items():
+        digests[key] = fold(digests.get(key, ""), payload)
+    return {"sample_offsets": offsets, "shard_digests": digests}
 
 
 def round_cost(state: SocietyState) -> Counter[str]:
@@ -377,10 +404,9 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
     samples = round_samples(state)
     chronicle = round_chronicle(state)
     delta = round_cost(state)
-    offsets = state.get("sample_offsets") or {}
     if services.samples is not None:
         delta["samples_written"] = len(samples)
-    offsets = await asyncio.to_thread(write_round, services, samples, chronicle, offsets)
+    committed = await asyncio.to_thread(write_round, services, samples, chronicle, state)
     emit(
         RoundDone(
             cycle=chronicle.cycle,
@@ -393,9 +419,8 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
         )
     )
     # The round is on disk: its turns, what they recalled and the world they decided in leave the checkpoints.
-    return {
+    return committed | {
         "stats": add_stats(state.get("stats"), delta),
-        "sample_offsets": offsets,
         "turns": {},
         "recalled": {},
         "decided_in": {},

@@ -9,12 +9,15 @@ of these is one error line naming the way out: `--resume` the run that owns them
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, forget_owner, latest_tick, read_owner, write_owner
 from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.memory.tally import Tally, not_as_left
+from amphoreus_graph.society.ledger import FILING_NODES
 
 
 def checkpoint_tick(values: dict[str, object], rounds_per_cycle: int) -> int:
@@ -26,11 +29,19 @@ def checkpoint_tick(values: dict[str, object], rounds_per_cycle: int) -> int:
 
 
 def claim_store(
-    store: Remembrance, owner: StoreOwner, *, resume: bool, checkpoint: int, where: str, fresh: bool = False
+    store: Remembrance,
+    owner: StoreOwner,
+    *,
+    resume: bool,
+    checkpoint: int,
+    where: str,
+    fresh: bool = False,
+    filed: int = 0,
 ) -> None:
     """Check that `owner` may write the society's memories in `store`, wiping them first if `fresh`; then claim.
 
-    `checkpoint` is how far the run's checkpoint went (a tick); the memories may not be further on than that."""
+    `checkpoint` is how far the run's checkpoint went (a tick); the memories may not be further on than that.
+    `filed`: how many records the checkpoint says the store held after its last filing (a resumed run)."""
     society = store.society
     if fresh:
         store.drop()
@@ -44,6 +55,12 @@ def claim_store(
         raise AmphoreusError(
             f"{where}: society {society!r} has memories written by the run in {current.run_dir}; expected "
             f"--resume {current.run_dir}, another run name (--out), or {way_out}"
+        )
+    if resume and not fresh and current is None and latest is None and filed:
+        raise AmphoreusError(
+            f"{where}: holds none of society {society!r}'s memories, but the run's checkpoint says it filed {filed} "
+            "records there (the store was deleted, emptied, or is another one); expected the run's own store back, "
+            f"or --resume {owner.run_dir} --fresh-memory to rebuild it from the run's beginning"
         )
     if current is None and latest is not None:
         raise AmphoreusError(
@@ -70,3 +87,14 @@ def never_began(current: StoreOwner, claimant: StoreOwner, latest: int | None) -
     """The claim of an earlier start of the same run directory that filed no memory and wrote no config.json:
     killed as it started, it can never be resumed, and starting the run again is the way on."""
     return current.run_dir == claimant.run_dir and latest is None and not RunDir(Path(current.run_dir)).config.exists()
+
+
+def check_store_tally(store: Remembrance, values: dict[str, Any], upcoming: tuple[str, ...], where: str) -> None:
+    """A resumed run's store must hold what its checkpoint says the last filing left (memory/tally.py), unless the
+    step the run resumes with is a filing (the store may already hold it: it was written, then the run was killed
+    before its checkpoint; that step checks it exactly before it writes). One line otherwise, before anything runs."""
+    if not values.get("memory_tally") or FILING_NODES & set(upcoming):
+        return
+    expected, held = Tally.of_json(values["memory_tally"]), store.tally()
+    if held != expected:
+        raise AmphoreusError(not_as_left(where, store.society, held, expected))

@@ -23,6 +23,7 @@ from amphoreus_graph.errors import graph_input
 from amphoreus_graph.policy.gateway import metered
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of, run_id_of, settings_of
+from amphoreus_graph.society.ledger import expect_tally, tally_update
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
 
@@ -77,15 +78,16 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
     retention = {a.name: scenario.retention_for(a.path) for a in scenario.agents}
     await services.before_filing()
 
-    def carry() -> dict[str, int]:
+    def carry() -> tuple[dict[str, int], dict[str, Any]]:
+        expect_tally(services.memory, state)
         services.memory.remember([echo])
-        return services.memory.carry_over(retention, view.cycle + 1)
+        return services.memory.carry_over(retention, view.cycle + 1), tally_update(services.memory)
 
     with metered() as meter:
-        kept = await asyncio.to_thread(carry)
+        kept, filed = await asyncio.to_thread(carry)
     summary = cycle_summary(end, view) | {"memories_kept": kept}
     emit(CycleDone(**summary))
-    update: dict[str, Any] = {
+    update: dict[str, Any] = filed | {
         "cycle_summaries": [*(state.get("cycle_summaries") or []), summary],
         "model_use": meter.as_json(),
     }

@@ -28,6 +28,7 @@ from amphoreus_graph.memory.ownership import StoreOwner
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory
+from amphoreus_graph.memory.tally import Tally
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, merge_use, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
@@ -37,7 +38,7 @@ from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.config import RunConfig, stored_config
 from amphoreus_graph.society.guard import Guard
 from amphoreus_graph.society.heap import settle_heap
-from amphoreus_graph.society.ownership import checkpoint_tick, claim_store
+from amphoreus_graph.society.ownership import check_store_tally, checkpoint_tick, claim_store
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
     check_seeds_dir,
@@ -147,17 +148,18 @@ class Simulation:
             async with checkpointer(cfg.files.checkpoint) as saver:
                 graph = build_recurrence_graph().compile(checkpointer=saver)
                 values = await checkpointed_values(graph, thread, cfg.files.checkpoint) if resume else {}
+                state = await graph.aget_state(thread)
                 if resume and store is not None:
                     await asyncio.to_thread(self._claim, store, resume=True, values=values)
+                    await asyncio.to_thread(check_store_tally, store, values, state.next, self._where())
                 if values:
-                    for line in await verify_shards(graph, thread, cfg.out, values.get("sample_offsets") or {}):
+                    for line in await verify_shards(graph, thread, cfg.out, values):
                         yield Repaired(message=line).payload()
                 else:  # nothing was committed: whatever a shard holds was never checkpointed
                     cut_uncommitted(cfg.out, {})
                 # a new run, or one killed before its first checkpoint, starts from the beginning
                 start = None if values else cfg.graph_input()
                 context = cfg.settings().using(cfg.run_id, services)
-                state = await graph.aget_state(thread)
                 stopped: RunStopped | None = None
                 try:
                     if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
@@ -206,8 +208,14 @@ class Simulation:
         scenario = scenario_of(cfg.scenario)
         owner = StoreOwner(token=cfg.run_token, run_dir=str(cfg.out), fingerprint=cfg.fingerprint())
         position = checkpoint_tick(values, cfg.rounds or scenario.rounds_per_cycle)
-        where = cfg.chroma_url or str(cfg.memory_path)
-        claim_store(store, owner, resume=resume, checkpoint=position, where=where, fresh=self.fresh_memory)
+        filed = Tally.of_json(values["memory_tally"]).records if values.get("memory_tally") else 0
+        claim_store(
+            store, owner, resume=resume, checkpoint=position, where=self._where(), fresh=self.fresh_memory, filed=filed
+        )
+
+    def _where(self) -> str:
+        """The memory store, as a user named it."""
+        return self.config.chroma_url or str(self.config.memory_path)
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:
         """Run to the end and return the summary."""

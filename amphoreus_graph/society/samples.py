@@ -71,8 +71,12 @@ class ShardWriter:
 
     def write_round(self, samples: list[Sample], offsets: dict[str, int]) -> dict[str, int]:
         """Append samples to their cycle shards starting at the committed offsets; return new offsets."""
+        return self.append(self.payloads(samples), offsets)
+
+    def append(self, payloads: dict[str, bytes], offsets: dict[str, int]) -> dict[str, int]:
+        """Append each shard's payload at its committed offset; return the new offsets."""
         updated = dict(offsets)
-        for shard, payload in self.payloads(samples).items():
+        for shard, payload in payloads.items():
             updated[shard] = append_at(self.directory / shard, payload, updated.get(shard, 0))
         return updated
 

@@ -1,12 +1,13 @@
 """Shards as the checkpoint committed them: checked when a run resumes, repaired exactly, or refused in one line.
 
-The checkpoint holds, per shard, the byte offset its last recorded round ended at. On resume every shard is
-read against that offset:
+The checkpoint holds, per shard, the byte offset its last recorded round ended at and a digest of the lines
+before it (society/ledger.py). On resume every shard is read against them:
 
-- bytes past it were never committed (a crash between writing and checkpointing): they are cut off;
-- a shard shorter than its offset, or whose committed lines do not parse as its rows, is damaged: it is rebuilt
-  from the checkpoint's history (each round's `record` step starts from a checkpointed state, and the rows it
-  writes are a pure function of that state), and the rebuilt bytes must end exactly at the committed offset;
+- bytes past the offset were never committed (a crash between writing and checkpointing): they are cut off;
+- a shard shorter than its offset, whose committed lines do not parse as its rows, or whose lines are not the
+  ones the digest says (a line edited into other valid JSON) is damaged: it is rebuilt from the checkpoint's
+  history (each round's `record` step starts from a checkpointed state, and the rows it writes are a pure
+  function of that state), and the rebuilt bytes must end exactly at the committed offset, with its digest;
 - a damage that cannot be rebuilt that way is one `AmphoreusError` naming the file and the offset.
 
 A shard is never padded or extended with anything but the rows it committed.
@@ -29,6 +30,7 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.society.chronicle import ChronicleWriter, RoundRecord
 from amphoreus_graph.society.graph import round_chronicle, round_samples
+from amphoreus_graph.society.ledger import fold
 from amphoreus_graph.society.samples import Sample, ShardWriter
 from amphoreus_graph.society.state import SocietyState
 
@@ -58,19 +60,22 @@ def shard_file(run_dir: Path, key: str) -> Path:
     return run_dir / key if "/" in key else RunDir(run_dir).samples / key
 
 
-def find_damage(run_dir: Path, offsets: Mapping[str, int]) -> list[Damage]:
-    """Every committed shard that is shorter than its offset or holds a committed line that does not parse."""
+def find_damage(run_dir: Path, offsets: Mapping[str, int], digests: Mapping[str, str]) -> list[Damage]:
+    """Every committed shard that is shorter than its offset, holds a committed line that does not parse, or
+    whose committed lines are not the ones the checkpoint's digest says (a checkpoint from before digests has
+    none: its lines are only parsed)."""
     found = []
     for key, committed in sorted(offsets.items()):
         path = shard_file(run_dir, key)
-        problem = _check(path, committed, RoundRecord if key.startswith(f"{RunDir.CHRONICLE}/") else Sample)
+        row = RoundRecord if key.startswith(f"{RunDir.CHRONICLE}/") else Sample
+        problem = _check(path, committed, row, digests.get(key))
         if problem is not None:
             at, what = problem
             found.append(Damage(key, path, committed, at, what))
     return found
 
 
-def _check(path: Path, committed: int, row: type[BaseModel]) -> tuple[int, str] | None:
+def _check(path: Path, committed: int, row: type[BaseModel], digest: str | None) -> tuple[int, str] | None:
     """(byte offset, what is wrong) for the first problem in the committed part of a shard, else None. A row
     must be one of the shard's rows, not just JSON: damage can leave valid JSON that has lost a field."""
     try:
@@ -78,6 +83,8 @@ def _check(path: Path, committed: int, row: type[BaseModel]) -> tuple[int, str] 
             data = handle.read(committed)
     except FileNotFoundError:
         return 0, "the shard is missing"
+    except OSError as exc:
+        raise AmphoreusError(f"{path}: cannot read it ({exc.strerror or exc}); expected a readable shard") from None
     if len(data) < committed:
         return len(data), "the shard is shorter than its checkpoint"
     start = 0
@@ -89,6 +96,8 @@ def _check(path: Path, committed: int, row: type[BaseModel]) -> tuple[int, str] 
         except ValueError:
             return start, "a committed line does not parse"
         start += len(line)
+    if digest is not None and fold("", data) != digest:
+        return 0, "a committed line was changed (its lines are not those the checkpoint's digest says)"
     return None
 
 
@@ -133,6 +142,16 @@ async def committed_rows(graph: History, thread: RunnableConfig, keys: set[str])
     return {key: bytes(data) for key, data in rebuilt.items()}
 
 
+def _located(damage: Damage, rebuilt: bytes) -> Damage:
+    """A changed line's damage, placed at the first byte where the shard differs from what it committed."""
+    if damage.at or not damage.problem.startswith("a committed line was changed"):
+        return damage
+    with open(damage.path, "rb") as handle:
+        held = handle.read(damage.committed)
+    at = next((i for i, (a, b) in enumerate(zip(held, rebuilt, strict=False)) if a != b), len(held))
+    return Damage(damage.key, damage.path, damage.committed, at, damage.problem)
+
+
 def _checkpoint_id(config: RunnableConfig | None) -> str:
     return str((config or {}).get("configurable", {}).get("checkpoint_id", ""))
 
@@ -141,23 +160,28 @@ def _offsets(values: Mapping[str, Any]) -> dict[str, int]:
     return dict(values.get("sample_offsets") or {})
 
 
-async def verify_shards(graph: History, thread: RunnableConfig, run_dir: Path, offsets: Mapping[str, int]) -> list[str]:
-    """Make every shard hold exactly what the checkpoint committed; returns one line per shard repaired.
+async def verify_shards(graph: History, thread: RunnableConfig, run_dir: Path, values: Mapping[str, Any]) -> list[str]:
+    """Make every shard hold exactly what the checkpoint (its `values`) committed; returns one line per shard
+    repaired.
 
     Raises AmphoreusError (one line: file, byte offset, what is wrong) for a damage the history cannot rebuild."""
+    offsets = _offsets(values)
+    digests: Mapping[str, str] = values.get("shard_digests") or {}
     cut_uncommitted(run_dir, offsets)
-    damaged = find_damage(run_dir, offsets)
+    damaged = find_damage(run_dir, offsets, digests)
     if not damaged:
         return []
     rebuilt = await committed_rows(graph, thread, {d.key for d in damaged})
     repaired = []
     for damage in damaged:
         data = rebuilt[damage.key]
-        if len(data) != damage.committed:
+        exact = len(data) == damage.committed and fold("", data) == digests.get(damage.key, fold("", data))
+        if not exact:
             raise AmphoreusError(
-                f"{damage.line()}; the checkpoint's history rebuilds {len(data)} bytes, so it cannot be repaired "
-                "exactly; expected the shard restored from a copy"
+                f"{damage.line()}; the checkpoint's history rebuilds other bytes ({len(data)}), so it cannot be "
+                "repaired exactly; expected the shard restored from a copy"
             )
+        damage = _located(damage, data)
         damage.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic_bytes(damage.path, data)
         repaired.append(f"repaired {damage.line()}: rebuilt from the checkpoint's history")

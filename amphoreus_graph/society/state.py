@@ -80,6 +80,8 @@ class SocietyState(TypedDict, total=False):
     round_flags: list[str]
     stats: dict[str, float]
     sample_offsets: dict[str, int]  # samples/ and chronicle/ shards: where the next round appends
+    shard_digests: dict[str, str]  # the same shards: a digest of their committed lines (society/ledger.py)
+    memory_tally: JSON  # what the memory store held after the last filing (memory/tally.py)
     unreflected: dict[str, float]
     used_memories: list[str]
 

@@ -1,0 +1,39 @@
+"""What a run's checkpoint says its files and memory store hold, so that a resume can tell them apart from others.
+
+- Shards (samples and chronicle): beside each committed byte offset, a digest of the committed lines, chained line
+  by line (`fold`), so a line edited into other valid JSON is found, not only one that no longer parses.
+- The memory store: the tally (memory/tally.py: a count and an order-free digest of the records) the last filing
+  left, carried in the state as `memory_tally`. A filing step first has the memory check it still holds that
+  (`expect`); a memory without a tally (NullMemory, a user's own) is not checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from amphoreus_graph.memory.store import Memory
+from amphoreus_graph.memory.tally import Tally
+
+FILING_NODES = frozenset({"remember", "file_behind", "end_cycle"})  # the steps that write the memory store
+
+
+def fold(digest: str, payload: bytes) -> str:
+    """The digest of a shard's lines after appending `payload` (whole lines) to lines whose digest is `digest`."""
+    for line in payload.splitlines(keepends=True):
+        digest = hashlib.sha256(digest.encode() + line).hexdigest()[:32]
+    return digest
+
+
+def expect_tally(memory: Memory, state: Mapping[str, Any]) -> None:
+    """Before a filing step writes: have the memory check it holds what the checkpoint says the last filing left."""
+    expected = state.get("memory_tally")
+    if expected and (expect := getattr(memory, "expect", None)) is not None:
+        expect(Tally.of_json(expected))
+
+
+def tally_update(memory: Memory) -> dict[str, Any]:
+    """The state update of a filing step: what the store holds now (nothing for a memory without a tally)."""
+    tally = getattr(memory, "tally", None)
+    return {"memory_tally": tally().as_json()} if tally is not None else {}
