@@ -4,6 +4,8 @@ the judges need only the directory."""
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +111,22 @@ class RunConfig(WorldRun, RunSettings):
 
 def stored_config(run_dir: Path) -> RunConfig:
     """RUN/config.json as the run wrote it, its `out` following the directory wherever it is now; a missing or
-    damaged file is one line."""
+    damaged file is one line. The run keeps its own name wherever its directory goes: a config written before runs
+    named themselves takes it from the checkpoint (whose thread is the run)."""
     stored = stored_model(RunConfig, RunDir(run_dir).config, "`amphoreus simulate`")
-    return stored.model_copy(update={"out": run_dir})
+    update: dict[str, object] = {"out": run_dir}
+    if stored.name is None and (thread := checkpoint_thread(RunDir(run_dir).checkpoint)) is not None:
+        update["name"] = thread
+    return stored.model_copy(update=update)
+
+
+def checkpoint_thread(path: Path) -> str | None:
+    """The one thread a run's checkpoint holds (None: no checkpoint, an unreadable one, or not exactly one)."""
+    if not path.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            threads = [row[0] for row in db.execute("SELECT DISTINCT thread_id FROM checkpoints LIMIT 2")]
+    except sqlite3.Error:
+        return None
+    return str(threads[0]) if len(threads) == 1 else None

@@ -8,6 +8,7 @@ of these is one error line naming the way out: `--resume` the run that owns them
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,13 @@ def claim_store(
     where: str,
     fresh: bool = False,
     filed: int = 0,
+    own_store: bool = False,
 ) -> None:
     """Check that `owner` may write the society's memories in `store`, wiping them first if `fresh`; then claim.
 
     `checkpoint` is how far the run's checkpoint went (a tick); the memories may not be further on than that.
-    `filed`: how many records the checkpoint says the store held after its last filing (a resumed run)."""
+    `filed`: how many records the checkpoint says the store held after its last filing (a resumed run);
+    `own_store`: the store lives inside the run's directory (a copy of the run has its own copy of it)."""
     society = store.society
     if fresh:
         store.drop()
@@ -51,6 +54,16 @@ def claim_store(
     way_out = "--fresh-memory to wipe them first"
     if current is not None and current.token != owner.token and never_began(current, owner, latest):
         current = None  # this run's own first start, killed before its config.json: it filed nothing
+    if current is not None and current.token == owner.token and current.run_dir != owner.run_dir:
+        moved_from = Path(current.run_dir)
+        if not own_store and is_run_with_token(moved_from, owner.token):
+            raise AmphoreusError(
+                f"{where}: society {society!r}'s memories belong to the run in {moved_from}, of which "
+                f"{owner.run_dir} is a copy: two runs cannot go on over one store; expected --resume {moved_from}, "
+                f"or a new run from the copy with --fork {moved_from} --out NEW"
+            )
+        write_owner(store.index, owner)  # the run moved, or its copy brought its own store: it goes on as itself
+        current = owner
     if current is not None and current.token != owner.token:
         raise AmphoreusError(
             f"{where}: society {society!r} has memories written by the run in {current.run_dir}; expected "
@@ -81,6 +94,14 @@ def claim_store(
         )
     if current is None:
         write_owner(store.index, owner)
+
+
+def is_run_with_token(run_dir: Path, token: str) -> bool:
+    """Whether `run_dir` holds a run whose config says it is the run `token` names."""
+    try:
+        return bool(json.loads(RunDir(run_dir).config.read_text(encoding="utf-8")).get("run_token") == token)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def never_began(current: StoreOwner, claimant: StoreOwner, latest: int | None) -> bool:

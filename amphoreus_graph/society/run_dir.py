@@ -13,6 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
+from amphoreus_graph.locks import DirectoryLock
 
 
 def writable_dir(path: Path, flag: str) -> None:
@@ -55,6 +56,17 @@ def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
     elif holds_a_run(out):
         raise AmphoreusError(f"{out}: already holds a run; expected a new --out, or --resume {out}")
     writable_dir(out, "--out")
+
+
+def claim_run_dir(out: Path, *, resume: bool) -> DirectoryLock:
+    """Hold the run directory for this process (creating it for a new run): a second process on the same
+    directory, whatever its other options, is refused in one line before it writes anything."""
+    if resume:
+        if not out.is_dir():
+            raise AmphoreusError(f"{RunDir(out).config}: no such file; expected a run directory")
+    else:
+        writable_dir(out, "--out")
+    return DirectoryLock(out, "expected one process per run directory: wait for it to finish, or another --out")
 
 
 def newest_run(runs: Path) -> Path:

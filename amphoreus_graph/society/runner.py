@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
@@ -43,6 +45,7 @@ from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
     check_seeds_dir,
     checkpointed_values,
+    claim_run_dir,
     prepare_run_dir,
     writable_dir,
 )
@@ -131,64 +134,92 @@ class Simulation:
         return services, owned
 
     async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
-        """Run (or resume) to the end, yielding the graph's progress events as they happen."""
-        policy = await self._preflight(resume=resume)
-        cfg = self.config
-        token = stored_config(cfg.out).run_token if resume else uuid.uuid4().hex
-        cfg = self.config = cfg.model_copy(update={"run_token": token})
-        started = time.perf_counter()
-        thread: RunnableConfig = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
-        services, owned = await asyncio.to_thread(self._services, policy)
-        store = self._store or owned
+        """Run (or resume) to the end, yielding the graph's progress events as they happen. The run directory is
+        claimed (one process at a time) before anything is written, and held until the summary is."""
+        policy = await self._preflight()
+        lock = await asyncio.to_thread(claim_run_dir, self.config.out, resume=resume)
         try:
-            if not resume:  # claimed before anything of the run is written: a refused run leaves no trace
-                if store is not None:
-                    await asyncio.to_thread(self._claim, store, resume=False, values={})
-                cfg.save()
-            async with checkpointer(cfg.files.checkpoint) as saver:
-                graph = build_recurrence_graph().compile(checkpointer=saver)
-                values = await checkpointed_values(graph, thread, cfg.files.checkpoint) if resume else {}
-                state = await graph.aget_state(thread)
-                if resume and store is not None:
-                    await asyncio.to_thread(self._claim, store, resume=True, values=values)
-                    await asyncio.to_thread(check_store_tally, store, values, state.next, self._where())
-                if values:
-                    for line in await verify_shards(graph, thread, cfg.out, values):
+            await asyncio.to_thread(self._prepare, resume)
+            cfg = self.config = self._identified(resume)
+            started = time.perf_counter()
+            thread: RunnableConfig = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
+            services, owned = await asyncio.to_thread(self._services, policy)
+            store = self._store or owned
+            try:
+                if not resume:  # claimed before anything of the run is written: a refused run leaves no trace
+                    if store is not None:
+                        await asyncio.to_thread(self._claim, store, resume=False, values={})
+                    cfg.save()
+                async with checkpointer(cfg.files.checkpoint) as saver:
+                    graph = build_recurrence_graph().compile(checkpointer=saver)
+                    values, state, repairs = await self._checked_past(graph, thread, store, resume)
+                    for line in repairs:
                         yield Repaired(message=line).payload()
-                else:  # nothing was committed: whatever a shard holds was never checkpointed
-                    cut_uncommitted(cfg.out, {})
-                # a new run, or one killed before its first checkpoint, starts from the beginning
-                start = None if values else cfg.graph_input()
-                context = cfg.settings().using(cfg.run_id, services)
-                stopped: RunStopped | None = None
-                try:
-                    if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
-                        settle_heap()  # everything the run loaded is in: full collections skip it from here
-                        # Checkpoints are written behind the steps; a step that files memories waits for its own
-                        # (society/checkpointer.py), so the store never runs ahead of them.
-                        steps = graph.astream(start, thread, context=context, stream_mode="custom", durability="async")
-                        async for event in steps:
-                            yield event
-                except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
-                    stopped = stop
-                final = (await graph.aget_state(thread)).values
-                unclaimed = await asyncio.to_thread(services.memory.settle)  # head starts of a round not filed
-                final = {**final, "model_use": merge_use(final.get("model_use"), unclaimed)} if unclaimed else final
+                    # a new run, or one killed before its first checkpoint, starts from the beginning
+                    start = None if values else cfg.graph_input()
+                    context = cfg.settings().using(cfg.run_id, services)
+                    stopped: RunStopped | None = None
+                    try:
+                        if start is not None or state.next or state.tasks:  # tasks: done but not yet checkpointed
+                            settle_heap()  # everything the run loaded is in: full collections skip it from here
+                            # Checkpoints are written behind the steps; a step that files memories waits for its
+                            # own (society/checkpointer.py), so the store never runs ahead of them.
+                            steps = graph.astream(
+                                start, thread, context=context, stream_mode="custom", durability="async"
+                            )
+                            async for event in steps:
+                                yield event
+                    except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
+                        stopped = stop
+                    final = (await graph.aget_state(thread)).values
+                    unclaimed = await asyncio.to_thread(services.memory.settle)  # head starts of a round not filed
+                    if unclaimed:
+                        final = {**final, "model_use": merge_use(final.get("model_use"), unclaimed)}
+            finally:
+                if owned is not None:
+                    owned.close()
+                if self._cache is not None:
+                    self._cache.close()
+            why = None if stopped is None else str(stopped)
+            self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started, why)
+            write_json(cfg.files.summary, self.summary)
         finally:
-            if owned is not None:
-                owned.close()
-            if self._cache is not None:
-                self._cache.close()
-        why = None if stopped is None else str(stopped)
-        self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started, why)
-        write_json(cfg.files.summary, self.summary)
+            lock.release()
         if stopped is not None:
             raise stopped
         yield Done(summary=self.summary).payload()
 
-    async def _preflight(self, *, resume: bool) -> Policy:
+    def _identified(self, resume: bool) -> RunConfig:
+        """The config with the run's identity: a resumed run's own token; a new run's name written down, so that
+        it stays itself wherever its directory goes."""
+        cfg = self.config
+        if resume:
+            return cfg.model_copy(update={"run_token": stored_config(cfg.out).run_token})
+        return cfg.model_copy(update={"run_token": uuid.uuid4().hex, "name": cfg.run_id})
+
+    async def _checked_past(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        thread: RunnableConfig,
+        store: Remembrance | None,
+        resume: bool,
+    ) -> tuple[dict[str, Any], StateSnapshot, list[str]]:
+        """What the checkpoint committed, once the memory store and every shard are checked against it (shards
+        repaired exactly where they can be: one line each); a new run's leftovers never committed are cut."""
+        cfg = self.config
+        values = await checkpointed_values(graph, thread, cfg.files.checkpoint) if resume else {}
+        state = await graph.aget_state(thread)
+        if resume and store is not None:
+            await asyncio.to_thread(self._claim, store, resume=True, values=values)
+            await asyncio.to_thread(check_store_tally, store, values, state.next, self._where())
+        if not values:  # nothing was committed: whatever a shard holds was never checkpointed
+            cut_uncommitted(cfg.out, {})
+            return values, state, []
+        return values, state, await verify_shards(graph, thread, cfg.out, values)
+
+    async def _preflight(self) -> Policy:
         """The run's policy, once everything a user can get wrong is checked: a broken scenario, seed file, model
-        spec, unreachable server or run directory fails here, before anything is written."""
+        spec or unreachable server fails here, before anything is written."""
         cfg = self.config
         scenario = scenario_of(cfg.scenario)
         check_seeds_dir(cfg.seeds_dir)
@@ -198,10 +229,14 @@ class Simulation:
             raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
-        prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
-        if self._cache is not None and (self._cache.users or self._cache.path.exists()):  # unusable: one line now
-            await asyncio.to_thread(self._cache.open)
         return policy
+
+    def _prepare(self, resume: bool) -> None:
+        """With the run directory claimed: check it holds no run (a new one) or its run (a resume), and that the
+        response cache opens (unusable: one line now)."""
+        prepare_run_dir(self.config.out, resume=resume, restart=self.fresh_memory)
+        if self._cache is not None and (self._cache.users or self._cache.path.exists()):
+            self._cache.open()
 
     def _claim(self, store: Remembrance, *, resume: bool, values: dict[str, Any]) -> None:
         cfg = self.config
@@ -209,8 +244,16 @@ class Simulation:
         owner = StoreOwner(token=cfg.run_token, run_dir=str(cfg.out), fingerprint=cfg.fingerprint())
         position = checkpoint_tick(values, cfg.rounds or scenario.rounds_per_cycle)
         filed = Tally.of_json(values["memory_tally"]).records if values.get("memory_tally") else 0
+        own_store = cfg.chroma_url is None and cfg.memory_dir is None
         claim_store(
-            store, owner, resume=resume, checkpoint=position, where=self._where(), fresh=self.fresh_memory, filed=filed
+            store,
+            owner,
+            resume=resume,
+            checkpoint=position,
+            where=self._where(),
+            fresh=self.fresh_memory,
+            filed=filed,
+            own_store=own_store,
         )
 
     def _where(self) -> str:
