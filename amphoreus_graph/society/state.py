@@ -81,7 +81,7 @@ class SocietyState(TypedDict, total=False):
     stats: dict[str, float]
     sample_offsets: dict[str, int]  # samples/ and chronicle/ shards: where the next round appends
     unreflected: dict[str, float]
-    used_memories: list[str]
+    used_memories: dict[str, list[str]]  # each agent's ids of the private memories its turn used
 
 
 class RecurrenceState(SocietyState, total=False):
