@@ -123,8 +123,8 @@ class TimedMemory:
     def recall(self, queries: Any, k: int, now: Any, pending: Any = ()) -> Any:
         return self._timed(self._inner.recall, queries, k, now, pending)
 
-    def touch(self, record_ids: Any, now: Any) -> Any:
-        return self._timed(self._inner.touch, record_ids, now)
+    def touch(self, used: Any, now: Any) -> Any:
+        return self._timed(self._inner.touch, used, now)
 
     def reflect(self, agents: Any, now: Any) -> Any:
         return self._timed(self._inner.reflect, agents, now)

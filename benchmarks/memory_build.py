@@ -14,6 +14,7 @@ import numpy as np
 from memory_workload import cycle_round, make_events
 
 from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.contracts.ids import record_id
 from amphoreus_graph.contracts.memory import MemoryKind
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.remembrance import Remembrance
@@ -103,7 +104,7 @@ def _synthetic_records(
         event_id = f"c{cycle}-r{round_}-{slug}-{start + j}"
         records.append(
             MemoryRecord(
-                id=f"{event_id}@{owner}",
+                id=record_id(event_id, None if owner == PUBLIC else owner),
                 owner=owner,
                 text=f"{pool_texts[int(source[j])]} ({event_id})",  # distinct: one vector per record
                 event_id=event_id,

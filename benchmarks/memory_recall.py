@@ -54,7 +54,7 @@ def run_recalls(
         latencies.append(time.perf_counter() - started)
         assert len(found[agent]) == k, (agent, len(found[agent]))
         started = time.perf_counter()
-        memory.touch([m.id for m in found[agent]], now)
+        memory.touch({agent: [m.id for m in found[agent]]}, now)
         if touches is not None:
             touches.append(time.perf_counter() - started)
     return latencies

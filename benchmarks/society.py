@@ -185,8 +185,8 @@ class TimedMemory:
     def stores(self) -> bool:
         return bool(self._inner.stores)
 
-    def touch(self, record_ids: list[str], now: Any) -> None:
-        self._run("memory.touch", self._inner.touch, record_ids, now)
+    def touch(self, used: Any, now: Any) -> None:
+        self._run("memory.touch", self._inner.touch, used, now)
 
     def prepare(self, events: list[Any], reflecting: list[str], now: Any) -> None:
         self._inner.prepare(events, reflecting, now)  # background work: timed where the filing step claims it

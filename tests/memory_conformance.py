@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
+from amphoreus_graph.contracts.ids import record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
@@ -183,9 +184,9 @@ class MemoryConformance:
         )
         found = memory.recall(dict.fromkeys(LOOKALIKES, "olive oath"), 10, NOW)
         for i, name in enumerate(LOOKALIKES):
-            assert {(m.id, m.public) for m in found[name]} == {(f"e{i}@{name}", False), (f"e99@{PUBLIC}", True)}
-        assert [r.id for r in memory.public_records()] == [f"e99@{PUBLIC}"]
-        assert [r.id for r in memory.records("*")] == ["e8@*"], "an agent named like the public owner is an agent"
+            assert {(m.id, m.public) for m in found[name]} == {(record_id(f"e{i}", name), False), ("e99@*", True)}
+        assert [r.id for r in memory.public_records()] == ["e99@*"]
+        assert [r.id for r in memory.records("*")] == ["e8@%2A"], "an agent named like the public owner is an agent"
 
     @settings(max_examples=25, deadline=None, suppress_health_check=BACKEND_CHECKS)
     @given(
@@ -267,7 +268,7 @@ class MemoryConformance:
         memory.remember([_event(1, "The olive tree bloomed.", ["Cyrene"]), _event(2, "A storm broke.", ["Cyrene"])])
         (used,) = memory.recall({"Cyrene": "olive tree"}, 1, Moment(cycle=1, round=9, tick=9))["Cyrene"]
         assert {r.last_accessed for r in memory.records("Cyrene")} == {1, 2}, "recall alone is read-only"
-        memory.touch([used.id], Moment(cycle=1, round=9, tick=9))
+        memory.touch({"Cyrene": [used.id]}, Moment(cycle=1, round=9, tick=9))
         accessed = {r.text: r.last_accessed for r in memory.records("Cyrene")}
         assert accessed == {"The olive tree bloomed.": 9, "A storm broke.": 2}
 
@@ -398,7 +399,7 @@ class MemoryConformance:
             [_event(i, f"Round {i}: Phainon and Cyrene met at the gate.", HEIRS, importance=2 + i) for i in (1, 2)],
             [_event(3, "News of the Tide spread.", [], public=True)],
         ]
-        used = ["e1@Cyrene", "e2@Anaxagoras", "e3@*"]
+        used = {"Cyrene": ["e1@Cyrene"], "Anaxagoras": ["e2@Anaxagoras"], "Phainon": ["e3@*"]}
         now = Moment(cycle=1, round=4, tick=4)
 
         def live(memory: Remembrance) -> None:
@@ -438,7 +439,7 @@ class MemoryConformance:
         )
         memory.remember([_event(9, "The Coreflame of Sky is public knowledge.", [], public=True, kind=MemoryKind.SEED)])
         same_as_store()
-        memory.touch([f"e3@{h}" for h in HEIRS], Moment(cycle=1, round=8, tick=8))
+        memory.touch({h: [f"e3@{h}"] for h in HEIRS}, Moment(cycle=1, round=8, tick=8))
         same_as_store()
         memory.remember([_event(3, "Cyrene saw storm 3 near the Coreflame.", HEIRS, importance=5)])  # filed again
         assert {r.id: r.last_accessed for r in memory.records("Cyrene")}["e3@Cyrene"] == 8
@@ -461,7 +462,7 @@ class MemoryConformance:
     def test_drop_forgets_the_society_and_goes_on_empty(self, open_index: OpenIndex, embedder: Embedder) -> None:
         memory = self.remembrance(open_index, embedder)
         memory.remember([_event(1, "The olive tree bloomed.", HEIRS), _event(2, "News.", [], public=True)])
-        memory.touch(["e1@Cyrene"], NOW)
+        memory.touch({"Cyrene": ["e1@Cyrene"]}, NOW)
         memory.drop()
         assert memory.dump() == {"agents": {h: [] for h in HEIRS}, "public": []}
         assert self.remembrance(open_index, embedder, memory.society).dump() == memory.dump()

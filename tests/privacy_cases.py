@@ -14,12 +14,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from amphoreus_graph.contracts.ids import record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.memory.chroma_index import holder_prefix
 from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.naming import internal_collection
-from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.remembrance import Remembrance
 
 ADVERSARIAL_NAMES = [
@@ -135,7 +135,7 @@ def run_case(open_index: Callable[[str], RecordIndex], embedder: Embedder, case:
             found = memory.recall(case.queries, case.k, NOW)
             for heir, recalled in found.items():
                 allowed = {
-                    f"s{index}e{i}@{PUBLIC if e.public else heir}": e
+                    record_id(f"s{index}e{i}", None if e.public else heir): e
                     for i, e in enumerate(case.events)
                     if e.society == index and (e.public or heir in e.witnesses)
                 }

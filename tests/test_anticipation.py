@@ -124,5 +124,5 @@ def test_a_recall_ranked_ahead_answers_only_the_same_request_over_what_is_still_
     assert memory.recall(queries, 3, now, pending) is not ranked  # another k: ranked afresh
 
     ranked = ahead(RecallRequest(queries, 2, now, pending))
-    memory.touch(["e1"], first)  # what is held changed since: the answer ranked ahead is stale
+    memory.touch({"Aglaea": ["e1"]}, first)  # what is held changed since: the answer ranked ahead is stale
     assert memory.recall(queries, 2, now, pending) is not ranked

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from amphoreus_graph.catalogs.names import AMBIGUOUS
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.catalogs.scenario import RetentionMode, load_scenario
 from amphoreus_graph.catalogs.scenario_files import packaged_scenarios
@@ -251,11 +252,11 @@ def test_agents_whose_names_are_equal_after_nfc_are_one_clear_line(tmp_path, cli
     with pytest.raises(ScenarioError) as error:
         load_scenario(path)
     message = str(error.value)
-    assert message.startswith(f"{path}: agents: duplicate agent names ")
-    assert message.endswith("(after Unicode normalisation, NFC); expected unique names")
+    assert message.startswith(f"{path}: agents: ambiguous agent names ")
+    assert message.endswith(f"({AMBIGUOUS}); expected names that differ")
     assert ascii(composed) in message and ascii(decomposed) in message
     code, out, err = _simulate(cli, path, tmp_path / "run")
-    _one_line(code, out, err, "after Unicode normalisation, NFC")
+    _one_line(code, out, err, "ambiguous agent names", "equal once normalised")
     assert not (tmp_path / "run").exists()
     assert load_scenario(_renamed(tmp_path, {"Cyrene": composed, "Phainon": "Zo\u00eb"})).agent_names[:2] == [
         composed,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -28,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from amphoreus_graph.catalogs.names import AMBIGUOUS, ambiguous, name_problem, shown
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.catalogs.scenario_files import (
     EXTENDS,
@@ -220,14 +220,14 @@ def _check(scenario: Scenario) -> None:
             raise ScenarioError(f"{where}: retention.{path}: unknown Path {path!r}; expected one of {sorted(paths)}")
     if not names:
         raise ScenarioError(f"{where}: agents: no agents; expected at least one")
-    # Memory keys agents by their exact code points, so "Zoé" typed composed and decomposed would be two agents
-    # with two stores that look like one name everywhere else (prompts, samples, reports): refused here.
-    normal = [unicodedata.normalize("NFC", n) for n in names]
-    clashes = [n for n, key in zip(names, normal, strict=True) if normal.count(key) > 1]
-    if clashes:
-        shown = ", ".join(ascii(n) for n in dict.fromkeys(clashes))
+    # Names are data that reach prompts and ids as they are, and memory keys agents by their exact code points:
+    # a name on more than one line, an invisible one, or two that look alike is refused here (names.py).
+    for i, name in enumerate(names):
+        if problem := name_problem(name):
+            raise ScenarioError(f"{where}: agents[{i}].name: {name!a}: {problem}")
+    if clashes := ambiguous(names):
         raise ScenarioError(
-            f"{where}: agents: duplicate agent names {shown} (after Unicode normalisation, NFC); expected unique names"
+            f"{where}: agents: ambiguous agent names {shown(clashes)} ({AMBIGUOUS}); expected names that differ"
         )
     known_tags = set(catalog.tags) | set(getattr(scenario.world, "tags", None) or {})  # a world may add its own
     for name, action in scenario.world.actions.items():

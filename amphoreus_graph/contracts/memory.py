@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
+
+# What `str.splitlines` breaks a line at: in a prompt, any of these would start a line of its own.
+_LINE_BREAKS = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """A text for one line of a prompt's list: each run of line breaks a space, so a memory (whose text may quote
+    any speech) or a name can never start a line such as "You remember:" of its own. Unchanged if on one line."""
+    return _LINE_BREAKS.sub(" ", text)
 
 
 def gist(text: str, limit: int = 160) -> str:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, StrictFloat, StrictInt
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.actions import ActionBrief
-from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, one_line
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
 from amphoreus_graph.policy.llm import parse_reply
@@ -108,7 +108,7 @@ class ModelImportance:
         return [rating for batch in rated for rating in batch]
 
     async def _rate_batch(self, texts: list[str]) -> list[float | None]:
-        listing = "\n".join(f"{i}. {text}" for i, text in enumerate(texts, 1))
+        listing = "\n".join(f"{i}. {one_line(text)}" for i, text in enumerate(texts, 1))
         prompt = self.PROMPT.format(world=self.world, answer=self.ANSWER, events=listing)
         try:
             ratings, _ = await ask(

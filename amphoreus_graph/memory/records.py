@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.contracts.ids import PUBLIC_HOLDER, record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 
-PUBLIC = "*"  # the owner of public records: any agent may recall them
+PUBLIC = PUBLIC_HOLDER  # the owner of public records: any agent may recall them
 
 
 class MemoryRecord(BaseModel):
@@ -28,8 +29,10 @@ class MemoryRecord(BaseModel):
 
     @classmethod
     def of(cls, event: MemoryEvent, owner: str, importance: float) -> MemoryRecord:
+        """`owner`'s record of the event (PUBLIC for a public event's copy). Its id names the holder through
+        `record_id`, so no agent's name (not even `*`) gives an id another holder's record has."""
         return cls(
-            id=f"{event.id}@{owner}",
+            id=record_id(event.id, None if event.public else owner),
             owner=owner,
             text=event.text,
             event_id=event.id,

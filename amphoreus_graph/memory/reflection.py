@@ -15,7 +15,8 @@ from typing import Protocol
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
-from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
+from amphoreus_graph.contracts.ids import reflection_id
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist, one_line
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.memory.records import MemoryRecord
@@ -65,7 +66,7 @@ class ModelReflector:
         self.offline = offline
 
     async def areflect(self, agent: str, path: str, salient: list[MemoryRecord]) -> tuple[str, list[str]]:
-        listing = "\n".join(f"{i}. {gist(r.text)}" for i, r in enumerate(salient, 1))
+        listing = "\n".join(f"{i}. {one_line(gist(r.text))}" for i, r in enumerate(salient, 1))
         prompt: list[BaseMessage] = [HumanMessage(self.PROMPT.format(agent=agent, path=path, memories=listing))]
         try:
             (insight, cites), _ = await ask(self.caller, prompt, lambda text: _insight(text, salient), CallStats())
@@ -102,7 +103,7 @@ def reflection_event(
     speakable reflection on a secret would let the agent say the secret aloud by quoting the reflection."""
     weight = sum(r.importance for r in evidence if r.id in cites) / max(1, len(cites))
     return MemoryEvent(
-        id=f"reflection-c{now.cycle}-r{now.round}-{agent}",
+        id=reflection_id(now.cycle, now.round, agent),
         text=insight,
         cycle=now.cycle,
         round=now.round,

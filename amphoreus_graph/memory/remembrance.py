@@ -336,28 +336,21 @@ class Remembrance:
                 self._ranked_ahead = (asked, self._generation, self._recall(asked))
 
     @_serialised
-    def touch(self, record_ids: list[str], now: Moment) -> None:
+    def touch(self, used: Mapping[str, Sequence[str]], now: Moment) -> None:
         """Mark private records as recalled at `now` (recency counts from last access); one write for all.
 
-        A record is marked for the agent that holds it privately (public copies have no last access of their
-        own); ids are matched against the records held, never parsed for an owner."""
-        ids = list(dict.fromkeys(record_ids))
+        `used`: each holder's ids of the records it used. A mark reaches only the holder's own record of that id
+        (never another agent's record that happens to share the id): privacy by identity, as recall has it. A public
+        copy is skipped: it has no last access of its own."""
         marks: list[str] = []
         self._generation += 1
-        # Agents already read first (recall reads the asking agent); the others only if some id is still unmatched,
-        # e.g. ids a resumed run's checkpoint carried over from before the restart.
-        order = sorted(self.agents, key=lambda agent: agent not in self._held)
-        unmatched = set(ids)
-        for agent in order:
-            if not unmatched:
-                break
+        for agent, record_ids in used.items():
+            if agent not in self._known:
+                continue
             held = self._records_of(agent)
-            for record_id in ids:
+            for record_id in dict.fromkeys(record_ids):
                 record = held.records.get(record_id)
-                if record is None:
-                    continue
-                unmatched.discard(record_id)  # a public copy is found too: it has no last access of its own
-                if record_id not in held.public:
+                if record is not None and record_id not in held.public:
                     marks.append(access_id(agent, record_id))
                     held.records[record_id] = _accessed(record, now.tick)
         self.index.set_ticks(marks, now.tick)

@@ -16,7 +16,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from amphoreus_graph.catalogs.names import shown
 from amphoreus_graph.catalogs.scenario import Scenario
+from amphoreus_graph.contracts.ids import seed_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.errors import ScenarioError, format_validation_error
 
@@ -63,15 +65,17 @@ def load_seeds(folder: Path | None, agents: list[str]) -> list[MemoryEvent]:
         for i, entry in enumerate(entries):
             unknown = [a for a in entry.agents if a not in agents]
             if unknown or not (entry.agents or entry.public):
-                expected = f"unknown agents {unknown}" if unknown else "no agents and not public"
-                raise ScenarioError(f"{path}: [{i}].agents: {expected}; expected names from {agents} or public: true")
+                expected = f"unknown agents [{shown(unknown)}]" if unknown else "no agents and not public"
+                raise ScenarioError(
+                    f"{path}: [{i}].agents: {expected}; expected names from [{shown(agents)}] or public: true"
+                )
             if entry.public and entry.secret:
                 raise ScenarioError(
                     f"{path}: [{i}]: public and secret together; expected at most one of public: true, secret: true"
                 )
             events.append(
                 MemoryEvent(
-                    id=f"seed-{path.stem}-{i}",
+                    id=seed_id(path.stem, i),
                     text=entry.text,
                     cycle=1,
                     round=0,

@@ -5,7 +5,7 @@ to open a Remembrance from a typed MemorySpec (an embedded Chroma directory, a C
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol, Self
@@ -41,7 +41,10 @@ class Memory(Protocol):
         self, queries: dict[str, str], k: int, now: Moment, pending: Sequence[MemoryEvent] = ()
     ) -> dict[str, list[RecalledMemory]]: ...
 
-    def touch(self, record_ids: list[str], now: Moment) -> None: ...
+    def touch(self, used: Mapping[str, Sequence[str]], now: Moment) -> None:
+        """Mark each holder's used records (holder -> record ids) as accessed at `now`, each in its holder's own
+        memory only."""
+        ...
 
     def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
         """Start on the texts a coming recall will likely embed (a head start in the background, never needed);
@@ -96,7 +99,7 @@ class NullMemory:
     ) -> dict[str, list[RecalledMemory]]:
         return {agent: [] for agent in queries}
 
-    def touch(self, record_ids: list[str], now: Moment) -> None:
+    def touch(self, used: Mapping[str, Sequence[str]], now: Moment) -> None:
         return None
 
     def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:

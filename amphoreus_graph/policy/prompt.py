@@ -4,6 +4,10 @@ carries the world's framing (the agent's role, its aim, its status lines and the
 Secret memories are listed like the others (they may guide the choice) but marked, and the system prompt then
 says they must never reach `speech`: only turns that recall a secret carry the extra line, so every other
 turn's prompt, and the samples recorded from it, stay as they were.
+
+The user prompt is a list of lines; whatever the world or another agent's speech put in an item (a memory, an
+observation, the situation, an option) is rendered on its one line (`one_line`), so no text can start a line
+of its own: a fake "You remember:" in a memory stays inside that memory.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 
 from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.contracts.memory import one_line
 from amphoreus_graph.contracts.turn import Decision, RecalledMemory, TurnContext
 
 SECRET_MARK = "(secret: never say this aloud)"
@@ -24,7 +29,7 @@ def system_prompt(turn: TurnContext) -> str:
     path = catalog_for(turn.world)[turn.path]
     who = ", ".join(part for part in (turn.agent, turn.title, turn.role) if part)
     lines = [
-        f"You are {who}.",
+        f"You are {one_line(who)}.",
         turn.persona,
         f"You walk the Path of {path.name} (Aeon {path.aeon}): {path.summary}",
         "Your tenets: " + " ".join(path.tenets),
@@ -43,7 +48,7 @@ def system_prompt(turn: TurnContext) -> str:
 def memory_line(memory: RecalledMemory) -> str:
     """One remembered item as the model sees it; a secret says so before its text, where it cannot be missed."""
     mark = f" {SECRET_MARK}" if memory.secret else ""
-    return f"- (cycle {memory.cycle}, round {memory.round}){mark} {memory.text}"
+    return f"- (cycle {memory.cycle}, round {memory.round}){mark} {one_line(memory.text)}"
 
 
 def user_prompt(turn: TurnContext) -> str:
@@ -66,7 +71,7 @@ def user_prompt(turn: TurnContext) -> str:
         aimed = f" [{', '.join(option.targets)}]" if option.targets else ""
         lines.append(f"- {option.action}{aimed}: {option.help}")
     lines.append("Answer with one JSON object with the keys action, target (null if none), speech and rationale.")
-    return "\n".join(lines)
+    return "\n".join(one_line(line) for line in lines)
 
 
 def render_messages(turn: TurnContext) -> list[dict[str, str]]:

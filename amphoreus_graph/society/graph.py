@@ -110,7 +110,7 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
         "world": scenario.world.genesis(cycle),
         "turns": {},
         "round_events": [],  # the last cycle's were filed before it ended
-        "used_memories": [],
+        "used_memories": {},
     }
 
 
@@ -263,8 +263,15 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
         "round_moment": now.model_dump(),
         "model_use": meter.as_json(),
         "decided_in": state["world"],  # with situations and recalled, what `record` rebuilds the turns from
-        "used_memories": [m["id"] for found in state["recalled"].values() for m in found if not m.get("public")],
+        "used_memories": used_memories(state["recalled"]),
     }
+
+
+def used_memories(recalled: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
+    """Each agent's ids of the private memories its turn recalled (agents who used none left out), by holder:
+    `touch` marks each in its holder's own memory only, whatever another agent's ids look like."""
+    used = {agent: [m["id"] for m in found if not m.get("public")] for agent, found in recalled.items()}
+    return {agent: ids for agent, ids in used.items() if ids}
 
 
 def reflecting(state: SocietyState, scenario: Scenario) -> list[str]:
@@ -298,7 +305,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     with metered() as meter:
         services.memory.prepare(events, due, now)  # under way since the game master's step, unless resumed here
         await services.before_filing()
-        await asyncio.to_thread(services.memory.touch, state.get("used_memories") or [], now)
+        await asyncio.to_thread(services.memory.touch, state.get("used_memories") or {}, now)
         reflections = await asyncio.to_thread(services.memory.reflect, due, now)
         gained, filed = await asyncio.to_thread(file_round, services, [*events, *reflections], state)
     for event in reflections:
@@ -310,7 +317,7 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     return filed | {
         "unreflected": {a: round(v, 3) for a, v in pending.items()},
         "round_events": [],
-        "used_memories": [],
+        "used_memories": {},
         "model_use": meter.as_json(),
     }
 

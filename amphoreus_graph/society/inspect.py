@@ -10,6 +10,7 @@ from pathlib import Path
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from amphoreus_graph.catalogs.names import shown
 from amphoreus_graph.catalogs.scenario import Scenario, load_scenario
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
@@ -78,7 +79,8 @@ def recall_at_end(
     if agent not in scenario.agent_names:
         word = scenario.world.labels.agent
         raise AmphoreusError(
-            f"--agent {agent!r}: not {_article(word)} {word} of {scenario.name}; expected one of {scenario.agent_names}"
+            f"--agent {agent!a}: not {_article(word)} {word} of {scenario.name}; "
+            f"expected one of [{shown(scenario.agent_names)}]"
         )
     records = memory.records(agent)
     latest = max(records, key=lambda r: (r.cycle, r.last_accessed), default=None)

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.events import CycleDone
+from amphoreus_graph.contracts.ids import echo_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
 from amphoreus_graph.errors import graph_input
@@ -66,7 +67,7 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
     view = scenario.world.view(state["world"])
     services = await aservices_of(state, runtime)
     echo = MemoryEvent(
-        id=f"c{view.cycle}-end",
+        id=echo_id(view.cycle),
         text=end.text,
         cycle=view.cycle,
         round=view.round,

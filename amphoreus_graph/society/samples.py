@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import append_at
+from amphoreus_graph.contracts.ids import sample_id
 from amphoreus_graph.contracts.turn import Decision, TurnContext
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import SHARD_GLOB, shard_name
@@ -48,8 +49,8 @@ class Sample(BaseModel):
     @staticmethod
     def make_id(run: str, cycle: int, round_: int, agent: str, branch: str = "") -> str:
         """Unique per run, round and agent; a fork's own rounds (after its fork point, when it changed something)
-        name its branch too, as they hold other turns under its parent's run name."""
-        return f"{run}{'@' + branch if branch else ''}/c{cycle}/r{round_}/{agent}"
+        name its branch too, as they hold other turns under its parent's run name (contracts/ids.py)."""
+        return sample_id(run, cycle, round_, agent, branch)
 
 
 class ShardWriter:

@@ -83,7 +83,7 @@ class SocietyState(TypedDict, total=False):
     shard_digests: dict[str, str]  # the same shards: a digest of their committed lines (society/ledger.py)
     memory_tally: JSON  # what the memory store held after the last filing (memory/tally.py)
     unreflected: dict[str, float]
-    used_memories: list[str]
+    used_memories: dict[str, list[str]]  # each agent's ids of the private memories its turn used
 
 
 class RecurrenceState(SocietyState, total=False):

@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, model_validator
 
 from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.contracts.memory import one_line
 from amphoreus_graph.contracts.turn import CallStats, TurnContext
 from amphoreus_graph.contracts.world import WorldLabels
 from amphoreus_graph.data.judges import rules
@@ -89,7 +90,8 @@ def judge_messages(panel: Panel, item: JudgeItem) -> list[BaseMessage]:
     who = ", ".join(part for part in (turn.agent, turn.title, turn.role) if part)
     aim = [f"It seeks {turn.aim}."] if turn.aim else []
     dimensions = PANELS[panel]
-    memories = "\n".join(f"- {'(secret) ' if m.secret else ''}{m.text}" for m in turn.memories) or "- (none recalled)"
+    shown = (f"- {'(secret) ' if m.secret else ''}{one_line(m.text)}" for m in turn.memories)
+    memories = "\n".join(shown) or "- (none recalled)"
     criteria = [SECRET_CRITERION] if panel == "genius_society" and any(m.secret for m in turn.memories) else []
     user = "\n".join(
         [

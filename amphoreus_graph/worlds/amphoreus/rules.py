@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass, field
 
 from amphoreus_graph.contracts.actions import ActionSpec
+from amphoreus_graph.contracts.ids import event_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.worlds.amphoreus.schema import AmphoreusSpec
@@ -49,7 +50,7 @@ class _Round:
         witnesses = list(dict.fromkeys([actor, *also, *self.world.heirs_at(where)]))
         self.events.append(
             MemoryEvent(
-                id=f"c{self.world.cycle}-r{self.world.round}-{actor}",
+                id=event_id(self.world.cycle, self.world.round, actor),
                 text=text,
                 cycle=self.world.cycle,
                 round=self.world.round,

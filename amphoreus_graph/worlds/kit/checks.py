@@ -7,9 +7,9 @@ one ScenarioError line.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 
+from amphoreus_graph.catalogs.names import AMBIGUOUS, ambiguous, name_problem, shown
 from amphoreus_graph.contracts.actions import TAGS, Reach, TargetKind
 from amphoreus_graph.worlds.kit.compiled import (
     ACTION_VARS,
@@ -60,7 +60,8 @@ class Problem(Exception):
 
 
 def _one_of(kind: str, value: object, options: Iterable[str]) -> str:
-    return f"unknown {kind} {value!r}; expected one of {sorted(options)}"
+    """Names shown with `ascii()`: a look-alike of a known name shows how it differs."""
+    return f"unknown {kind} {value!a}; expected one of [{shown(sorted(options))}]"
 
 
 def _known(field: str, kind: str, value: str, options: Iterable[str]) -> None:
@@ -107,11 +108,22 @@ class _Checker:
         _template("stakes", spec.stakes, self.stakes)
 
     def _agents_names(self) -> None:
-        names = [a.name for a in self.spec.agents]
-        normal = [unicodedata.normalize("NFC", n) for n in names]
-        if clashes := [n for n, key in zip(names, normal, strict=True) if normal.count(key) > 1]:
-            shown = ", ".join(ascii(n) for n in dict.fromkeys(clashes))
-            raise Problem("agents", f"duplicate agent names {shown} after Unicode normalisation (NFC)")
+        """Names of things reach prompts and ids as they are: each on one visible line, agents told apart
+        (catalogs/names.py)."""
+        spec = self.spec
+        names = [a.name for a in spec.agents]
+        things = {
+            "locations": [t.name for t in spec.locations],
+            "objectives": [t.name for t in spec.objectives],
+            "actions": [t.name for t in spec.actions],
+            "agents": names,
+        }
+        for field, named in things.items():
+            for i, name in enumerate(named):
+                if problem := name_problem(name):
+                    raise Problem(f"{field}[{i}].name", f"{name!a}: {problem}")
+        if clashes := ambiguous(names):
+            raise Problem("agents", f"ambiguous agent names {shown(clashes)} ({AMBIGUOUS}); expected names that differ")
         for i, name in enumerate(names):
             if "#" in name or name != name.strip():
                 raise Problem(f"agents[{i}].name", f"{name!r}; expected a name without '#' or outer spaces")

@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from amphoreus_graph.contracts import ids
 from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import Decision
@@ -102,10 +103,10 @@ class Round:
     # --------------------------------------------------------------------------------------------- events
 
     def event_id(self, owner: str) -> str:
+        """The next id of an event the owner (an agent, or "" the world) files this round (contracts/ids.py)."""
         n = self.counts.get(owner, 0) + 1
         self.counts[owner] = n
-        base = f"c{self.s.cycle}-r{self.s.round}-{owner}" if owner != "" else f"c{self.s.cycle}-r{self.s.round}#world"
-        return base if n == 1 and owner != "" else f"{base}#{n}"
+        return ids.event_id(self.s.cycle, self.s.round, owner, n)
 
     def here(self, location: str | None) -> list[str]:
         """Standing agents at a place as the round began (those en route see nothing)."""

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from amphoreus_graph.contracts.actions import ActionSpec, TargetKind
+from amphoreus_graph.contracts.ids import event_id
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.turn import Decision, Option, TurnContext
 from amphoreus_graph.contracts.world import (
@@ -138,7 +139,7 @@ class GardenWorld:
             said = f' {agent} said: "{decision.speech}"' if decision.speech else ""
             events.append(
                 MemoryEvent(
-                    id=f"c{garden.cycle}-r{garden.round}-{agent}",
+                    id=event_id(garden.cycle, garden.round, agent),
                     text=f"In the garden, {what}{said}",
                     cycle=garden.cycle,
                     round=garden.round,
