@@ -2,7 +2,7 @@
 
 One node around `amphoreus_graph.society.interview`, the same interview as `amphoreus interview`: the agent
 answers in character from its own memories (and public ones), offline or with a model; the run is only read.
-Runs written by `amphoreus simulate` and a recurrence thread's runs/<thread id> can be interviewed (their
+Runs written by `amphoreus simulate` and a Studio thread's runs/<thread id> can be interviewed (their
 config.json says where the memory lives).
 Compiled without a checkpointer: `langgraph dev` brings one.
 """
@@ -25,7 +25,7 @@ class InterviewInput(BaseModel):
 
     run: str = Field(
         default="",
-        description="a run directory (`amphoreus simulate`'s, or a recurrence thread's runs/<thread id>); default: "
+        description="a run directory (`amphoreus simulate`'s, or a Studio thread's runs/<thread id>); default: "
         "the newest run in AMPHOREUS_RUNS_DIR (runs/)",
     )
     agent: str = Field(default="", description="whom to ask; default: the first agent of the run's scenario")

@@ -210,8 +210,8 @@ def test_a_scepter_run_points_at_its_societies(tmp_path: Path, cli) -> None:
 
 
 def test_a_run_still_going_or_made_in_studio_is_shown_as_far_as_its_chronicle_goes(run: Path, tmp_path: Path) -> None:
-    """No summary.json (the run is still going) and no config.json (Studio writes neither): the chronicle says
-    which scenario it is and how far each cycle got."""
+    """No summary.json (the run is still going) and no config.json (a Studio thread of an earlier version wrote
+    neither): the chronicle says which scenario it is and how far each cycle got."""
     from amphoreus_graph.report import load_run
 
     going = tmp_path / "going"

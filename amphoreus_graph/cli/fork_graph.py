@@ -1,5 +1,5 @@
-"""The fork graph: `simulate --fork` from Studio. Pick a run (a CLI run, a library run, or a recurrence thread's
-`runs/<thread id>`) and one of its rounds (a thread's history shows each checkpoint's `world.cycle` and
+"""The fork graph: `simulate --fork` from Studio. Pick a run (a CLI run, a library run, or a society or recurrence
+thread's `runs/<thread id>`) and one of its rounds (a thread's history shows each checkpoint's `world.cycle` and
 `world.round`); the branch replays the run up to it, then goes on with another seed, model or scenario variant.
 
 A Studio checkpoint cannot be forked in place: the run's memory store has lived past it, so only a replay gives the
@@ -36,7 +36,7 @@ class ForkInput(BaseModel):
 
     run_dir: str = Field(
         default="",
-        description="the run to branch off: a directory with its config.json (`amphoreus simulate`'s, or a recurrence "
+        description="the run to branch off: a directory with its config.json (`amphoreus simulate`'s, or a Studio "
         "thread's runs/<thread id>); default: the newest run in AMPHOREUS_RUNS_DIR (runs/)",
     )
     at: str = Field(default="1/1", description="CYCLE/ROUND: the last round the branch shares with the run")

@@ -19,7 +19,7 @@ from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.structured import Mode
 from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.services import RunSettings, SocietySettings
-from amphoreus_graph.society.state import CYCLES, RecurrenceInput, WorldRun
+from amphoreus_graph.society.state import CYCLES, WorldRun
 
 CONFIG_FORMAT = 1  # bump when a field of config.json changes meaning or goes: a newer file is refused, not misread
 
@@ -91,13 +91,14 @@ class RunConfig(WorldRun, RunSettings):
         return self.model_dump(include=set(WorldRun.model_fields) | {"cycles"}) | {"run_id": self.run_id}
 
     @classmethod
-    def of_graph(cls, inputs: RecurrenceInput, settings: SocietySettings, run_id: str) -> RunConfig:
-        """The config of a run the recurrence graph set up from its input and settings alone (Studio), with
-        absolute paths, so its directory can be read from anywhere."""
-        world = inputs.model_dump(include=set(WorldRun.model_fields) | {"cycles"})
+    def of_graph(cls, world: WorldRun, cycles: int, settings: SocietySettings, run_id: str) -> RunConfig:
+        """The config of a run a graph set up from its input and settings alone (Studio), with absolute paths, so
+        its directory can be read from anywhere. Blocking: relative directories resolve against the working
+        directory (`os.getcwd`, which `langgraph dev` refuses on its event loop)."""
         memory_dir = Path(settings.memory_dir).resolve() if settings.memory_dir and not settings.chroma_url else None
         return cls(
-            **world,
+            **world.model_dump(include=set(WorldRun.model_fields)),
+            cycles=cycles,
             **settings.model_dump(include=set(RunSettings.model_fields)),
             out=settings.run_dir_of(run_id).resolve(),
             name=run_id,
@@ -107,6 +108,15 @@ class RunConfig(WorldRun, RunSettings):
     def settings(self) -> SocietySettings:
         shared = self.model_dump(include=set(RunSettings.model_fields))
         return SocietySettings(**shared, memory_dir=str(self.memory_path), run_dir=str(self.out))
+
+
+def save_graph_config(world: WorldRun, cycles: int, settings: SocietySettings, run_id: str, *, keep: bool) -> None:
+    """Write RUN/config.json for a run a graph set up from its settings alone, as the CLI's runs do, so its report,
+    interviews and forks need only its directory; `keep`: leave a config already there as it is. Blocking: call
+    it off the event loop."""
+    config = RunConfig.of_graph(world, cycles, settings, run_id)
+    if not (keep and config.files.config.exists()):
+        config.save()
 
 
 def stored_config(run_dir: Path) -> RunConfig:

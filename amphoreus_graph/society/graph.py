@@ -45,6 +45,7 @@ from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.gateway import RoleUse, metered, requests_sent
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
+from amphoreus_graph.society.config import save_graph_config
 from amphoreus_graph.society.ledger import expect_tally, fold, tally_update
 from amphoreus_graph.society.perception import TurnMemo, build_turn, lean, restore
 from amphoreus_graph.society.samples import Sample
@@ -86,13 +87,19 @@ def now_of(state: SocietyState, world: WorldState | None = None) -> Moment:
 
 async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Start a cycle from the scenario's world (cycle 1 also plants the seed memories); name the run after
-    the thread if no name was given."""
+    the thread if no name was given. A society thread (one cycle) set up from its settings alone writes its
+    run's config.json at cycle 1, as a recurrence thread's `open_run` does, unless one is there already."""
     # A dict input (the HTTP API, Studio, `graph.invoke({})`) is not run through SocietyInput by LangGraph,
     # so its defaults are applied here and written back to the state for the nodes that follow.
     inputs = graph_input(SocietyInput, state, "society input")
-    scenario = scenario_of(inputs.scenario)
+    # read off the event loop (`scenario_of` keeps it for the nodes that follow): a file named by a relative path
+    # resolves against the working directory, which `langgraph dev` refuses on its loop
+    scenario = await asyncio.to_thread(scenario_of, inputs.scenario)
     cycle = inputs.cycle
     run_id = run_id_of(inputs.run_id)
+    settings = settings_of(runtime)
+    if cycle == 1 and settings.ready(run_id) is None:
+        await asyncio.to_thread(save_graph_config, inputs, 1, settings, run_id, keep=True)
     filed: dict[str, Any] = {}
     with metered() as meter:
         if cycle == 1:

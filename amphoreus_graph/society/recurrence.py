@@ -22,7 +22,7 @@ from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
 from amphoreus_graph.errors import graph_input
 from amphoreus_graph.policy.gateway import metered
-from amphoreus_graph.society.config import RunConfig
+from amphoreus_graph.society.config import save_graph_config
 from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of, run_id_of, settings_of
 from amphoreus_graph.society.ledger import expect_tally, tally_update
 from amphoreus_graph.society.services import SocietySettings
@@ -54,9 +54,8 @@ async def open_run(state: RecurrenceState, runtime: Runtime[SocietySettings]) ->
     handed its services (`Simulation`) has written its own."""
     inputs = graph_input(RecurrenceInput, state, "recurrence input")
     settings, run_id = settings_of(runtime), run_id_of(inputs.run_id)
-    if settings.ready(run_id) is None:
-        config = RunConfig.of_graph(inputs, settings, run_id)
-        await asyncio.to_thread(config.save)
+    if settings.ready(run_id) is None:  # off the event loop: relative directories resolve against the cwd
+        await asyncio.to_thread(save_graph_config, inputs, inputs.cycles, settings, run_id, keep=False)
     return {}
 
 

@@ -70,11 +70,12 @@ def claim_run_dir(out: Path, *, resume: bool) -> DirectoryLock:
 
 
 def newest_run(runs: Path) -> Path:
-    """The run under `runs` whose samples were written last: in Studio, the society a user has just watched."""
-    shards = list(runs.glob(f"*/{RunDir.SAMPLES}/{SHARD_GLOB}"))
+    """The run under `runs` whose samples were written last: in Studio, the society a user has just watched. A
+    folder without config.json (a society thread of an older version, a copy of samples) is not a run: skipped."""
+    shards = [s for s in runs.glob(f"*/{RunDir.SAMPLES}/{SHARD_GLOB}") if RunDir(s.parent.parent).config.is_file()]
     if not shards:
         raise AmphoreusError(
-            f"{runs}: no run with samples yet; run a society first (a graph or the CLI), or name a run"
+            f"{runs}: no run with config.json and samples yet; run a society first (a graph or the CLI), or name a run"
         )
     return max(shards, key=lambda shard: shard.stat().st_mtime).parent.parent
 

@@ -102,7 +102,9 @@ class SocietySettings(RunSettings, BaseSettings):
         return Path(self.run_dir) if self.run_dir else Path(self.runs_dir) / run_id
 
     def _build(self, run_id: str, scenario: Scenario) -> Services:
-        directory = Path(self.memory_dir) if self.memory_dir and self.chroma_url is None else None
+        # absolute: Chroma tells its embedded stores apart by the path as given, so a relative one opened again
+        # after the process changed its working directory (a notebook, a test) would reach the first one's store
+        directory = Path(self.memory_dir).resolve() if self.memory_dir and self.chroma_url is None else None
         spec = MemorySpec(directory=directory, url=self.chroma_url, embedder=self.embedder)
         run_dir = self.run_dir_of(run_id)
         # answers kept as the CLI keeps them: a thread re-run asks nothing twice, and a fork can replay the run
