@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,3 +76,27 @@ class RunStopped(AmphoreusError):
     fallbacks. The CLI prints it as one line and exits 3 (2 is for input the user can correct)."""
 
     exit_code = 3
+
+
+class OutsideFault(AmphoreusError):
+    """A fault outside the user's input (a full disk, a dead server): the run stops at its last checkpoint, in one
+    line, and resumes once the cause is gone. Exit code 3, as a run stopped on purpose."""
+
+    exit_code = 3
+
+
+class WriteFailed(OutsideFault):
+    """A file a run must write could not be written (a full disk, a file made read-only)."""
+
+
+def cannot_write(path: Path, error: BaseException) -> WriteFailed:
+    """The one line for a failed write: the file, why, and, where the disk may be full, how much room is left."""
+    why = getattr(error, "strerror", None) or str(error) or type(error).__name__
+    free = ""
+    if isinstance(error, OSError | sqlite3.Error):
+        with contextlib.suppress(OSError):
+            free = f"; {shutil.disk_usage(path.parent).free:,} bytes free on its disk"
+    return WriteFailed(
+        f"{path}: cannot write it ({type(error).__name__}: {why}{free}); the run stopped at its last checkpoint: "
+        "fix the cause, then --resume the run"
+    )

@@ -23,6 +23,7 @@ from amphoreus_graph.bench.items import SplitChoice
 from amphoreus_graph.bench.leaderboard import TASKS, bench_model, benchable, task_names, write_leaderboard
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
 from amphoreus_graph.bench.tasks.base import BenchSettings
+from amphoreus_graph.contracts.bounds import Seed
 from amphoreus_graph.contracts.events import LeaderboardWritten, ModelDone
 
 
@@ -38,7 +39,7 @@ class BenchmarkInput(BaseModel):
         default=DEFAULT_SCENARIO, description="whose world poses the items: a packaged scenario or a YAML file"
     )
     split: SplitChoice = Field(default="heldout", description="which items: dev, heldout (every third) or all")
-    seed: int = Field(default=0, description="policy noise and bootstrap seed")
+    seed: Seed = Field(default=0, description="policy noise and bootstrap seed")
     judge: str = Field(default="offline", description="who hears the Path in free speech: offline or a --model")
     out_dir: str = Field(default="runs/bench", description="where leaderboard.json, .md and .png go")
 

@@ -25,6 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from amphoreus_graph.contracts.bounds import Seed
 from amphoreus_graph.errors import AmphoreusError, graph_input
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.society.run_dir import newest_run
@@ -41,7 +42,7 @@ class ForkInput(BaseModel):
     )
     at: str = Field(default="1/1", description="CYCLE/ROUND: the last round the branch shares with the run")
     out_dir: str = Field(default="", description="the branch's directory; default: RUNS/<run>-fork-C-R-<time>")
-    seed: int | None = Field(default=None, description="another seed from the fork point on (default: the run's)")
+    seed: Seed | None = Field(default=None, description="another seed from the fork point on (default: the run's)")
     model: str | None = Field(default=None, description="another model from the fork point on (default: the run's)")
     scenario_overrides: dict[str, Any] = Field(
         default={},

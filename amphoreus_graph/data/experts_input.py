@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.contracts.bounds import Seed
+
 
 class ExpertsInput(BaseModel):
     """Judge a run's turns and turn them into DPO pairs."""
@@ -19,7 +21,7 @@ class ExpertsInput(BaseModel):
     proposer: str = Field(default="offline", description="who proposes alternatives: offline or a --model")
     alternatives: int = Field(default=4, ge=1, le=16, description="alternatives per judged turn")
     max_turns: int = Field(default=24, ge=1, description="judge at most this many turns (seeded sample)")
-    seed: int = Field(default=0, description="which turns and which alternatives")
+    seed: Seed = Field(default=0, description="which turns and which alternatives")
     min_margin: float = Field(default=0.5, ge=0, description="drop pairs whose scores differ by less")
     balance_acts: bool = Field(
         default=True, description="keep pairs so that every action is chosen as often as rejected (data/balance.py)"

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from amphoreus_graph.atomic import write_atomic
+from amphoreus_graph.contracts.bounds import MAX_COUNT
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.society.config import RunConfig
@@ -28,13 +29,15 @@ class ScepterConfig(BaseModel):
     not what it produces: a resume may change them."""
 
     name: str = Field(default="", description="the run's name (default: its directory's); prefixes society names")
-    societies: int = Field(default=1, ge=1)
+    societies: int = Field(default=1, ge=1, le=MAX_COUNT)
     scenarios: list[str] = Field(default_factory=lambda: ["amphoreus"], min_length=1)
     template: RunConfig = Field(description="the settings every society shares; its seed is the base seed")
     engine: Engine = "local"
     address: str | None = Field(default=None, description="an existing Ray cluster (ray engine)")
-    ray_cpus: int | None = Field(default=None, ge=1, description="CPUs of a Ray started here (ray engine)")
-    parallel: int = Field(default=16, ge=1, description="societies alive at once in one process")
+    ray_cpus: int | None = Field(
+        default=None, ge=1, le=MAX_COUNT, description="CPUs of a Ray started here (ray engine)"
+    )
+    parallel: int = Field(default=16, ge=1, le=MAX_COUNT, description="societies alive at once in one process")
 
     @property
     def out(self) -> Path:

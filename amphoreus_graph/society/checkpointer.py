@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 
+from amphoreus_graph.errors import WriteFailed, cannot_write
 from amphoreus_graph.society.checkpoint_rows import (
     CHECKPOINT_INSERT,
     Insert,
@@ -63,8 +64,10 @@ class RunCheckpointer(AsyncSqliteSaver):
     between its INSERT and its commit, its cursor kept alive by the cancelled task: a zombie connection that holds
     the write lock, so a resume in the same process would find the file locked."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         super().__init__(conn)
+        self.path = path
+        self.failure: str | None = None  # why a write failed: every later wait for a checkpoint says it at once
         self.in_flight: set[asyncio.Task[Any]] = set()
         self._awaited: dict[str, asyncio.Event] = {}  # checkpoint id → set once it is committed
         self._queued: list[_Queued] = []  # rows no transaction has taken yet, in the order they were handed over
@@ -86,20 +89,35 @@ class RunCheckpointer(AsyncSqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         try:
-            with self._tracked():
+            with self._tracked(), self._failing():
                 await self.setup()
                 await self._commit(CHECKPOINT_INSERT, [checkpoint_row(config, checkpoint, metadata, self.serde)])
                 return saved_config(config, checkpoint)
-        finally:  # a failed write releases its waiters too: the run then fails on LangGraph's own error
+        finally:  # a failed write releases its waiters too (they then raise its failure)
             if (written := self._awaited.pop(checkpoint["id"], None)) is not None:
                 written.set()
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        with self._tracked():
+        with self._tracked(), self._failing():
             await self.setup()
             await self._commit(writes_insert(writes), write_rows(config, writes, task_id, task_path, self.serde))
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """A write that fails (a full disk, a value SQLite cannot hold) stops the run in one line, and every step
+        waiting for a checkpoint is let go with it, instead of waiting for ever for one that will never come."""
+        try:
+            yield
+        except WriteFailed:
+            raise
+        except Exception as error:
+            if self.failure is None:
+                self.failure = str(cannot_write(self.path, error))
+                for waiting in self._awaited.values():
+                    waiting.set()
+            raise WriteFailed(self.failure) from None
 
     async def _commit(self, insert: Insert, rows: list[Row]) -> None:
         """Return once the rows are committed, by this call's transaction or another's. Cancelled before a
@@ -139,6 +157,8 @@ class RunCheckpointer(AsyncSqliteSaver):
     async def on_disk(self, thread_id: str, namespace: str, checkpoint_id: str) -> None:
         """Return once the checkpoint named is committed (looked for holding the lock: a transaction under way
         shows its rows to this connection before it commits)."""
+        if self.failure is not None:
+            raise WriteFailed(self.failure)
         written = self._awaited.setdefault(checkpoint_id, asyncio.Event())  # before the look: no put is missed
         await self.setup()
         async with self.lock:
@@ -150,6 +170,8 @@ class RunCheckpointer(AsyncSqliteSaver):
             self._awaited.pop(checkpoint_id, None)
             return
         await written.wait()
+        if self.failure is not None:
+            raise WriteFailed(self.failure)
 
     @contextmanager
     def _tracked(self) -> Iterator[None]:
@@ -192,7 +214,7 @@ async def checkpointer(path: Path) -> AsyncIterator[RunCheckpointer]:
     given; a power cut can lose the last commits, and the memory store may then be ahead of the checkpoint, which
     a resume refuses in one line rather than repeat a round on top of it."""
     async with aiosqlite.connect(str(path)) as conn:
-        saver = RunCheckpointer(conn)
+        saver = RunCheckpointer(conn, path)
         try:
             yield saver
         finally:

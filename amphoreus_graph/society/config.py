@@ -36,8 +36,10 @@ class RunConfig(WorldRun, RunSettings):
     name: str | None = Field(default=None, description="the run's identity (default: the run directory's name)")
     memory_dir: Path | None = Field(default=None, description="Chroma directory (default: RUN/memory)")
     temperature: float | None = Field(default=None, ge=0, description="the model's sampling temperature")
-    timeout_s: float = Field(default=60.0, gt=0, description="seconds one model call may take")
-    max_retries: int = Field(default=2, ge=0, description="retries of a failed model call (ours, not the client's)")
+    timeout_s: float = Field(default=60.0, gt=0, le=86_400, description="seconds one model call may take")
+    max_retries: int = Field(
+        default=2, ge=0, le=1000, description="retries of a failed model call (ours, not the client's)"
+    )
     limits: Limits = Field(default_factory=Limits, description="budgets and the circuit breaker")
     models: dict[str, str] = Field(
         default_factory=dict, description="agent or Path -> a --model string (the rest use `model`)"

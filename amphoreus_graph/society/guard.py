@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from amphoreus_graph.contracts.bounds import MAX_SEED
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
 from amphoreus_graph.policy.gateway import RoleUse
 
@@ -36,8 +37,8 @@ class Price(BaseModel):
 class Limits(BaseModel):
     """What a run may spend, and how many fallbacks it may tolerate."""
 
-    max_calls: int | None = Field(default=None, ge=1, description="model calls in all roles")
-    max_tokens: int | None = Field(default=None, ge=1, description="tokens in and out in all roles")
+    max_calls: int | None = Field(default=None, ge=1, le=MAX_SEED, description="model calls in all roles")
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_SEED, description="tokens in and out in all roles")
     max_cost: float | None = Field(default=None, gt=0, description="in the price table's currency")
     max_fallback_rate: float = Field(default=0.2, ge=0, le=1, description="share of turns a stand-in may decide")
     prices: dict[str, Price] = Field(default_factory=dict, description="model -> its price")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.catalogs.scenario import Scenario
+from amphoreus_graph.contracts.bounds import MAX_COUNT
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -60,8 +61,10 @@ class RunSettings(BaseModel):
 
     model: str = Field(default="offline", description="offline | provider:model | a model name with --base-url")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (vLLM, LM Studio, Ollama)")
-    max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="parallel model calls at most")
-    recall_k: int = Field(default=5, ge=0, description="memories recalled per turn")
+    max_concurrency: int = Field(
+        default=DEFAULT_CONCURRENCY, ge=1, le=MAX_COUNT, description="parallel model calls at most"
+    )
+    recall_k: int = Field(default=5, ge=0, le=MAX_COUNT, description="memories recalled per turn")
     chroma_url: str | None = Field(default=None, description="use a Chroma server, e.g. http://127.0.0.1:8000")
     embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or local path")
     seeds_dir: str | None = Field(

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # not typing's: pydantic (langgraph-api's schemas) needs it on 3.11
 
+from amphoreus_graph.contracts.bounds import MAX_COUNT, Seed
 from amphoreus_graph.policy.gateway import merge_use
 
 JSON = dict[str, Any]
@@ -38,11 +39,13 @@ class WorldRun(BaseModel):
     and a run's config (RunConfig) alike."""
 
     scenario: str = Field(default="amphoreus", description="packaged scenario name or path to a YAML file")
-    seed: int = Field(default=7, description="same seed + offline model = same run")
-    rounds: int | None = Field(default=None, ge=1, description="rounds per cycle (default: the scenario's)")
+    seed: Seed = Field(default=7, description="same seed + offline model = same run")
+    rounds: int | None = Field(
+        default=None, ge=1, le=MAX_COUNT, description="rounds per cycle (default: the scenario's)"
+    )
 
 
-CYCLES = Field(default=2, ge=1, description="world cycles to live through")
+CYCLES = Field(default=2, ge=1, le=MAX_COUNT, description="world cycles to live through")
 
 
 class _RunInput(WorldRun):
@@ -52,7 +55,7 @@ class _RunInput(WorldRun):
 class SocietyInput(_RunInput):
     """Run one cycle of a society."""
 
-    cycle: int = Field(default=1, ge=1, description="which cycle of the world this is")
+    cycle: int = Field(default=1, ge=1, le=MAX_COUNT, description="which cycle of the world this is")
 
 
 class RecurrenceInput(_RunInput):

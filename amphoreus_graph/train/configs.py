@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from amphoreus_graph.contracts.bounds import Seed
+
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
@@ -43,7 +45,7 @@ class PretrainConfig(BaseModel):
     lr: float = Field(default=2e-3, gt=0, description="peak learning rate (linear warm-up, cosine decay)")
     warmup: int = Field(default=10, ge=0, description="warm-up steps")
     weight_decay: float = 0.01
-    seed: int = Field(default=0, description="initialisation and batch order")
+    seed: Seed = Field(default=0, description="initialisation and batch order")
     loss: Loss = Field(default="reply", description="reply: loss on the assistant reply only; full: on every token")
     max_length: int | None = Field(
         default=None, ge=1, description="truncate examples to this many tokens (default: the model's context)"
@@ -61,7 +63,7 @@ class DpoSettings(BaseModel):
     lr: float = Field(default=5e-5, gt=0, description="learning rate")
     batch_size: int = Field(default=4, ge=1, description="pairs per step")
     heldout: float = Field(default=0.2, gt=0, lt=1, description="share of pairs held out to measure the reward margin")
-    seed: int = Field(default=0, description="the held-out split and training order")
+    seed: Seed = Field(default=0, description="the held-out split and training order")
     device: str = Field(default="auto", description="auto (CUDA + bf16 when present), cpu or cuda")
 
 
