@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 
+from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
 from amphoreus_graph.society.checkpoint_rows import (
     CHECKPOINT_INSERT,
     Insert,
@@ -64,7 +65,7 @@ class RunCheckpointer(AsyncSqliteSaver):
     the write lock, so a resume in the same process would find the file locked."""
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
-        super().__init__(conn)
+        super().__init__(conn, serde=CHECKPOINT_SERDE)
         self.in_flight: set[asyncio.Task[Any]] = set()
         self._awaited: dict[str, asyncio.Event] = {}  # checkpoint id → set once it is committed
         self._queued: list[_Queued] = []  # rows no transaction has taken yet, in the order they were handed over
