@@ -100,6 +100,17 @@ def test_world_os_system_is_one_line_and_never_called(cli, tmp_path):
     assert "expected a World or a factory (raw, source) -> World" in line and not (tmp_path / "run").exists()
 
 
+def test_a_plug_in_that_is_missing_or_fails_is_one_line(cli, tmp_path):
+    (tmp_path / "broken.py").write_text("def load(raw, source):\n    raise KeyError('fruit')\n", encoding="utf-8")
+    for spec, expected in (
+        ("broken.py:nope", "world: broken.py has no 'nope'; expected a World plug-in named nope"),
+        ("broken.py:load", "world: 'broken.py:load' failed (KeyError: 'fruit'); expected a World factory"),
+    ):
+        (tmp_path / "w.yaml").write_text(f"world: {spec}\n")
+        one_line(*simulate(cli, tmp_path / "w.yaml", tmp_path / "run"), expected)
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_resolver_is_code_and_the_packaged_worlds_own_are_installed_code(tmp_path, monkeypatch):
     folder = tmp_path / "isles"
     folder.mkdir()
