@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -484,3 +485,20 @@ async def test_a_fork_that_cannot_be_faithful_is_one_line_in_studio(server: Serv
     _, _, errors, _ = await asyncio.wait_for(stream_run(client, thread_id, asked, graph="fork"), RUN_TIMEOUT_S)
     assert len(errors) == 1 and "config.json: no such file" in errors[0]["message"], errors
     assert not (tmp_path / "branch").exists()
+
+
+async def test_a_scenario_naming_code_is_refused_and_never_runs(server: Server, tmp_path: Path) -> None:
+    """The server takes data only (langgraph.json sets AMPHOREUS_DATA_ONLY): a scenario whose world is a Python file
+    beside it is refused in one line before the file is imported (docs/trust.md)."""
+    folder = tmp_path / "garden"
+    shutil.copytree(ROOT / "tests" / "worlds" / "toy", folder)
+    plugin = folder / "garden.py"
+    plant = "from pathlib import Path as _P\n_P(__file__).with_name('ran.txt').write_text('ran')\n"
+    plugin.write_text(plugin.read_text(encoding="utf-8") + "\n" + plant, encoding="utf-8")
+    client = langgraph_sdk.get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    asked = {"scenario": str(folder / "toy.yaml"), "rounds": 1}
+    _, _, errors, _ = await asyncio.wait_for(stream_run(client, thread_id, asked), RUN_TIMEOUT_S)
+    assert len(errors) == 1 and "world: 'garden.py:load' names code" in errors[0]["message"], errors
+    assert "\n" not in errors[0]["message"] and "AMPHOREUS_TRUST_CODE=1" in errors[0]["message"]
+    assert not (folder / "ran.txt").exists()

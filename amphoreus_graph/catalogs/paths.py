@@ -16,6 +16,7 @@ from pathlib import Path as FsPath
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from amphoreus_graph.catalogs.scenario_files import load_yaml
 from amphoreus_graph.contracts.actions import TAGS, ActionBrief
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
 
@@ -112,7 +113,7 @@ class _CatalogFile(BaseModel):
 
 def _catalog(source: str, text: str) -> PathCatalog:
     try:
-        raw = yaml.safe_load(text)
+        raw = load_yaml(text, source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"

@@ -14,9 +14,6 @@ what differs (scenario_files.py says how the two merge).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -36,8 +33,9 @@ from amphoreus_graph.catalogs.scenario_files import (
     read_mapping,
     resolve_scenario_path,
 )
+from amphoreus_graph.catalogs.trust import import_code, inside, takes
 from amphoreus_graph.contracts.world import AgentProfile, World
-from amphoreus_graph.errors import ScenarioError, format_validation_error
+from amphoreus_graph.errors import AmphoreusError, ScenarioError, format_validation_error
 
 ENTRY_POINTS = "amphoreus_graph.worlds"
 DEFAULT_WORLD = "kit"
@@ -160,43 +158,44 @@ def registered_worlds() -> dict[str, metadata.EntryPoint]:
 
 
 def _world_factory(spec: str, source: Path) -> Any:
-    """What `world:` names: a registered plug-in, `module:attr`, or `file.py:attr` beside the scenario."""
+    """What `world:` names: a registered plug-in (by its name or its `module:attr`), another `module:attr`, or
+    `file.py:attr` beside the scenario (those two are code the scenario brings: catalogs/trust.py)."""
     registered = registered_worlds()
-    if spec in registered:
-        return registered[spec].load()
+    by_target = {ep.value: ep for ep in registered.values()}
+    if spec in registered or spec in by_target:
+        return (registered.get(spec) or by_target[spec]).load()
     target, _, attr = spec.rpartition(":")
     if not target or not attr:
         raise ScenarioError(
             f"{source}: world: unknown world {spec!r}; "
             f"expected one of {sorted(registered)}, module:attr or file.py:attr"
         )
-    try:
-        if target.endswith(".py"):
-            file = (source.parent / target).resolve()
-            loader = importlib.util.spec_from_file_location(f"amphoreus_world_{file.stem}_{abs(hash(file))}", file)
-            if loader is None or loader.loader is None or not file.is_file():
-                raise ScenarioError(f"{source}: world: no such plug-in file {file}; expected a Python file")
-            module = importlib.util.module_from_spec(loader)
-            sys.modules[loader.name] = module  # so the plug-in's pydantic models resolve their annotations
-            loader.loader.exec_module(module)
-        else:
-            module = importlib.import_module(target)
-        return getattr(module, attr)
-    except ScenarioError:
-        raise
-    except Exception as exc:
-        raise ScenarioError(
-            f"{source}: world: cannot load {spec!r} ({type(exc).__name__}: {exc}); expected a World plug-in"
-        ) from None
+    module = import_code(target, spec, source, "world", "World plug-in")
+    if not hasattr(module, attr):
+        raise ScenarioError(f"{source}: world: {target} has no {attr!r}; expected a World plug-in named {attr}")
+    return getattr(module, attr)
 
 
 def load_world(spec: str, raw: dict[str, Any], source: Path) -> World:
     """The world a scenario describes, from its plug-in (a World, or a factory given the world's own keys)."""
     found = _world_factory(spec, source)
-    world = found if isinstance(found, World) else None
-    if world is None and callable(found):
-        build: Callable[[dict[str, Any], Path], Any] = found
+    if isinstance(found, World):
+        return found
+    if not callable(found) or not takes(found, raw, source):
+        what = f"a {type(found).__name__}" + (" that cannot be called as (raw, source)" if callable(found) else "")
+        raise ScenarioError(
+            f"{source}: world: {spec!r} is {what}; expected a World or a factory (raw, source) -> World "
+            "(see contracts/world.py)"
+        )
+    build: Callable[[dict[str, Any], Path], Any] = found
+    try:
         world = build(raw, source)
+    except AmphoreusError:
+        raise
+    except Exception as exc:  # code of the scenario's choosing, not a World factory after all: one line
+        raise ScenarioError(
+            f"{source}: world: {spec!r} failed ({type(exc).__name__}: {exc}); expected a World factory"
+        ) from None
     if not isinstance(world, World):
         raise ScenarioError(
             f"{source}: world: {spec!r} gave a {type(world).__name__}; expected a World (see contracts/world.py)"
@@ -265,7 +264,9 @@ def _build(raw: dict[str, Any], root: Path, source: Path, ref: str) -> Scenario:
         settings = ScenarioSettings.model_validate({k: v for k, v in raw.items() if k in ENGINE_KEYS})
     except ValidationError as exc:
         raise ScenarioError(format_validation_error(str(root), exc)) from None
-    catalog = load_paths(str((root.parent / settings.paths).resolve()) if settings.paths else None)
+    catalog = load_paths(
+        str(inside(f"{root}: paths", root.parent, root.parent / settings.paths)) if settings.paths else None
+    )
     seeds = _seeds_dir(root, settings)
     world = load_world(settings.world, {k: v for k, v in raw.items() if k not in ENGINE_KEYS}, root)
     scenario = Scenario(ref=ref, source=source, world=world, settings=settings, catalog=catalog, seeds_dir=seeds)
@@ -276,12 +277,15 @@ def _build(raw: dict[str, Any], root: Path, source: Path, ref: str) -> Scenario:
 def _seeds_dir(source: Path, settings: ScenarioSettings) -> Path | None:
     """The scenario's seed memories: the folder it names (which must exist), else `seeds/` beside it, if any."""
     if settings.seeds is not None:
-        folder = (source.parent / settings.seeds).resolve()
+        folder = inside(f"{source}: seeds", source.parent, source.parent / settings.seeds)
         if not folder.is_dir():
             raise ScenarioError(f"{source}: seeds: no such folder {folder}; expected a folder of seed memory files")
         return folder
     beside = source.parent / "seeds"
-    return beside if beside.is_dir() else None
+    if not beside.is_dir():
+        return None
+    inside(f"{source}: seeds/", source.parent, beside)  # a link out of the scenario's folder is not beside it
+    return beside
 
 
 @cache

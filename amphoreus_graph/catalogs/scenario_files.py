@@ -21,6 +21,7 @@ from amphoreus_graph.errors import ScenarioError
 
 EXTENDS = "extends"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_WEIGHT = 1_000_000  # values (and 64-character pieces of text) a YAML file may hold, its aliases expanded
 
 
 def packaged_scenarios() -> dict[str, Path]:
@@ -55,14 +56,61 @@ def resolve_scenario_path(name_or_path: str | Path) -> Path:
 def read_yaml(path: Path) -> Any:
     """A YAML file's data; unreadable or invalid YAML is one ScenarioError line with the position."""
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read the file ({exc}); expected a UTF-8 YAML file") from None
+    try:
+        return load_yaml(text, str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ScenarioError(f"{path}: {where}: {problem}; expected valid YAML") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}: cannot read the file ({exc}); expected a UTF-8 YAML file") from None
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """YAML text's data (a yaml.YAMLError if it is not YAML). Data that would weigh more than MAX_WEIGHT once its
+    aliases were expanded (a "billion laughs"), or that holds itself, is one ScenarioError line: merging a variant,
+    validating, writing JSON or a checkpoint all walk the data expanded, and would grow without bound."""
+    data = yaml.load(text, Loader=_LOADER)
+    weight = expanded_weight(data)
+    if weight is None:
+        raise ScenarioError(f"{where}: an alias refers to the mapping or list that holds it; expected finite data")
+    if weight > MAX_WEIGHT:
+        raise ScenarioError(
+            f"{where}: its aliases expand to {weight:.1e} values; expected at most {MAX_WEIGHT:,} (a YAML alias bomb?)"
+        )
+    return data
+
+
+def expanded_weight(data: Any) -> int | None:
+    """What `data` weighs with every alias expanded (a value 1, a string 1 more per 64 characters), computed once
+    per distinct mapping or list, so in time linear in the data as loaded however far it would expand; None when
+    a mapping or list holds itself."""
+    weights: dict[int, int] = {}
+    path: set[int] = set()  # the mappings and lists being weighed, from the top down to the one at hand
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:  # iterative: deep nesting must not overflow the Python stack
+        node, weighed_below = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        if weighed_below:
+            path.discard(id(node))
+            weights[id(node)] = 1 + sum(
+                weights[id(c)] if isinstance(c, dict | list) else _scalar_weight(c) for c in children
+            )
+        elif id(node) in path:
+            return None
+        elif id(node) not in weights:
+            path.add(id(node))
+            stack.append((node, True))
+            stack.extend((c, False) for c in children)
+    return weights.get(id(data)) or _scalar_weight(data)
+
+
+def _scalar_weight(value: Any) -> int:
+    return 1 + len(value) // 64 if isinstance(value, str) else 1
 
 
 def read_mapping(path: Path) -> dict[str, Any]:
@@ -144,7 +192,7 @@ def read_overrides(text: str, flag: str) -> dict[str, Any]:
         raw = read_yaml(path)
     else:
         try:
-            raw = yaml.load(text, Loader=_LOADER)
+            raw = load_yaml(text, where)
         except yaml.YAMLError as exc:
             raise ScenarioError(
                 f"{where}: not valid YAML ({type(exc).__name__}); expected a mapping, e.g. "

@@ -19,6 +19,7 @@ import click
 import typer
 
 import amphoreus_graph
+from amphoreus_graph.catalogs.trust import DATA_ONLY
 from amphoreus_graph.cli.console import one_line_errors
 from amphoreus_graph.errors import AmphoreusError
 
@@ -51,7 +52,8 @@ def studio_command(
     reload: Annotated[bool, typer.Option(help="restart the server when the graphs' code changes")] = True,
     browser: Annotated[bool, typer.Option(help="open LangGraph Studio in a browser")] = True,
 ) -> None:
-    """Serve the graphs to LangGraph Studio (`langgraph dev`, reloading on code changes but not on run output)."""
+    """Serve the graphs to LangGraph Studio (`langgraph dev`, reloading on code changes but not on run output).
+    Its inputs are data only: AMPHOREUS_TRUST_CODE=1 lets scenarios given to it run their code (docs/trust.md)."""
     try:
         from langgraph_api.cli import run_server
         from langgraph_cli.config import validate_config_file
@@ -67,6 +69,7 @@ def studio_command(
     except (ValueError, OSError, click.ClickException) as exc:
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         raise AmphoreusError(f"{config}: {message}; expected a valid langgraph.json") from None
+    os.environ[DATA_ONLY] = "1"  # a server's inputs are data, whatever the config says (catalogs/trust.py)
     base = config.resolve().parent
     os.chdir(base)  # as `langgraph dev` run there: graph paths, and runs the graphs write, are relative to it
     sys.path.append(str(base))

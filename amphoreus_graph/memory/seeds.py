@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from amphoreus_graph.catalogs.names import shown
 from amphoreus_graph.catalogs.scenario import Scenario
+from amphoreus_graph.catalogs.scenario_files import read_yaml
+from amphoreus_graph.catalogs.trust import inside
 from amphoreus_graph.contracts.ids import seed_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.errors import ScenarioError, format_validation_error
@@ -51,17 +52,14 @@ def seeds_folder(scenario: Scenario, seeds_dir: str | Path | None = None) -> Pat
 def load_seeds(folder: Path | None, agents: list[str]) -> list[MemoryEvent]:
     """Seed events for cycle 1, round 0; a bad file is one ScenarioError line (file, entry, expected)."""
     events: list[MemoryEvent] = []
-    for path in sorted(folder.glob("*.yaml")) if folder is not None else []:
+    if folder is None:
+        return events
+    for path in sorted(folder.glob("*.yaml")):
+        inside(str(path), folder, path)  # a link out of the seeds folder is not a seed file of it
         try:
-            entries = TypeAdapter(list[SeedMemory]).validate_python(
-                yaml.safe_load(path.read_text(encoding="utf-8")) or []
-            )
+            entries = TypeAdapter(list[SeedMemory]).validate_python(read_yaml(path) or [])
         except ValidationError as exc:
             raise ScenarioError(format_validation_error(str(path), exc)) from None
-        except yaml.YAMLError as exc:
-            raise ScenarioError(
-                f"{path}: invalid YAML ({exc.__class__.__name__}); expected a list of seed memories"
-            ) from None
         for i, entry in enumerate(entries):
             unknown = [a for a in entry.agents if a not in agents]
             if unknown or not (entry.agents or entry.public):

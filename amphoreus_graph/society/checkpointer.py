@@ -26,6 +26,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 
 from amphoreus_graph.errors import WriteFailed, cannot_write
+from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
 from amphoreus_graph.society.checkpoint_rows import (
     CHECKPOINT_INSERT,
     Insert,
@@ -65,7 +66,7 @@ class RunCheckpointer(AsyncSqliteSaver):
     the write lock, so a resume in the same process would find the file locked."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
-        super().__init__(conn)
+        super().__init__(conn, serde=CHECKPOINT_SERDE)
         self.path = path
         self.failure: str | None = None  # why a write failed: every later wait for a checkpoint says it at once
         self.in_flight: set[asyncio.Task[Any]] = set()

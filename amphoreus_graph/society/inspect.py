@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -19,6 +19,7 @@ from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
+from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
 from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.services import build_memory
@@ -57,7 +58,8 @@ def unfiled_events(run: Path) -> list[MemoryEvent]:
     if not path.is_file():
         return []
     try:
-        with SqliteSaver.from_conn_string(str(path)) as saver:
+        with closing(sqlite3.connect(str(path), check_same_thread=False)) as conn:
+            saver = SqliteSaver(conn, serde=CHECKPOINT_SERDE)
             graph = build_recurrence_graph().compile(checkpointer=saver)
             values = graph.get_state({"configurable": {"thread_id": stored_config(run).run_id}}).values
     except sqlite3.DatabaseError as exc:

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import pickle
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.train.data_only import load_refused
 from amphoreus_graph.train.hf_model import save_model
 
 if TYPE_CHECKING:
@@ -54,7 +57,15 @@ def save_checkpoint(
 
 
 def load_state(folder: Path) -> dict[str, Any]:
+    """The training state saved with a checkpoint, read as data only (`weights_only`)."""
     import torch
 
-    state: dict[str, Any] = torch.load(folder / STATE_FILE, weights_only=False, map_location="cpu")
+    file = folder / STATE_FILE
+    expected = "expected a training state as `amphoreus train` saves it"
+    try:
+        state = torch.load(file, weights_only=True, map_location="cpu")
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
+        raise load_refused(file, exc, expected) from None
+    if not isinstance(state, dict) or not {"step", "optimizer", "scheduler", "torch_rng"} <= set(state):
+        raise AmphoreusError(f"{file}: not a training state; {expected}")
     return state

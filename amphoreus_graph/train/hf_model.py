@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from amphoreus_graph.train.data_only import load_refused
+
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -17,8 +19,11 @@ def load_model(folder: Path) -> tuple[Any, Any]:
     folder's config only at run time)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder)
+    try:  # as data: no code the folder names (trust_remote_code), weights as tensors only (transformers' default)
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+        model = AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=False)
+    except Exception as exc:  # a damaged or foreign folder, whichever library part finds it: one line
+        raise load_refused(folder, exc, "expected a folder written by `amphoreus train`") from None
     return model, tokenizer
 
 

@@ -3,17 +3,13 @@ resolvers imported. Every mistake is one ScenarioError line: the file, the field
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
-import inspect
-import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from amphoreus_graph.catalogs.scenario_files import read_yaml
+from amphoreus_graph.catalogs.trust import import_code, takes
 from amphoreus_graph.errors import ScenarioError, field_path
 from amphoreus_graph.worlds.kit.checks import Problem, check
 from amphoreus_graph.worlds.kit.compiled import Resolver
@@ -65,16 +61,7 @@ def load_kit_world(raw: dict[str, Any], source: Path) -> KitWorld:
 def load_kit_file(path: str | Path) -> KitWorld:
     """A kit world straight from its YAML file (the engine's keys are skipped): for tests and tools."""
     source = Path(path)
-    try:
-        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
-        raise ScenarioError(
-            f"{source}: {where}: {getattr(exc, 'problem', None) or 'invalid YAML'}; expected valid YAML"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{source}: cannot read the file ({exc}); expected a UTF-8 YAML file") from None
+    raw = read_yaml(source)
     if not isinstance(raw, dict):
         raise ScenarioError(f"{source}: (top level): expected a mapping of world fields")
     return load_kit_world({k: v for k, v in raw.items() if k not in ENGINE_KEYS}, source)
@@ -86,43 +73,13 @@ def load_resolver(spec: str, source: Path, field: str) -> Resolver:
     target, _, attr = spec.rpartition(":")
     if not target or not attr:
         raise ScenarioError(f"{source}: {field}: {spec!r}; expected file.py:function or module:function")
-    try:
-        if target.endswith(".py"):
-            file = (source.parent / target).resolve()
-            if not file.is_file():
-                raise ScenarioError(f"{source}: {field}: no such resolver file {file}; expected a Python file")
-            digest = hashlib.sha256(str(file).encode()).hexdigest()[:12]
-            name = f"amphoreus_kit_resolvers_{file.stem}_{digest}"
-            module = sys.modules.get(name)
-            if module is None:
-                loader = importlib.util.spec_from_file_location(name, file)
-                if loader is None or loader.loader is None:
-                    raise ScenarioError(f"{source}: {field}: cannot import {file}; expected a Python file")
-                module = importlib.util.module_from_spec(loader)
-                sys.modules[name] = module
-                try:
-                    loader.loader.exec_module(module)
-                except BaseException:
-                    sys.modules.pop(name, None)
-                    raise
-        else:
-            module = importlib.import_module(target)
-    except ScenarioError:
-        raise
-    except Exception as exc:
-        raise ScenarioError(
-            f"{source}: {field}: cannot load {spec!r} ({type(exc).__name__}: {exc}); expected a resolver"
-        ) from None
+    module = import_code(target, spec, source, field, "resolver")
     found = getattr(module, attr, None)
     if found is None:
         raise ScenarioError(f"{source}: {field}: {target} has no {attr!r}; expected a function named {attr}")
     if not callable(found):
         raise ScenarioError(f"{source}: {field}: {attr!r} is a {type(found).__name__}; expected a function")
-    try:
-        inspect.signature(found).bind(object())
-    except (TypeError, ValueError):
-        raise ScenarioError(
-            f"{source}: {field}: {attr!r} does not take one argument; expected def {attr}(act: Act)"
-        ) from None
+    if not takes(found, object()):
+        raise ScenarioError(f"{source}: {field}: {attr!r} does not take one argument; expected def {attr}(act: Act)")
     resolver: Resolver = found
     return resolver
