@@ -78,7 +78,7 @@ def mangled(draw: st.DrawFn, words: list[str]) -> str:
     return f"{opening}{joined}{closing}"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=st.data(), words=SECRET_WORDS)
 def test_a_secret_said_in_any_case_accent_spacing_punctuation_or_quoting_is_caught(data, words):
     secret = data.draw(mangled(words), label="the secret as written")
@@ -97,7 +97,7 @@ def test_a_run_of_its_words_or_most_of_them_in_any_order_is_caught(data, words):
     assert gives_away(" ".join(words), " and ".join(most) + "!")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data(), words=SECRET_WORDS, others=st.lists(WORD, min_size=3, max_size=30))
 def test_speech_that_shares_a_word_or_two_with_a_secret_is_not_caught(data, words, others):
     hidden = set(content_words(" ".join(words)))
