@@ -333,18 +333,19 @@ def test_an_interview_answer_that_says_a_secret_is_asked_again_then_cut(tmp_path
 
 @pytest.mark.slow
 def test_the_default_world_with_a_careless_model_keeps_every_secret_out_of_the_data(tmp_path, cli, monkeypatch):
-    """The acceptance case of issue 33: the default scenario, a model that quotes its memories, one cycle."""
+    """The acceptance case of issue 33: the default scenario, a model that quotes its memories, one cycle (the run's
+    name seeds its draws: in this one the secret comes first in its holder's recall, and is quoted, twice)."""
     monkeypatch.chdir(tmp_path)
     secrets = seed_secrets("amphoreus")
     assert secrets
-    code, out, err = cli("simulate", "--model", "scripted:quote=1", "--cycles", "1", "--out", "default")
+    code, out, err = cli("simulate", "--model", "scripted:quote=1", "--cycles", "1", "--out", "acceptance")
     assert code == 0, err
-    assert cli("export", "sft", "default", "--out", "sft")[0] == 0
-    assert cli("judge", "default", "--out", "judged")[0] == 0
+    assert cli("export", "sft", "acceptance", "--out", "sft")[0] == 0
+    assert cli("judge", "acceptance", "--out", "judged")[0] == 0
     assert cli("export", "dpo", "judged", "--out", "dpo")[0] == 0
-    assert +leaks(Path("default"), secrets, (Path("sft"), Path("judged"), Path("dpo"))) == Counter()
-    summary = json.loads(Path("default/summary.json").read_text(encoding="utf-8"))
-    flagged = _flagged(read_samples(Path("default/samples")))
+    assert +leaks(Path("acceptance"), secrets, (Path("sft"), Path("judged"), Path("dpo"))) == Counter()
+    summary = json.loads(Path("acceptance/summary.json").read_text(encoding="utf-8"))
+    flagged = _flagged(read_samples(Path("acceptance/samples")))
     assert flagged[SECRET_REDACTED] > 0 and summary["secret_redacted"] == flagged[SECRET_REDACTED]
     assert summary["secret_repaired"] == flagged[SECRET_REPAIRED]
     assert "secrets kept out of speech" in out
