@@ -16,6 +16,7 @@ from amphoreus_graph.contracts.turn import Decision, Option
 from amphoreus_graph.data.dpo import read_judgements
 from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge, rules
 from amphoreus_graph.data.judges.classifier import calibration_texts
+from amphoreus_graph.policy import discretion
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.gateway import ChatCaller
 from amphoreus_graph.society.runner import RunConfig, Simulation
@@ -155,7 +156,8 @@ def test_a_place_the_world_names_is_known_and_an_unnamed_one_is_not():
     assert rules.unknown_names(garden, speech) == ["Zorblax", "Glimmerhold"]
     nowhere = garden.model_copy(update={"world": ""})
     assert rules.unknown_names(nowhere, speech) == ["Little Garden", "Zorblax", "Glimmerhold"]
-    assert "Little Garden" in rules.speakable_texts(garden) and "Little Garden" not in rules.speakable_texts(nowhere)
+    speakable = discretion.speakable_texts
+    assert "Little Garden" in speakable(garden) and "Little Garden" not in speakable(nowhere)
 
 
 def test_a_turn_of_a_users_path_catalog_is_judged_and_re_posed_within_it(tmp_path):

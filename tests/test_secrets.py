@@ -166,27 +166,27 @@ def test_what_the_agent_may_say_anyway_is_not_the_secret():
     """A secret about where a Coreflame lies shares words with the agent's own aim and options, and a secret
     reflection quotes memories that are not secret: repeating those is not saying the secret; what only the
     secret holds is."""
-    from amphoreus_graph.data.judges import rules
+    from amphoreus_graph.policy import discretion
 
     hidden = "I buried the Coreflame of Zagreus beneath the Twilight Courtyard sundial."  # Cifera seeks Zagreus
-    speakable = rules.speakable_texts(_turn([]))
+    speakable = discretion.speakable_texts(_turn([]))
     quest = "I go after the Coreflame of Zagreus, then to the Twilight Courtyard."
-    assert rules.gives_away(hidden, quest) and not rules.gives_away(hidden, quest, speakable)
-    assert rules.gives_away(hidden, "I buried something beneath the sundial in the courtyard.", speakable)
+    assert discretion.gives_away(hidden, quest) and not discretion.gives_away(hidden, quest, speakable)
+    assert discretion.gives_away(hidden, "I buried something beneath the sundial in the courtyard.", speakable)
 
     seen = "At Black Tide Front, Cifera tried to deceive Cyrene and was found out."
     reflection = SECRET.model_copy(
         update={"text": f"Cifera reflects: {SEAL[:-1].lower()}; {seen[:-1].lower()}.", "kind": "reflection"}
     )
     turn = _turn([reflection, WALK.model_copy(update={"text": seen})])
-    assert not rules.spoken_secrets(turn, f"A mask! I remember: {seen} Who can say?")
-    assert rules.spoken_secrets(turn, f"A mask! I remember: {SEAL}") == [reflection]
+    assert not discretion.spoken_secrets(turn, f"A mask! I remember: {seen} Who can say?")
+    assert discretion.spoken_secrets(turn, f"A mask! I remember: {SEAL}") == [reflection]
     blurted = WALK.model_copy(update={"text": f'At Okhema, Cifera jested. Cifera said: "I remember: {SEAL}"'})
     again = _turn([SECRET, blurted])
-    assert rules.spoken_secrets(again, f"I remember: {SEAL}") == [SECRET], "said once, it is still not hers to say"
+    assert discretion.spoken_secrets(again, f"I remember: {SEAL}") == [SECRET], "said once, it is still not hers to say"
 
-    assert rules.content_words("The Council's seals, and THIS!") == ["council", "seal"]
-    assert rules.spans(["a", "b", "c"], 2) == {("a", "b"), ("b", "c")}
+    assert discretion.content_words("The Council's seals, and THIS!") == ["council", "seal"]
+    assert discretion.spans(["a", "b", "c"], 2) == {("a", "b"), ("b", "c")}
 
 
 def test_offline_judges_score_a_spoken_secret_lower_and_say_why(embedder):

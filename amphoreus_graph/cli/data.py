@@ -18,13 +18,25 @@ from amphoreus_graph.layout import RunDir
 
 # the option that keeps pairs balanced by act, named for both of its settings (judge and export dpo)
 _BALANCE: dict[str, tuple[str, ...]] = {"balance_acts": ("--balance-acts/--keep-act-imbalance",)}
+# the option that leaves out replies the discretion guard changed (judge, export sft and export dpo)
+_GUARDED: dict[str, tuple[str, ...]] = {"exclude_guarded": ("--exclude-guarded/--keep-guarded",)}
 export_app = typer.Typer(help="Turn runs into training datasets.", no_args_is_help=True)
 
 
 # judge's options are the experts graph's input fields (what Studio's form shows), by option name
 JUDGE_OPTIONS = {
     name: name
-    for name in ("judge", "proposer", "alternatives", "max_turns", "seed", "min_margin", "balance_acts", "base_url")
+    for name in (
+        "judge",
+        "proposer",
+        "alternatives",
+        "max_turns",
+        "seed",
+        "min_margin",
+        "balance_acts",
+        "exclude_guarded",
+        "base_url",
+    )
 }
 
 
@@ -33,7 +45,7 @@ JUDGE_OPTIONS = {
     ExpertsInput,
     JUDGE_OPTIONS,
     into="asked",
-    decls={"alternatives": ("-k", "--alternatives"), **_BALANCE},
+    decls={"alternatives": ("-k", "--alternatives"), **_BALANCE, **_GUARDED},
 )
 def judge_command(
     run: Annotated[Path, typer.Argument(help="a run directory written by `amphoreus simulate`")],
@@ -74,6 +86,12 @@ def judge_command(
             "it is rejected (the act alone would give the pairs away); --keep-act-imbalance keeps them",
             highlight=False,
         )
+    if report["guarded"]:
+        console.print(
+            f"{report['guarded']} judged turns were left out: their pairs hold a reply the discretion guard changed "
+            "because it said a secret; --keep-guarded keeps them",
+            highlight=False,
+        )
 
 
 # export sft's filters are SftFilters' fields (option -> field)
@@ -83,6 +101,7 @@ SFT_OPTIONS = {
     "cycle": "cycles",
     "action": "actions",
     "exclude_fallback": "exclude_fallback",
+    "exclude_guarded": "exclude_guarded",
     "min_judge_score": "min_judge_score",
 }
 
@@ -93,7 +112,7 @@ SFT_OPTIONS = {
     SftFilters,
     SFT_OPTIONS,
     into="filtered",
-    decls={"exclude_fallback": ("--exclude-fallback/--include-fallback",)},
+    decls={"exclude_fallback": ("--exclude-fallback/--include-fallback",), **_GUARDED},
 )
 def export_sft_command(
     runs: Annotated[list[Path], typer.Argument(help="run directories")],
@@ -117,6 +136,7 @@ def export_sft_command(
         report = export_sft(runs, out, fmt=format, filters=filters)  # type: ignore[arg-type]
     console.print(
         f"{report.rows} rows written to {out}/ (read {report.read}, filtered out {report.filtered_out}, "
+        f"reply changed by the discretion guard: {report.guarded}, "
         f"duplicates removed: {report.exact_duplicates} exact, {report.near_duplicates} near; "
         f"quoting a benchmark item: {report.contaminated})",
         highlight=False,
@@ -124,16 +144,16 @@ def export_sft_command(
 
 
 # export dpo keeps pairs as the judge does: the same two settings
-DPO_EXPORT_OPTIONS = {"min_margin": "min_margin", "balance_acts": "balance_acts"}
+DPO_EXPORT_OPTIONS = {"min_margin": "min_margin", "balance_acts": "balance_acts", "exclude_guarded": "exclude_guarded"}
 
 
 @export_app.command("dpo")
 @one_line_errors
-@model_options(ExpertsInput, DPO_EXPORT_OPTIONS, into="kept", decls=_BALANCE)
+@model_options(ExpertsInput, DPO_EXPORT_OPTIONS, into="kept", decls={**_BALANCE, **_GUARDED})
 def export_dpo_command(
     judged: Annotated[list[Path], typer.Argument(help="folders written by `amphoreus judge`")],
     out: Annotated[Path, typer.Option(help="dataset directory to write")],
-    kept: dict[str, Any],  # the judge's min_margin and balance_acts, as `amphoreus judge` takes them
+    kept: dict[str, Any],  # the judge's min_margin, balance_acts and exclude_guarded, as `amphoreus judge` takes them
     min_score: Annotated[float | None, typer.Option(help="drop pairs whose chosen answer scored below")] = None,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
@@ -145,6 +165,7 @@ def export_dpo_command(
     console.print(
         f"{report.pairs} pairs written to {report.file} from {report.judged} judged turns "
         f"(ties dropped {report.ties_dropped}, below min score {report.below_min_score}, "
+        f"a reply changed by the discretion guard {report.guarded}, "
         f"duplicates {report.duplicates}, quoting a benchmark item {report.contaminated}, "
         f"dropped to balance the acts {report.dropped_for_balance}); "
         f"panel agreement {report.agreement_rate:.1%}",

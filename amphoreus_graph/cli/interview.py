@@ -35,7 +35,8 @@ def interview_command(
         typer.echo(answer.model_dump_json(indent=2))
         return
     when = f"as of cycle {answer.as_of.cycle}, round {answer.as_of.round}"
-    title, subtitle = Text(f"{answer.agent}: “{question}”"), Text(f"{answer.decided_by}, {when}")
+    guarded = f", {', '.join(answer.flags)}" if answer.flags else ""  # the guard kept a secret out of it
+    title, subtitle = Text(f"{answer.agent}: “{question}”"), Text(f"{answer.decided_by}, {when}{guarded}")
     console.print(Panel(Text(answer.answer), title=title, subtitle=subtitle))
     table = Table(title="what it recalled for the question (its own memories and public ones), best first")
     for column in ("#", "c.r", "kind"):

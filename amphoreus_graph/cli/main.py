@@ -580,9 +580,11 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
             f"{saved['tokens_in']}/{saved['tokens_out']}{cost}) · {out / cached['file']}",
             highlight=False,
         )
+    repaired, redacted = summary.get("secret_repaired", 0), summary.get("secret_redacted", 0)
+    secrets = f"secrets kept out of speech {repaired + redacted} (by asking again {repaired}, redacted {redacted}) · "
     console.print(
         f"samples {summary['samples_written']} · model calls {summary['model_calls']} · "
-        f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · "
+        f"failures {summary['failures']} · fallbacks {summary['fallbacks']} · {secrets if repaired + redacted else ''}"
         f"tokens {summary['tokens_in']}/{summary['tokens_out']} · {summary['wall_time_s']:.1f}s\n"
         f"most {summary['score_label']}: {', '.join(f'{name} {n:g}' for name, n in top)}\n"
         f"written to {out}/ ({files.summary.name}, {files.samples.name}/, {files.chronicle.name}/, "

@@ -3,7 +3,8 @@
 Offline, alternatives come from the agent's own Path under other seeds (in-Path) and from Paths its own
 opposes (off-Path: the same situation, decided by the opposite values but said in the agent's own voice, so a
 pair differs in what was done, not in words that name a Path), drawn from the Path catalog of the turn's own
-scenario. With a model, they are the model's own samples at a raised temperature.
+scenario. With a model, they are the model's own samples at a raised temperature. Every candidate passes the discretion
+guard the society's turns pass (policy/discretion.py): none that gives a secret away is judged, let alone chosen.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from amphoreus_graph.catalogs.paths import PathCatalog
 from amphoreus_graph.catalogs.scenario import catalog_for
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, Policy, TurnContext
+from amphoreus_graph.policy.discretion import SECRET_REDACTED, discreet, redact, says_a_secret
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.samples import Sample
 
@@ -36,6 +38,15 @@ def original(sample: Sample) -> Candidate:
     return Candidate(
         id=f"{sample.id}#original", decision=sample.decision, origin="original", path=sample.path, flags=sample.flags
     )
+
+
+def discreet_candidate(candidate: Candidate, turn: TurnContext) -> Candidate:
+    """The candidate as the guard lets it be said: unchanged, or redacted and flagged if it says a secret of the
+    turn (an original recorded before the guard, an offline alternative)."""
+    if not says_a_secret(turn, candidate.decision):
+        return candidate
+    flags = [*candidate.flags, SECRET_REDACTED]
+    return candidate.model_copy(update={"decision": redact(turn, candidate.decision), "flags": flags})
 
 
 def off_path_choices(catalog: PathCatalog, path: str, seed: int, turn_id: str, k: int) -> list[str]:
@@ -60,10 +71,11 @@ def offline_alternatives(sample: Sample, turn: TurnContext, k: int, seed: int) -
 
 
 async def sampled_alternatives(sample: Sample, turn: TurnContext, k: int, policy: Policy) -> list[Candidate]:
-    """k alternatives from a (temperature-raised) model policy; a fallback decision is kept but flagged."""
+    """k alternatives from a (temperature-raised) model policy; a fallback decision is kept but flagged, and one that
+    says a secret is asked again or redacted as in a society (flagged too)."""
     found = []
     for i in range(k):
-        result = await policy.adecide(turn)
+        result = await discreet(policy, turn, await policy.adecide(turn))
         found.append(
             Candidate(
                 id=f"{sample.id}#s{i}", decision=result.decision, origin="sampled", path=turn.path, flags=result.flags

@@ -26,6 +26,7 @@ from amphoreus_graph.data.judges.base import Panel, Verdict
 from amphoreus_graph.data.shortcuts import ShortcutProbe, probe_pairs, reply_decision
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import JudgedDir
+from amphoreus_graph.policy.discretion import guarded
 from amphoreus_graph.policy.prompt import decision_json
 from amphoreus_graph.society.samples import iter_rows
 
@@ -84,6 +85,11 @@ class DpoPair(BaseModel):
     def margin(self) -> float:
         return round(self.chosen.score - self.rejected.score, 4)
 
+    @property
+    def guarded(self) -> bool:
+        """Whether either reply is one the discretion guard changed because it said a secret."""
+        return guarded(self.chosen.candidate.flags) or guarded(self.rejected.candidate.flags)
+
     def row(self) -> dict[str, Any]:
         """TRL's conversational preference format plus metadata columns."""
         j = self.judgement
@@ -106,6 +112,7 @@ class DpoPair(BaseModel):
             "rejected_score": self.rejected.score,
             "margin": self.margin,
             "panels_agree": panels_agree(self.chosen, self.rejected),
+            "guarded": self.guarded,
         }
 
 
@@ -187,6 +194,7 @@ class DpoReport(BaseModel):
     switched_for_balance: int = 0
     unbalanced_pairs: int = 0
     below_min_score: int
+    guarded: int = Field(default=0, description="judged turns left out: their pairs hold a reply the guard changed")
     duplicates: int
     contaminated: int
     decided_by_human: int
@@ -203,10 +211,18 @@ def export_dpo(
     min_margin: float = 0.5,
     min_score: float | None = None,
     balance_acts: bool = True,
+    exclude_guarded: bool = True,
 ) -> DpoReport:
     """Every judged turn of the folders as at most one pair in OUT/dpo.jsonl (deduplicated), with a card."""
     judgements = [j for folder in folders for j in read_judgements(folder)]
-    return write_dpo(judgements, out, min_margin=min_margin, min_score=min_score, balance_acts=balance_acts)
+    return write_dpo(
+        judgements,
+        out,
+        min_margin=min_margin,
+        min_score=min_score,
+        balance_acts=balance_acts,
+        exclude_guarded=exclude_guarded,
+    )
 
 
 def write_dpo(
@@ -216,9 +232,10 @@ def write_dpo(
     min_margin: float = 0.5,
     min_score: float | None = None,
     balance_acts: bool = True,
+    exclude_guarded: bool = True,
 ) -> DpoReport:
     """The judgements as at most one pair each in OUT/dpo.jsonl (deduplicated, balanced by act unless told not
-    to), with a card."""
+    to, without a reply the discretion guard changed unless told to keep them), with a card."""
     counts: Counter[str] = Counter()
     seen: set[str] = set()
     turns: list[list[dict[str, Any]]] = []  # per judged turn, the rows it can yield, best first
@@ -227,6 +244,9 @@ def write_dpo(
         pairs = preference_pairs(judgement, min_margin)
         if not pairs:
             counts["ties"] += 1
+            continue
+        if exclude_guarded and not (pairs := [p for p in pairs if not p.guarded]):
+            counts["guarded"] += 1
             continue
         if min_score is not None and pairs[0].chosen.score < min_score:
             counts["below_min_score"] += 1
@@ -261,6 +281,7 @@ def write_dpo(
         switched_for_balance=switched,
         unbalanced_pairs=unbalanced,
         below_min_score=counts["below_min_score"],
+        guarded=counts["guarded"],
         duplicates=counts["duplicates"],
         contaminated=counts["contaminated"],
         decided_by_human=sum(r["decided_by"] == "human" for r in rows),
@@ -314,10 +335,14 @@ def dpo_card(
         f'Load it: `datasets.load_dataset("json", data_files="{JudgedDir.PAIRS}")`.',
         "",
         f"- pairs: {report.pairs} from {report.judged} judged turns (ties dropped {report.ties_dropped}, "
-        f"below min score {report.below_min_score}, duplicates {report.duplicates}, "
+        f"below min score {report.below_min_score}, a reply changed by the discretion guard {report.guarded}, "
+        f"duplicates {report.duplicates}, "
         f"quoting a benchmark item {report.contaminated}, dropped to balance the acts "
         f"{report.dropped_for_balance})",
         f"- min margin {min_margin}, min chosen score {min_score}",
+        "- pairs with a reply the discretion guard changed because it said a secret (flags secret_repaired, "
+        f"secret_redacted; column `guarded`) are left out unless `--keep-guarded`; kept: "
+        f"{sum(bool(r.get('guarded')) for r in rows)}",
         f"- balanced by act: every action is chosen as often as it is rejected, so the act alone tells nothing "
         f"({report.switched_for_balance} turns give another pair the panels separate than their best over worst; "
         f"{report.unbalanced_pairs} pairs left out of balance, where human verdicts, always kept, allow no more; "

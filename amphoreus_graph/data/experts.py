@@ -31,7 +31,13 @@ from amphoreus_graph.contracts.events import (
 )
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import TurnContext
-from amphoreus_graph.data.candidates import Candidate, offline_alternatives, original, sampled_alternatives
+from amphoreus_graph.data.candidates import (
+    Candidate,
+    discreet_candidate,
+    offline_alternatives,
+    original,
+    sampled_alternatives,
+)
 from amphoreus_graph.data.dpo import (
     HumanVerdict,
     Judgement,
@@ -62,6 +68,7 @@ class ExpertsState(TypedDict, total=False):
     seed: int
     min_margin: float
     balance_acts: bool
+    exclude_guarded: bool
     human: bool
     base_url: str | None
     turns: list[JSON]
@@ -122,8 +129,8 @@ async def propose_alternatives(state: ExpertsState) -> dict[str, Any]:
                 *(sampled_alternatives(s, _context(s), request.alternatives, policy) for s in samples)
             )
         spent = meter.as_json()
-    candidates = {
-        s.id: [c.model_dump(mode="json") for c in [original(s), *alternatives]]
+    candidates = {  # as the society's guard would let them be said: none gives a secret of the turn away
+        s.id: [discreet_candidate(c, _context(s)).model_dump(mode="json") for c in [original(s), *alternatives]]
         for s, alternatives in zip(samples, found, strict=True)
     }
     total = sum(map(len, candidates.values()))
@@ -205,13 +212,20 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
     judgements = [Judgement.model_validate(j) for j in state["judgements"]]
     with open(judged.judgements, "w", encoding="utf-8") as handle:
         handle.writelines(j.model_dump_json() + "\n" for j in judgements)
-    dpo = write_dpo(judgements, out, min_margin=request.min_margin, balance_acts=request.balance_acts)
+    dpo = write_dpo(
+        judgements,
+        out,
+        min_margin=request.min_margin,
+        balance_acts=request.balance_acts,
+        exclude_guarded=request.exclude_guarded,
+    )
     report = {
         "judged_turns": len(judgements),
         "candidates": sum(len(j.candidates) for j in judgements),
         "pairs": dpo.pairs,
         "ties_dropped": dpo.ties_dropped,
         "dropped_for_balance": dpo.dropped_for_balance,
+        "guarded": dpo.guarded,
         "decided_by_human": dpo.decided_by_human,
         "agreement_rate": dpo.agreement_rate,
         "in_path_win_rate": in_path_win_rate(judgements),

@@ -26,5 +26,10 @@ class ExpertsInput(BaseModel):
     balance_acts: bool = Field(
         default=True, description="keep pairs so that every action is chosen as often as rejected (data/balance.py)"
     )
+    exclude_guarded: bool = Field(
+        default=True,
+        description="drop pairs with a reply the discretion guard changed because it said a secret (flags "
+        "secret_repaired, secret_redacted)",
+    )
     human: bool = Field(default=False, description="pause for a human expert's verdict on every judged turn")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for model judges")

@@ -19,6 +19,7 @@ from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.text_quality import quality_lines, text_quality
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
+from amphoreus_graph.policy.discretion import guarded
 from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.samples import Sample, iter_samples
 
@@ -34,6 +35,11 @@ class SftFilters(BaseModel):
     actions: list[str] = Field(default_factory=list, description="keep only these actions (repeatable)")
     exclude_fallback: bool = Field(
         default=True, description="drop turns a stand-in decided when the model failed (they are not the model's)"
+    )
+    exclude_guarded: bool = Field(
+        default=True,
+        description="drop turns whose reply said a secret and was asked again or redacted (flags secret_repaired, "
+        "secret_redacted): the reply is not what the model said",
     )
     min_judge_score: float | None = Field(
         default=None, description="keep only judged turns whose own decision scored at least this (1-10)"
@@ -70,6 +76,7 @@ class ExportReport(BaseModel):
     rows: int
     read: int
     filtered_out: int
+    guarded: int = Field(default=0, description="rows dropped because the discretion guard changed their reply")
     exact_duplicates: int
     near_duplicates: int
     contaminated: int = Field(description="rows dropped for quoting a benchmark item")
@@ -140,6 +147,9 @@ def export_sft(
         if not filters.keep(sample):
             counts["filtered_out"] += 1
             continue
+        if filters.exclude_guarded and guarded(sample.flags):
+            counts["guarded"] += 1
+            continue
         text = "\n".join(m["content"] for m in sample.messages)
         if is_contaminated(text):
             counts["contaminated"] += 1
@@ -163,6 +173,7 @@ def export_sft(
         rows=len(rows),
         read=counts["read"],
         filtered_out=counts["filtered_out"],
+        guarded=counts["guarded"],
         exact_duplicates=counts["exact_duplicates"],
         near_duplicates=counts["near_duplicates"],
         contaminated=counts["contaminated"],
@@ -213,8 +224,11 @@ def dataset_card(rows: list[dict[str, Any]], runs: list[Path], fmt: Format, coun
         f'Load it: `datasets.load_dataset("{"json" if fmt == "jsonl" else "parquet"}", data_files="train.{fmt}")`.',
         "",
         f"- rows: {len(rows)} (read {counts['read']}, filtered out {counts['filtered_out']}, "
+        f"reply changed by the discretion guard {counts['guarded']}, "
         f"exact duplicates {counts['exact_duplicates']}, near duplicates {counts['near_duplicates']}, "
         f"quoting a benchmark item {counts['contaminated']})",
+        "- replies the discretion guard changed because they said a secret (flags secret_repaired, secret_redacted) "
+        f"are dropped unless `--keep-guarded`; kept: {sum(guarded(r['flags']) for r in rows)}",
         f"- assistant reply length (chars): {_spread(lengths)}",
         f"- prompt length (chars): {_spread(prompt)}",
         "",

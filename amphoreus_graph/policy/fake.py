@@ -7,7 +7,9 @@ world's game master: a plain resolution derived from the round's decisions, see 
 optional latency; seeded fractions of calls raise or return malformed text, and its first `garbage_replies`
 replies are garbage, to exercise the fault handling (the repair pass, then the fallback). With
 `quote_memories` it is a careless speaker: its speech quotes the first memory the prompt lists, secret or
-not, as a model that ignores its instructions would (what the judges' discretion check must catch).
+not, as a model that ignores its instructions would (what the discretion guard and the judges must catch); with
+`heed_corrections` too, it listens when told so afterwards (the guard's SAID_A_SECRET) and quotes the first
+memory not marked secret instead.
 LangChain's own fakes lack `bind_tools`/structured output, hence this one.
 """
 
@@ -27,10 +29,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
+from amphoreus_graph.policy.discretion import SAID_A_SECRET
+
 _CHOICES = re.compile(r"^Choose one of: (?P<names>.+)$", re.MULTILINE)
 _DIMENSIONS = re.compile(r"^Dimensions: (?P<names>.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^- (?P<action>[A-Za-z_]\w*)(?: \[(?P<targets>[^\]]*)\])?:", re.MULTILINE)
-_MEMORY = re.compile(r"^- \(cycle \d+, round \d+\)(?: \([^)]*\))? (?P<text>.+)$", re.MULTILINE)
+_MEMORY = re.compile(r"^- \(cycle \d+, round \d+\)(?: (?P<mark>\([^)]*\)))? (?P<text>.+)$", re.MULTILINE)
 # A game master's prompt (amphoreus_graph/worlds/gm/prompt.py): its marker line, and its state and decisions as
 # one-line JSON after these labels.
 _GAME_MASTER = re.compile(r"^Resolve this round as the game master\.$", re.MULTILINE)
@@ -52,6 +56,7 @@ class ScriptedChatModel(BaseChatModel):
     malformed_rate: float = 0.0
     seed: int = 0
     quote_memories: bool = False
+    heed_corrections: bool = Field(default=False, description="quoting, it keeps secrets once told it said one")
     garbage_replies: int = Field(default=0, ge=0, description="the first N replies are garbage, whatever is asked")
     _calls: Counter[str] = PrivateAttr(default_factory=Counter)
     _served: int = PrivateAttr(default=0)
@@ -71,8 +76,9 @@ class ScriptedChatModel(BaseChatModel):
         if draw < self.fail_rate + self.malformed_rate or self._served <= self.garbage_replies:
             content = _GARBAGE
         else:
-            answer = scripted_answer(prompt, key, quote=self.quote_memories)
-            content = json.dumps(_choose(prompt, key) if answer is None else answer)
+            quote, heed = self.quote_memories, self.heed_corrections
+            answer = scripted_answer(prompt, key, quote=quote, heed=heed)
+            content = json.dumps(_choose(prompt, key, quote=quote, heed=heed) if answer is None else answer)
         usage = {"input_tokens": len(prompt) // 4, "output_tokens": len(content) // 4}
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         return AIMessage(content=content, usage_metadata=usage)  # type: ignore[arg-type]
@@ -98,7 +104,7 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
 
 
-def scripted_answer(prompt: str, key: str, *, quote: bool = False) -> Any:
+def scripted_answer(prompt: str, key: str, *, quote: bool = False, heed: bool = False) -> Any:
     """What one of the project's prompts asks for, picked deterministically by `key` (a hash of the prompt): a
     game master's resolution, a choice, a judge's scores, an importance, a reflection, an agent's Decision; None
     for a prompt it does not know. The test server answers from here too, so both stand-ins answer alike."""
@@ -114,7 +120,7 @@ def scripted_answer(prompt: str, key: str, *, quote: bool = False) -> Any:
     if _REFLECTION.search(prompt):
         return _reflect(prompt)
     if _OPTION.search(prompt):
-        return _choose(prompt, key, quote=quote)
+        return _choose(prompt, key, quote=quote, heed=heed)
     return None
 
 
@@ -135,19 +141,19 @@ def _unit(text: str) -> float:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
 
 
-def _choose(prompt: str, key: str, *, quote: bool = False) -> dict[str, Any]:
+def _choose(prompt: str, key: str, *, quote: bool = False, heed: bool = False) -> dict[str, Any]:
     """Pick an offered action (and its first target) from the prompt's option list; with `quote`, say aloud the
-    first memory listed."""
+    first memory listed (with `heed`, once told it said a secret: the first one not marked secret)."""
+    told = heed and SAID_A_SECRET in prompt
+    memory = next((m for m in _MEMORY.finditer(prompt) if not (told and m["mark"])), None)
+    quoted = f" I remember: {memory['text']}" if quote and memory is not None else ""
     listed = prompt[prompt.find("Your options") :] if "Your options" in prompt else prompt
     options = [(m["action"], (m["targets"] or "").split(", ")) for m in _OPTION.finditer(listed)]
     if not options:
-        return {"action": "withdraw", "target": None, "speech": "...", "rationale": "no options seen"}
+        return {"action": "withdraw", "target": None, "speech": "..." + quoted, "rationale": "no options seen"}
     action, targets = options[int(key[:8], 16) % len(options)]
     target = targets[0] if targets and targets[0] else None
-    speech = f"I choose to {action}."
-    if quote and (memory := _MEMORY.search(prompt)):
-        speech += f" I remember: {memory['text']}"
-    return {"action": action, "target": target, "speech": speech, "rationale": "scripted"}
+    return {"action": action, "target": target, "speech": f"I choose to {action}.{quoted}", "rationale": "scripted"}
 
 
 def _judge(dimensions: list[str], key: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
@@ -21,7 +21,7 @@ from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, ask, classify, note
 from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.offline import OfflinePathPolicy
-from amphoreus_graph.policy.prompt import render_messages
+from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.policy.structured import decision_format
 
 ReplyT = TypeVar("ReplyT", bound=BaseModel)
@@ -81,14 +81,10 @@ class LLMPolicy:
 
     async def adecide(self, turn: TurnContext) -> PolicyResult:
         result = PolicyResult(decision=Decision(action=turn.offered[0] if turn.offered else ""))
-        messages: list[BaseMessage] = [
-            SystemMessage(m["content"]) if m["role"] == "system" else HumanMessage(m["content"])
-            for m in render_messages(turn)
-        ]
         try:
             result.decision, _ = await ask(
                 self.caller,
-                messages,
+                turn_messages(turn),
                 lambda text: parse_decision(text, turn),
                 result,
                 reply_format=decision_format(turn),
@@ -102,3 +98,29 @@ class LLMPolicy:
             result.flags.append("fallback")
             result.error = f"{classify(exc).value}: {type(exc).__name__}: {exc}"[:300]
             return result
+
+    async def areconsider(
+        self, turn: TurnContext, decision: Decision, result: PolicyResult, instruction: str
+    ) -> Decision | None:
+        """Shown its decision and what is wrong with it, the model answers again (the discretion guard asks,
+        policy/discretion.py); counted on `result` like any call. None if that call fails: the guard redacts."""
+        messages = [*turn_messages(turn), AIMessage(decision_json(decision)), HumanMessage(instruction)]
+        try:
+            again, _ = await ask(
+                self.caller,
+                messages,
+                lambda text: parse_decision(text, turn),
+                result,
+                reply_format=decision_format(turn),
+            )
+        except Exception:  # the gateway counted the failure; what was decided stands, redacted
+            return None
+        return again
+
+
+def turn_messages(turn: TurnContext) -> list[BaseMessage]:
+    """The turn as a chat model is asked it."""
+    return [
+        SystemMessage(m["content"]) if m["role"] == "system" else HumanMessage(m["content"])
+        for m in render_messages(turn)
+    ]

@@ -25,14 +25,16 @@ _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
 
 
 def _scripted(options: str) -> ScriptedChatModel:
-    """`scripted:latency=0.5,fail=0.3,malformed=0.2,seed=1,quote=1,garbage=2` (all optional; quote=1: speech quotes
-    the first memory in the prompt, secret or not; garbage=N: the model's first N replies are garbage)."""
+    """`scripted:latency=0.5,fail=0.3,malformed=0.2,seed=1,quote=1,heed=1,garbage=2` (all optional; quote=1: speech
+    quotes the first memory in the prompt, secret or not; heed=1: told it said a secret, it quotes one that is not;
+    garbage=N: the model's first N replies are garbage)."""
     names = {
         "latency": "latency_s",
         "fail": "fail_rate",
         "malformed": "malformed_rate",
         "seed": "seed",
         "quote": "quote_memories",
+        "heed": "heed_corrections",
         "garbage": "garbage_replies",
     }
     values: dict[str, float] = {}

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from amphoreus_graph.contracts.turn import Policy, PolicyResult, TurnContext
+from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.errors import ModelSpecError
+from amphoreus_graph.policy.discretion import Reconsiders
 
 
 class RoutedPolicy:
@@ -32,6 +33,15 @@ class RoutedPolicy:
         if policy is not self.default and not result.decided_by:
             result.decided_by = policy.name
         return result
+
+    async def areconsider(
+        self, turn: TurnContext, decision: Decision, result: PolicyResult, instruction: str
+    ) -> Decision | None:
+        """Asked again by the policy that decided the turn, if it can be (a model); else None."""
+        policy = self.for_turn(turn)
+        if not isinstance(policy, Reconsiders):
+            return None
+        return await policy.areconsider(turn, decision, result, instruction)
 
 
 def parse_model_for(pairs: list[str]) -> dict[str, str]:

@@ -35,7 +35,18 @@ from amphoreus_graph.scepter.ray_engine import RayEngine, import_ray
 from amphoreus_graph.scepter.society import Instrument, planned_rounds
 from amphoreus_graph.society.summary import SUMMARY_FORMAT, RunSummary
 
-TOTALS = ("samples_written", "turns", "model_calls", "tokens_in", "tokens_out", "failures", "fallbacks", "repaired")
+TOTALS = (
+    "samples_written",
+    "turns",
+    "model_calls",
+    "tokens_in",
+    "tokens_out",
+    "failures",
+    "fallbacks",
+    "repaired",
+    "secret_repaired",
+    "secret_redacted",
+)
 
 
 class SocietyLine(BaseModel):
@@ -68,6 +79,8 @@ class ScepterSummary(BaseModel):
     failures: int
     fallbacks: int
     repaired: int
+    secret_repaired: int = Field(default=0, description="turns the discretion guard had asked again (all societies)")
+    secret_redacted: int = Field(default=0, description="turns whose secret the discretion guard cut (all societies)")
     wall_time_s: float
     session_samples: int = Field(description="samples this session wrote (a resumed run counts its own)")
     samples_per_s: float

@@ -16,9 +16,10 @@ from typing import Any, Literal, Protocol
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.events import Repaired, SocietyDone
-from amphoreus_graph.contracts.turn import Policy, PolicyResult, TurnContext
+from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import Memory
+from amphoreus_graph.policy.discretion import Reconsiders
 from amphoreus_graph.scepter.progress import SocietyProgress
 from amphoreus_graph.society.runner import (
     RunConfig,
@@ -57,6 +58,15 @@ class BoundedPolicy:
     async def adecide(self, turn: TurnContext) -> PolicyResult:
         async with self._slots:
             return await self.inner.adecide(turn)
+
+    async def areconsider(
+        self, turn: TurnContext, decision: Decision, result: PolicyResult, instruction: str
+    ) -> Decision | None:
+        """The discretion guard's second question, under the same bound (None: the inner policy cannot answer)."""
+        if not isinstance(self.inner, Reconsiders):
+            return None
+        async with self._slots:
+            return await self.inner.areconsider(turn, decision, result, instruction)
 
 
 @dataclass

@@ -42,6 +42,7 @@ from amphoreus_graph.errors import graph_input
 from amphoreus_graph.memory.attention import attend
 from amphoreus_graph.memory.remembrance import RecallRequest
 from amphoreus_graph.memory.seeds import load_seeds
+from amphoreus_graph.policy.discretion import GUARD_FLAGS, discreet
 from amphoreus_graph.policy.gateway import RoleUse, metered, requests_sent
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
@@ -235,8 +236,8 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
     scenario = scenario_of(payload["scenario"])
     turn = restore(payload["turn"], scenario)
     services = await aservices_of(payload, runtime)
-    with metered() as meter:
-        result = await services.policy.adecide(turn)
+    with metered() as meter:  # a reply that says a secret is asked again (counted here) or redacted
+        result = await discreet(services.policy, turn, await services.policy.adecide(turn))
     decision = result.decision
     emit(TurnDone(agent=turn.agent, action=decision.action, target=decision.target, flags=result.flags))
     record = {"result": result.model_dump(mode="json"), "path": turn.path, "model": services.policy.name}
@@ -402,12 +403,13 @@ def write_round(
 
 
 def round_cost(state: SocietyState) -> Counter[str]:
-    """How the round's turns went: how many, and how many a stand-in decided or a repair pass saved (what the
-    model calls cost is counted by the gateway, in `model_use`)."""
+    """How the round's turns went: how many, and how many a stand-in decided, a repair pass saved or the discretion
+    guard changed (what the model calls cost is counted by the gateway, in `model_use`)."""
     delta: Counter[str] = Counter()
     for turn in state["turns"].values():
         flags = turn["result"].get("flags") or []
         delta.update(turns=1, fallbacks=int("fallback" in flags), repaired=int("repaired" in flags))
+        delta.update({flag: int(flag in flags) for flag in GUARD_FLAGS})
     return delta
 
 

@@ -6,9 +6,10 @@ persona is the agent's entry in the run's scenario, rendered as its turns' syste
 
 Offline, the answer is composed from the persona, the recalled memories (quoted, never invented: a secret one
 is kept back, as in speech) and a tenet of the agent's Path, deterministically. With a model, the persona, the
-memories and the question go through the model gateway under the `interview` role. A model that still fails
-after the gateway's retries is one line (`InterviewFailed`, exit 3): an offline answer put in its place would be
-read as the model's, so none is.
+memories and the question go through the model gateway under the `interview` role; an answer that gives away a
+secret the agent recalled is asked for again once, and cut if it still does (policy/discretion.py; `flags` says
+so). A model that still fails after the gateway's retries is one line (`InterviewFailed`, exit 3): an offline
+answer put in its place would be read as the model's, so none is.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.catalogs.scenario import Scenario, catalog_for
@@ -24,6 +25,13 @@ from amphoreus_graph.contracts.memory import Moment, gist
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import CallStats, RecalledMemory, TurnContext
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.discretion import (
+    SAID_A_SECRET,
+    SECRET_REDACTED,
+    SECRET_REPAIRED,
+    redact_text,
+    spoken_secrets,
+)
 from amphoreus_graph.policy.gateway import ChatCaller, Role, classify, metered, reply_text
 from amphoreus_graph.policy.prompt import memory_line, system_prompt
 from amphoreus_graph.policy.registry import chat_caller
@@ -33,6 +41,10 @@ from amphoreus_graph.society.perception import persona
 
 OFFLINE = "offline"
 SPOKEN = 3  # memories the offline answer quotes: an answer, not a recital
+ANSWER_RULE = (
+    f"{SAID_A_SECRET}, and your interviewer must not hear it. Answer again, in character, without saying or "
+    "hinting at any memory marked secret."
+)
 
 
 class InterviewFailed(AmphoreusError):
@@ -56,6 +68,9 @@ class Answer(BaseModel):
     decided_by: str = Field(description="'offline', or the --model string whose reply the answer is")
     model_use: dict[str, Any] = Field(
         default_factory=dict, description="the model calls it took, by role, as summary.json counts them"
+    )
+    flags: list[str] = Field(
+        default_factory=list, description="secret_repaired / secret_redacted: the model's answer said a secret"
     )
 
 
@@ -82,11 +97,12 @@ def interview(
         now, found = recall_at_end(scenario, memory, name, question, k, unfiled_events(run))
     turn = persona_turn(scenario, name, found, now, seed=config.seed, run_id=config.run_id)
     use: dict[str, Any] = {}
+    flags: list[str] = []
     if caller is None:
         text = offline_answer(turn, question)
     else:
         with metered() as meter:
-            text = _ask(caller, interview_messages(turn, question), model, name)
+            text, flags = discreet_answer(caller, turn, interview_messages(turn, question), model)
         use = {role: role_use.summary() for role, role_use in meter.use.items()}
     return Answer(
         run=str(run),
@@ -97,6 +113,7 @@ def interview(
         as_of=now,
         decided_by=model,
         model_use=use,
+        flags=flags,
     )
 
 
@@ -150,6 +167,24 @@ def interview_messages(turn: TurnContext, question: str) -> list[BaseMessage]:
         "only on what you remember above; where it does not tell you, say you do not remember rather than invent.",
     ]
     return [SystemMessage(system_prompt(turn)), HumanMessage("\n".join(lines))]
+
+
+def discreet_answer(
+    caller: ChatCaller, turn: TurnContext, messages: list[BaseMessage], model: str
+) -> tuple[str, list[str]]:
+    """The model's answer as it may be given, with the guard's flag if it had to act: one that gives away a secret
+    the agent recalled is asked for again once (counted like the first), and cut if the second still does (or
+    cannot be had)."""
+    text = _ask(caller, messages, model, turn.agent)
+    if not spoken_secrets(turn, text):
+        return text, []
+    try:
+        again = _ask(caller, [*messages, AIMessage(text), HumanMessage(ANSWER_RULE)], model, turn.agent)
+    except InterviewFailed:
+        again = text
+    if not spoken_secrets(turn, again):
+        return again, [SECRET_REPAIRED]
+    return redact_text(turn, again), [SECRET_REDACTED]
 
 
 def _ask(caller: ChatCaller, messages: list[BaseMessage], model: str, agent: str) -> str:

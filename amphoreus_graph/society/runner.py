@@ -339,6 +339,8 @@ def build_summary(
         turns=stats.get("turns", 0),
         fallbacks=stats.get("fallbacks", 0),
         repaired=stats.get("repaired", 0),
+        secret_repaired=stats.get("secret_repaired", 0),
+        secret_redacted=stats.get("secret_redacted", 0),
         model_calls=sum(use.calls for use in roles.values()),
         failures=sum(sum(use.failures.values()) for use in roles.values()),
         tokens_in=sum(use.tokens_in for use in roles.values()),

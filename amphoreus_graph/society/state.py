@@ -94,7 +94,8 @@ class RecurrenceState(SocietyState, total=False):
     cycle_summaries: list[JSON]
 
 
-STAT_KEYS = ("samples_written", "turns", "fallbacks", "repaired")  # what model calls cost is in `model_use`
+# what model calls cost is in `model_use`; the last two are the discretion guard's flags (policy/discretion.py)
+STAT_KEYS = ("samples_written", "turns", "fallbacks", "repaired", "secret_repaired", "secret_redacted")
 
 
 def add_stats(current: dict[str, float] | None, delta: Mapping[str, float]) -> dict[str, float]:

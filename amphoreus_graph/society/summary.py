@@ -63,6 +63,8 @@ class RunSummary(BaseModel):
     turns: int = 0
     fallbacks: int = 0
     repaired: int = 0
+    secret_repaired: int = Field(default=0, description="turns whose reply said a secret and, asked again, kept it")
+    secret_redacted: int = Field(default=0, description="turns whose reply said a secret the guard cut out")
     model_calls: int = 0
     failures: int = 0
     tokens_in: int = 0
