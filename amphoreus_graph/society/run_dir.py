@@ -30,9 +30,9 @@ def writable_dir(path: Path, flag: str) -> None:
 
 
 def holds_a_run(out: Path) -> bool:
-    """Whether a run already wrote here: its config, its checkpoint, or any shard."""
+    """Whether a run already wrote here: its config, its checkpoint, its call log, or any shard."""
     run = RunDir(out)
-    if run.config.exists() or run.checkpoint.exists():
+    if run.config.exists() or run.checkpoint.exists() or run.calls.exists():
         return True
     return any(any(folder.glob(SHARD_GLOB)) for folder in (run.samples, run.chronicle))
 
