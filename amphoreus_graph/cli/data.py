@@ -68,6 +68,13 @@ def judge_command(
     )
     console.print(table)
     console.print(f"written to {request.out_dir}/ ({', '.join(Path(f).name for f in report['files'])})")
+    if report["fallbacks"]:
+        console.print(
+            f"{report['fallbacks']} of {report['verdicts']} verdicts fell back to the offline panels (the judge "
+            "model's reply could not be used); each pair says how many of its verdicts were theirs "
+            "(fallback_verdicts)",
+            highlight=False,
+        )
     if report["dropped_for_balance"]:
         console.print(
             f"{report['dropped_for_balance']} judged turns were left out so that every action is chosen as often as "
