@@ -3,6 +3,7 @@ traceback halfway through, and nothing already written is overwritten."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -44,6 +45,7 @@ def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
     if resume:
         if not run.config.is_file():
             raise AmphoreusError(f"{run.config}: no such file; expected a run directory")
+        check_writable_run(run)
         if restart:
             for leftover in run.checkpoint_files():
                 leftover.unlink(missing_ok=True)
@@ -55,6 +57,19 @@ def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
     elif holds_a_run(out):
         raise AmphoreusError(f"{out}: already holds a run; expected a new --out, or --resume {out}")
     writable_dir(out, "--out")
+
+
+def check_writable_run(run: RunDir) -> None:
+    """Every file and folder a resumed run writes to can be written: one that cannot (read-only, immutable) would
+    stop the run halfway, after the round's model calls. One line naming the first that cannot."""
+    shards = [shard for folder in (run.samples, run.chronicle) for shard in sorted(folder.glob(SHARD_GLOB))]
+    files = [*shards, *run.checkpoint_files(), run.config, run.summary, run.calls]
+    for place in [run.root, run.samples, run.chronicle, *files]:
+        if place.exists() and not os.access(place, os.W_OK):
+            raise AmphoreusError(
+                f"{place}: cannot be written (read-only or immutable); expected every file of the run writable to "
+                "resume it (make it writable, or copy the run elsewhere and resume the copy)"
+            )
 
 
 def newest_run(runs: Path) -> Path:
