@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sqlite3
 from collections.abc import Mapping
@@ -100,3 +101,41 @@ def cannot_write(path: Path, error: BaseException) -> WriteFailed:
         f"{path}: cannot write it ({type(error).__name__}: {why}{free}); the run stopped at its last checkpoint: "
         "fix the cause, then --resume the run"
     )
+
+
+def _limit(where: Path, name: str, fallback: int) -> int:
+    """A limit of the filesystem `where` is on (`PC_NAME_MAX`, `PC_PATH_MAX`), or the usual one where it says none."""
+    try:
+        return int(os.pathconf(where, name))
+    except (OSError, ValueError):
+        return fallback
+
+
+def output_path(path: Path, what: str, *, folder: bool, way_out: str = "") -> Path:
+    """A path the user gave to write to (`folder`: a folder to write into, else a file), checked before any work is
+    done: each name in it within what its filesystem allows, the whole too; not a file where a folder is meant, or
+    a folder where a file is; somewhere this process may write. One line otherwise (`way_out` said after it)."""
+    full = Path(os.path.abspath(path))
+    existing = next((p for p in full.parents if os.path.isdir(p)), Path(full.anchor))
+    name_max, path_max = _limit(existing, "PC_NAME_MAX", 255), _limit(existing, "PC_PATH_MAX", 4096)
+    longest = max(full.parts, key=lambda part: len(os.fsencode(part)))
+    if len(os.fsencode(longest)) > name_max:
+        problem = f"the name {longest[:24]}… is {len(os.fsencode(longest))} bytes; expected at most {name_max}"
+        raise AmphoreusError(f"{what}: {problem} bytes per name on this filesystem{_then(way_out)}")
+    if len(os.fsencode(str(full))) >= path_max:
+        problem = f"the path is {len(os.fsencode(str(full)))} bytes; expected under {path_max}"
+        raise AmphoreusError(f"{what}: {problem}{_then(way_out)}")
+    nearest = full if full.exists() else existing
+    if folder and full.exists() and not full.is_dir():
+        problem = "not a directory; expected a folder to write into (or a new path)"
+    elif not folder and full.is_dir():
+        problem = "a folder; expected a file to write"
+    elif not os.access(nearest, os.W_OK) or (not folder and full.exists() and not os.access(full.parent, os.W_OK)):
+        problem = f"cannot write there ({nearest} is read-only); expected a writable place"
+    else:
+        return path
+    raise AmphoreusError(f"{what} {path}: {problem}{_then(way_out)}")
+
+
+def _then(way_out: str) -> str:
+    return f"; {way_out}" if way_out else ""

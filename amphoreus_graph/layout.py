@@ -10,6 +10,7 @@
     RUN/chronicle/           one row per round, a JSONL shard per cycle
     RUN/memory/              the run's own Chroma store (unless --memory-dir or --chroma-url)
     RUN/cache.sqlite         the model's response cache (unless --cache DIR or --no-cache)
+    RUN/calls.jsonl          every model request the run sent, as it went out and came back (its call log)
     RUN/report.html          `amphoreus report`
     RUN/judged/              `amphoreus judge`: judgements.jsonl, dpo.jsonl, summary.json
     RUN/scepter.json         a Scepter run's plan, RUN/progress.json its progress, RUN/societies/NAME/ each society
@@ -37,6 +38,7 @@ class RunDir:
     CHRONICLE = "chronicle"
     CHECKPOINT = "checkpoint.sqlite"
     CACHE = "cache.sqlite"
+    CALLS = "calls.jsonl"
 
     @property
     def config(self) -> Path:
@@ -78,6 +80,10 @@ class RunDir:
     @property
     def cache(self) -> Path:
         return self.root / self.CACHE
+
+    @property
+    def calls(self) -> Path:
+        return self.root / self.CALLS
 
     @property
     def report(self) -> Path:

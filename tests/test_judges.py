@@ -359,3 +359,45 @@ def test_a_moved_run_is_judged_on_the_same_turns(heldout_run, cli, tmp_path):
         assert code == 0, err
         drawn.append(sorted(j.sample_id for j in read_judgements(out)))
     assert len(drawn[0]) == 5 and drawn[0] == drawn[1]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_judge_whose_every_verdict_fell_back_stops_with_exit_3_and_writes_nothing(heldout_run, cli, tmp_path):
+    """A model whose every reply is unusable judged nothing: the offline panels' verdicts are not written as its
+    own, and what an earlier judge wrote there stays as it was."""
+    out, small = tmp_path / "judged", ["--max-turns", "3", "-k", "1", "--seed", "2"]
+    assert cli("judge", str(heldout_run), "--out", str(out), *small)[0] == 0
+    before = _files(out)
+    code, stdout, err = cli("judge", str(heldout_run), "--out", str(out), "--judge", "scripted:garbage=1000", *small)
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 3 and len(errors) == 1, stdout + err
+    assert "no verdict was the model's: all 12 fell back to the offline panels" in errors[0] and "nothing" in errors[0]
+    assert _files(out) == before
+
+
+def test_a_judge_says_how_many_verdicts_fell_back_and_each_pair_carries_its_count(heldout_run, cli, tmp_path):
+    """The Nameless panel's every reply is garbage, the Genius Society's fine: half the verdicts are the offline
+    panels', said on the terminal, in summary.json and in each DPO row."""
+    pytest.importorskip("langchain_openai")
+    from tests.openai_server import Behaviour, OpenAIServer
+
+    with OpenAIServer() as server:
+        server.schedule = lambda r: Behaviour.GARBAGE if "the Nameless" in r.prompt else Behaviour.ANSWER
+        out = tmp_path / "judged"
+        code, stdout, err = cli(
+            "judge", str(heldout_run), "--out", str(out), "--max-turns", "4", "-k", "2", "--seed", "2",
+            "--judge", "served", "--base-url", server.url, "--keep-act-imbalance",
+        )  # fmt: skip
+    assert code == 0, stdout + err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verdicts"] == 4 * 3 * 2 and summary["fallbacks"] == 12
+    assert "12 of 24 verdicts fell back to the offline panels" in " ".join(stdout.split())
+    for judgement in read_judgements(out):
+        for candidate in judgement.candidates:
+            assert "fallback" in candidate.verdicts["nameless"].flags
+            assert "fallback" not in candidate.verdicts["genius_society"].flags
+    rows = [json.loads(line) for line in (out / "dpo.jsonl").read_text().splitlines()]
+    assert rows and all(row["fallback_verdicts"] == 2 for row in rows)

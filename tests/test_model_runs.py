@@ -3,8 +3,15 @@ tests/test_gateway.py; runs against the OpenAI-compatible test server in tests/t
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
+import signal
 import socket
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -201,3 +208,110 @@ def test_an_api_key_is_refused_where_societies_could_not_be_given_it(cli, tmp_pa
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 2 and len(errors) == 1 and "OPENAI_API_KEY" in errors[0], out + err
     assert not (tmp_path / "r").exists()
+
+
+def _simulate_process(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "amphoreus_graph.cli", "simulate", *args],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+
+@pytest.mark.slow
+def test_what_a_killed_and_resumed_run_says_it_spent_is_what_the_server_received(tmp_path, openai_server):
+    """Killed (`kill -9`) three times while requests are out, resumed each time (once with a budget already spent,
+    whose message counts every request sent so far): summary.json's calls, failures, retries and tokens by role
+    equal the server's log exactly. The requests of steps no checkpoint kept come back from the cache on resume
+    (hits, not calls again), and the requests out at a kill count as `interrupted`."""
+    pytest.importorskip("langchain_openai")
+    from tests.openai_server import Behaviour
+
+    slow_s, failed_bodies, retried = 0.4, set(), []
+    openai_server.slow_s = slow_s
+
+    def schedule(request):  # an eighth of the requests fail once (HTTP 500, answered at once); the rest take slow_s
+        body = json.dumps(request.body, sort_keys=True)
+        if body in failed_bodies:
+            retried.append(body)
+        elif int(hashlib.sha256(body.encode()).hexdigest(), 16) % 8 == 0:
+            failed_bodies.add(body)
+            return Behaviour.FAIL
+        return Behaviour.SLOW
+
+    openai_server.schedule = schedule
+    run = tmp_path / "run"
+    args = ["--scenario", "trio", "--cycles", "1", "--rounds", "6", "--quiet", "--model", "served"]
+    process = _simulate_process(*args, "--base-url", openai_server.url, "--out", str(run))
+    in_flight_at_kills = []
+    for kill in range(3):  # each once this process has sent 3 requests and some are out, none half-answered
+        started_at, deadline = len(openai_server.log.entries()), time.monotonic() + 120
+        while process.poll() is None and time.monotonic() < deadline:
+            now, log = time.time(), openai_server.log.entries()
+            ages = [now - e.at for e in log]
+            quiet = len(log) >= started_at + 3 and 0.05 <= ages[-1] <= 0.3 and log[-1].behaviour is Behaviour.SLOW
+            clear = not any(slow_s - 0.06 <= age <= slow_s + 0.06 for age in ages)  # none about to be answered
+            no_retry_due = not any(e.status == 500 and now - e.at < 0.8 for e in log)  # backoff 0.5 s, then retry
+            if quiet and clear and no_retry_due:
+                os.kill(process.pid, signal.SIGKILL)
+                in_flight_at_kills.append([id(e) for e, age in zip(log, ages, strict=True) if age < slow_s])
+                break
+            time.sleep(0.005)
+        process.wait()
+        process = _simulate_process("--resume", str(run), "--quiet", *(["--max-calls", "1"] if kill == 2 else []))
+    assert len(in_flight_at_kills) == 3, "each kill landed while requests were out"
+    sent_before = len(openai_server.log.entries())
+    out, _ = process.communicate(timeout=300)
+    spent = re.search(r"budget spent: (\d+) model calls of --max-calls 1", out.decode())
+    assert process.returncode == 3 and spent, out.decode()
+    assert sent_before <= int(spent[1]) <= len(openai_server.log.entries()), "the budget counts every request sent"
+    process = _simulate_process("--resume", str(run), "--quiet", "--max-calls", "100000")
+    out, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, out.decode()
+
+    summary = json.loads((run / "summary.json").read_text())
+    log = openai_server.log.entries()
+    models = summary["models"]
+    assert {role: use["calls"] for role, use in models.items()} == dict(openai_server.log.by_role())
+    assert summary["model_calls"] == len(log)
+    for role, use in models.items():
+        mine = [e for e in log if e.role == role]
+        assert use["failures"].get("http_status", 0) == sum(e.status == 500 for e in mine), role
+    assert sum(use["retries"] for use in models.values()) == len(retried) > 0
+    cut = {entry for entries in in_flight_at_kills for entry in entries}
+    interrupted = sum(use["failures"].get("interrupted", 0) for use in models.values())
+    assert interrupted == len(cut) >= 3
+    answered = [e for e in log if e.status == 200 and id(e) not in cut]
+    assert summary["tokens_in"] == sum(e.prompt_tokens for e in answered)
+    assert summary["tokens_out"] == sum(e.completion_tokens for e in answered)
+
+
+def _files(run) -> dict[str, bytes]:
+    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+
+
+def test_the_call_log_is_read_on_resume_a_cut_last_line_dropped_a_damaged_one_refused(cli, tmp_path):
+    """RUN/calls.jsonl holds every request the run sent: a last line cut short (what a power cut leaves) is cut
+    off and the run goes on; a line damaged in the middle is one error naming it, and nothing is changed."""
+    run = tmp_path / "run"
+    code, out, err = cli("simulate", *TRIO, "--model", "scripted:seed=4", "--max-calls", "4", "--out", str(run))
+    assert code == 3 and "budget spent" in err, out + err
+    log = run / "calls.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert len(lines) >= 8, "a line as each request went out and one as it came back"
+
+    log.write_bytes(b"".join([lines[0], b'{"n": "seven"}\n', *lines[2:]]))
+    before = _files(run)
+    code, out, err = cli("simulate", "--resume", str(run), "--quiet")
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and f"{log}: line 2: not a call record" in errors[0], out + err
+    assert _files(run) == before, "nothing changed"
+
+    log.write_bytes(b"".join([*lines, b'{"n": 99, "ro']))
+    code, out, err = cli("simulate", "--resume", str(run), "--max-calls", "1000", "--quiet")
+    assert code == 0, out + err
+    records = [json.loads(line) for line in log.read_bytes().splitlines()]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["model_calls"] == sum("role" in r for r in records) > 4
+    assert summary["model_calls"] == sum(use["calls"] for use in summary["models"].values())

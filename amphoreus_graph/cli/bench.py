@@ -12,7 +12,7 @@ from rich.table import Table
 from amphoreus_graph.bench.graph import BenchmarkInput
 from amphoreus_graph.cli.console import console, one_line_errors
 from amphoreus_graph.cli.options import model_options
-from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.errors import AmphoreusError, output_path
 
 # bench's options that are the benchmark graph's input fields (its Studio form), by option name
 BENCH_OPTIONS = {name: name for name in ("scenario", "split", "judge", "seed")}
@@ -37,6 +37,7 @@ def bench_command(
     from amphoreus_graph.bench.leaderboard import benchable, check_items, run_leaderboard, task_names
     from amphoreus_graph.bench.tasks.base import BenchSettings
 
+    output_path(out, "--out", folder=True)
     scenario, split, judge, seed = asked["scenario"], asked["split"], asked["judge"], asked["seed"]
     chosen = task_names(tasks or ["all"])
     if items is not None:

@@ -13,7 +13,7 @@ from amphoreus_graph.cli.console import SkipBadRows, bad_rows, console, one_line
 from amphoreus_graph.cli.options import model_options, validated
 from amphoreus_graph.data.experts_input import ExpertsInput
 from amphoreus_graph.data.export import SftFilters
-from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.errors import AmphoreusError, output_path
 from amphoreus_graph.layout import RunDir
 
 # the option that keeps pairs balanced by act, named for both of its settings (judge and export dpo)
@@ -56,6 +56,8 @@ def judge_command(
     """Re-pose sampled turns to other deciders, let both expert panels score every candidate, write DPO pairs."""
     from amphoreus_graph.data.experts import build_experts_graph
 
+    if out is not None:
+        output_path(out, "--out", folder=True)
     request = validated(ExpertsInput, {**asked, "run_dir": str(run), "out_dir": str(out or RunDir(run).judged.root)})
     with bad_rows(skip_bad_rows), console.status("the Genius Society and the Nameless deliberate…"):
         state = asyncio.run(build_experts_graph().compile().ainvoke(request.model_dump()))
@@ -80,6 +82,13 @@ def judge_command(
     )
     console.print(table)
     console.print(f"written to {request.out_dir}/ ({', '.join(Path(f).name for f in report['files'])})")
+    if report["fallbacks"]:
+        console.print(
+            f"{report['fallbacks']} of {report['verdicts']} verdicts fell back to the offline panels (the judge "
+            "model's reply could not be used); each pair says how many of its verdicts were theirs "
+            "(fallback_verdicts)",
+            highlight=False,
+        )
     if report["dropped_for_balance"]:
         console.print(
             f"{report['dropped_for_balance']} judged turns were left out so that every action is chosen as often as "
@@ -127,6 +136,7 @@ def export_sft_command(
     """Write chat-format SFT examples (deduplicated, with a dataset card) from one or more runs."""
     from amphoreus_graph.data.export import export_sft, original_scores
 
+    output_path(out, "--out", folder=True)
     if format not in ("jsonl", "parquet"):
         raise AmphoreusError(f"--format {format!r}: expected jsonl or parquet")
     if filtered["min_judge_score"] is not None and not judged:
@@ -160,6 +170,7 @@ def export_dpo_command(
     """Write DPO preference pairs in TRL's conversational format (deduplicated, with a dataset card)."""
     from amphoreus_graph.data.dpo import export_dpo
 
+    output_path(out, "--out", folder=True)
     with bad_rows(skip_bad_rows):
         report = export_dpo(judged, out, min_score=min_score, **kept)
     console.print(

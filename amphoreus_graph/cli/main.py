@@ -39,7 +39,7 @@ from amphoreus_graph.contracts.events import (
     RoundStarted,
     TurnDone,
 )
-from amphoreus_graph.errors import AmphoreusError, format_validation_error
+from amphoreus_graph.errors import AmphoreusError, format_validation_error, output_path
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.society.config import RunConfig
@@ -237,6 +237,8 @@ def simulate(
     from amphoreus_graph.society.guard import Limits
     from amphoreus_graph.society.runner import Simulation
 
+    if out is not None:
+        output_path(out, "--out", folder=True)
     scenarios = scenario or [default(RunConfig, "scenario")]
     many = societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))
     _check_modes(societies=societies, engine=engine, ray_cpus=ray_cpus, parallel=parallel)
@@ -634,15 +636,21 @@ def report(
     open_: Annotated[bool, typer.Option("--open", help="open the report in the default browser")] = False,
     bench: Annotated[Path | None, typer.Option(help="a leaderboard.json (or its folder) to show")] = None,
     alignment: Annotated[bool, typer.Option(help="score Path alignment with the offline panels")] = True,
+    out: Annotated[Path | None, typer.Option(help="the page to write (default: RUN/report.html)")] = None,
     skip_bad_rows: SkipBadRows = False,
 ) -> None:
     """Write RUN/report.html: one self-contained page (timeline, trust, Path alignment, memory, transcript)."""
     import webbrowser
 
+    from amphoreus_graph.layout import RunDir
     from amphoreus_graph.report import load_run, write_report
 
+    if out is not None:
+        output_path(out, "--out", folder=False)
+    else:
+        output_path(RunDir(run).report, "report", folder=False, way_out="--out FILE writes it elsewhere")
     with bad_rows(skip_bad_rows), err_console.status("reading the run…"):
-        target = write_report(load_run(run, bench=bench, judge_alignment=alignment), run)
+        target = write_report(load_run(run, bench=bench, judge_alignment=alignment), out or RunDir(run).report)
     console.print(f"written to {target} ({target.stat().st_size / 1e6:.1f} MB)", highlight=False)
     if open_:
         webbrowser.open(target.resolve().as_uri())

@@ -113,6 +113,9 @@ class DpoPair(BaseModel):
             "margin": self.margin,
             "panels_agree": panels_agree(self.chosen, self.rejected),
             "guarded": self.guarded,
+            "fallback_verdicts": sum(  # the offline panels' verdicts, standing in for a model judge
+                "fallback" in v.flags for side in (self.chosen, self.rejected) for v in side.verdicts.values()
+            ),
         }
 
 
@@ -351,6 +354,8 @@ def dpo_card(
         else "- not balanced by act (`--keep-act-imbalance`): see the decision-only probe below",
         f"- panel agreement over all compared candidate pairs: {report.agreement_rate}",
         f"- pairs both panels agree on: {report.pairs_panels_agree}; decided by a human: {report.decided_by_human}",
+        f"- pairs resting on a verdict the offline panels gave for a model judge whose reply could not be used "
+        f"(`fallback_verdicts` > 0): {sum(r['fallback_verdicts'] > 0 for r in rows)}",
         "",
         "## Shortcut probe",
         "",

@@ -6,6 +6,11 @@
 panels' best (A) and worst (B) candidates side by side, and resumes with a `HumanVerdict`
 (`{"choice": "A" | "B" | "tie", "reason": "..."}`). Every node reports what it did as a custom stream event
 (`turns_selected`, `candidates_proposed`, `candidates_scored`, `turn_reviewed`, `pairs_written`).
+
+A model judge whose reply cannot be used has the offline panels stand in for that verdict (flag `fallback`); the
+report counts them and each DPO row says how many of its verdicts were theirs (`fallback_verdicts`). When every
+verdict fell back, the model judged nothing: the graph stops (`RunStopped`, exit 3) before anything is written,
+rather than write the offline panels' pairs under the model's name.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ from amphoreus_graph.data.dpo import (
 )
 from amphoreus_graph.data.experts_input import ExpertsInput
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
-from amphoreus_graph.errors import AmphoreusError, graph_input
+from amphoreus_graph.data.judges.base import Panel, Verdict
+from amphoreus_graph.errors import AmphoreusError, RunStopped, graph_input
 from amphoreus_graph.layout import JudgedDir, RunDir
 from amphoreus_graph.policy.gateway import Role, RoleUse, merge_use, metered
 from amphoreus_graph.policy.registry import resolve_model
@@ -146,6 +152,14 @@ async def score_candidates(state: ExpertsState) -> dict[str, Any]:
     owners = [(s, Candidate.model_validate(c)) for s in samples for c in state["candidates"][s.id]]
     with metered() as meter:
         verdicts = await judge.ascore([JudgeItem(turn=_context(s), decision=c.decision) for s, c in owners])
+    given, fell_back = fallback_count(verdicts)
+    if given and fell_back == given:
+        use = meter.use.get(Role.JUDGE.value, RoleUse())
+        raise RunStopped(
+            f"--judge {request.judge}: no verdict was the model's: all {given} fell back to the offline panels "
+            f"({use.calls} calls, {sum(use.failures.values())} failed or unusable); nothing was written. Fix the "
+            "model or its server, or judge with --judge offline"
+        )
     by_turn: dict[str, list[ScoredCandidate]] = {}
     for (sample, candidate), verdict in zip(owners, verdicts, strict=True):
         by_turn.setdefault(sample.id, []).append(ScoredCandidate(candidate=candidate, verdicts=verdict))
@@ -166,6 +180,12 @@ async def score_candidates(state: ExpertsState) -> dict[str, Any]:
     ]
     get_stream_writer()(CandidatesScored(turns=len(samples), candidates=len(owners), judge=judge.name).payload())
     return {"judgements": [j.model_dump(mode="json") for j in judgements], "model_use": meter.as_json()}
+
+
+def fallback_count(verdicts: list[dict[Panel, Verdict]]) -> tuple[int, int]:
+    """(verdicts given, how many of them the offline panels gave standing in for a model judge)."""
+    given = [v for panels in verdicts for v in panels.values()]
+    return len(given), sum("fallback" in v.flags for v in given)
 
 
 def human_review(state: ExpertsState) -> dict[str, Any]:
@@ -219,9 +239,12 @@ def write_pairs(state: ExpertsState) -> dict[str, Any]:
         balance_acts=request.balance_acts,
         exclude_guarded=request.exclude_guarded,
     )
+    verdicts, fallbacks = fallback_count([c.verdicts for j in judgements for c in j.candidates])
     report = {
         "judged_turns": len(judgements),
         "candidates": sum(len(j.candidates) for j in judgements),
+        "verdicts": verdicts,
+        "fallbacks": fallbacks,
         "pairs": dpo.pairs,
         "ties_dropped": dpo.ties_dropped,
         "dropped_for_balance": dpo.dropped_for_balance,

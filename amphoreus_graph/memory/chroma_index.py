@@ -81,6 +81,21 @@ class StoreLock:
             self._file.close()
             self._file = None
 
+    @staticmethod
+    def held(directory: Path) -> bool:
+        """Whether a live process holds the lock on `directory`, found without writing anything there."""
+        try:
+            handle = open(directory / "amphoreus.lock")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return False
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
 
 def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tuple[ClientAPI, StoreLock | None]:
     """A Chroma client: a server (`url`), an embedded persistent store (locked), or an in-memory one."""

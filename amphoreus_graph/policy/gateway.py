@@ -11,6 +11,8 @@ hands the meter's `ModelUse` to the run's state, where it is checkpointed with t
 Around each request, three more things (each in its own module):
 - the response cache (`cache.py`): a request asked before is answered from disk, counted as a cache hit (not a
   call, no tokens spent; what it would have cost is counted beside); a new answer is stored;
+- the run's call log (`call_log.py`): each request written as it goes out and as it comes back, so what a run sent
+  survives a kill that loses the counts of steps not yet checkpointed (`counted_use` reconciles the two);
 - the endpoint's limiter (`limits.py`): one per endpoint in the process, shared by every caller of it, AIMD on
   429s; a wait for its slot and a halving are counted;
 - native structured output (`structured.py`): a reply format (a JSON schema) asked for where the client sends
@@ -57,6 +59,7 @@ from amphoreus_graph.policy.cache import (
     reply_record,
     request_key,
 )
+from amphoreus_graph.policy.call_log import INTERRUPTED, CallLog
 from amphoreus_graph.policy.direct import send
 from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY, EndpointLimiter, Ticket, endpoint_limiter
 from amphoreus_graph.policy.structured import (
@@ -91,6 +94,7 @@ class Failure(StrEnum):
     RATE_LIMIT = "rate_limit"
     GARBAGE = "garbage"
     OTHER = "other"
+    INTERRUPTED = INTERRUPTED  # sent, and the run was killed before the answer came back (from the call log)
 
 
 class MalformedOutput(ValueError):
@@ -134,6 +138,16 @@ class RoleUse(BaseModel):
             latency_ms=[a + (theirs[i] if i < len(theirs) else 0) for i, a in enumerate(mine)],
         )
 
+    def at_least(self, other: RoleUse) -> RoleUse:
+        """Field by field, the larger count of two that each may have missed calls the other saw."""
+        kinds = sorted({*self.failures, *other.failures})
+        failures = {kind: max(self.failures.get(kind, 0), other.failures.get(kind, 0)) for kind in kinds}
+        width = max(len(self.latency_ms), len(other.latency_ms))
+        mine = self.latency_ms + [0] * (width - len(self.latency_ms))
+        theirs = other.latency_ms + [0] * (width - len(other.latency_ms))
+        counts = {name: max(getattr(self, name), getattr(other, name)) for name in _COUNTS}
+        return RoleUse(**counts, failures=failures, latency_ms=list(map(max, mine, theirs)))
+
     def percentile_ms(self, q: float) -> float | None:
         """The upper bound of the latency bucket holding the q-th quantile of answered calls (None: none)."""
         total = sum(self.latency_ms)
@@ -158,6 +172,19 @@ _COUNTS = tuple(name for name, info in RoleUse.model_fields.items() if info.anno
 ModelUse = dict[str, RoleUse]  # role -> what its calls cost
 
 
+def counted_use(model_use: dict[str, Any] | None, logged: dict[str, Any] | None) -> dict[str, RoleUse]:
+    """A run's model use by role: what its checkpointed steps counted (`model_use`) and what its call log saw sent
+    (`logged`), field by field the larger. The log holds the requests of steps a kill cut short (whose counts no
+    checkpoint kept, and whose answers a resume takes from the cache) and the attempts that failed on the way; the
+    state holds what the run did with the answers (repairs, fallbacks, unusable replies, cache hits, timings) and
+    the calls of a model handle that writes no log."""
+    counted, seen = model_use or {}, logged or {}
+    return {
+        role: RoleUse.model_validate(counted.get(role) or {}).at_least(RoleUse.model_validate(seen.get(role) or {}))
+        for role in sorted({*counted, *seen})
+    }
+
+
 def merge_use(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
     """A graph-state reducer: add up per-role uses (as JSON) from concurrent nodes and successive steps."""
     merged = {role: RoleUse.model_validate(use) for role, use in (current or {}).items()}
@@ -168,11 +195,13 @@ def merge_use(current: dict[str, Any] | None, update: dict[str, Any] | None) -> 
 
 class Meter:
     """What the model calls made in one context (one graph node, one benchmark task) cost, by role; and the run's
-    response cache, for callers that keep none of their own (a game master shared by every run of the process)."""
+    response cache and call log, for callers that keep none of their own (a game master shared by every run of
+    the process, a policy handed in by library code, a model in this process)."""
 
-    def __init__(self, cache: ResponseCache | None = None) -> None:
+    def __init__(self, cache: ResponseCache | None = None, log: CallLog | None = None) -> None:
         self.use: ModelUse = {}
         self.cache = cache
+        self.log = log
 
     def role(self, role: Role) -> RoleUse:
         return self.use.setdefault(role.value, RoleUse())
@@ -185,10 +214,10 @@ _METER: ContextVar[Meter | None] = ContextVar("amphoreus_meter", default=None)
 
 
 @contextmanager
-def metered(cache: ResponseCache | None = None) -> Iterator[Meter]:
+def metered(cache: ResponseCache | None = None, log: CallLog | None = None) -> Iterator[Meter]:
     """Count the model calls made inside this block (and in tasks and threads it starts) on a fresh Meter; callers
-    without a cache of their own answer from `cache`."""
-    meter = Meter(cache)
+    without a cache or call log of their own answer from `cache` and write to `log`."""
+    meter = Meter(cache, log)
     token = _METER.set(meter)
     try:
         yield meter
@@ -213,8 +242,12 @@ def count_local_call(
     role: Role, *, latency_s: float, tokens_in: int = 0, tokens_out: int = 0, failure: Failure | None = None
 ) -> None:
     """Count a call to a model that runs in this process (a trained checkpoint) as the gateway counts a request,
-    so a run's totals hold every model call whichever way it was made."""
-    use = _meter().role(role)
+    so a run's totals hold every model call whichever way it was made (its call log too, where the meter has one)."""
+    meter = _meter()
+    if meter.log is not None:
+        failed = None if failure is None else failure.value
+        meter.log.local(role.value, failed=failed, tokens=(0, 0) if failed else (tokens_in, tokens_out))
+    use = meter.role(role)
     use.calls += 1
     if failure is not None:
         use.failures[failure.value] = use.failures.get(failure.value, 0) + 1
@@ -358,6 +391,7 @@ class ChatCaller:
         cache: ResponseCache | None = None,
         max_retry_wait_s: float = 120.0,
         structured: str = "auto",
+        log: CallLog | None = None,
     ) -> None:
         self.model = model
         self.role = role
@@ -372,12 +406,13 @@ class ChatCaller:
         self.cache = cache
         if cache is not None:
             cache.users += 1
+        self.log = log
         self._identity: dict[str, Any] | None = None
         self.structured = structured
         self._mode = structured_mode(model, structured)
 
     def for_role(self, role: Role) -> ChatCaller:
-        """The same model, slots, limiter, cache and retry policy, counted under another role."""
+        """The same model, slots, limiter, cache, call log and retry policy, counted under another role."""
         return ChatCaller(
             self.model,
             role=role,
@@ -388,6 +423,7 @@ class ChatCaller:
             cache=self.cache,
             max_retry_wait_s=self.max_retry_wait_s,
             structured=self.structured,
+            log=self.log,
         )
 
     def _wait_s(self, state: RetryCallState) -> float:
@@ -415,15 +451,16 @@ class ChatCaller:
         meter = _meter()
         use = meter.role(self.role)
         cache = self.cache if self.cache is not None else meter.cache
+        log = self.log if self.log is not None else meter.log
         options = self._options(reply_format, cache)
         if not options:
-            return await self._answer(messages, result, use, options, cache)
+            return await self._answer(messages, result, use, options, cache, log)
         try:
-            return await self._answer(messages, result, use, options, cache)
+            return await self._answer(messages, result, use, options, cache, log)
         except Exception as exc:
             if not refused_as_bad(exc):
                 raise
-        reply = await self._answer(messages, result, use, {}, cache)
+        reply = await self._answer(messages, result, use, {}, cache, log)
         mode = str(self._mode)
         CAPABILITIES.mark_missing(self.endpoint, mode)
         if cache is not None:
@@ -447,10 +484,11 @@ class ChatCaller:
         use: RoleUse,
         options: dict[str, Any],
         cache: ResponseCache | None,
+        log: CallLog | None,
     ) -> AIMessage:
         """From the cache, from an identical request already in flight, or asked (and then stored)."""
         if cache is None:
-            return await self._asked(messages, result, use, options)
+            return await self._asked(messages, result, use, options, log)
         if self._identity is None:
             self._identity = model_identity(self.model)
         key = request_key(self._identity, messages, options)
@@ -458,10 +496,10 @@ class ChatCaller:
         if record is None:
             flight, leading = cache.flight(key)
             if leading:
-                return await self._asked_and_kept(messages, result, use, options, cache, key, flight)
+                return await self._asked_and_kept(messages, result, use, options, cache, log, key, flight)
             record = await asyncio.shield(asyncio.wrap_future(flight))
             if record is None:  # the request it waited for failed: it asks for itself
-                return await self._asked_and_kept(messages, result, use, options, cache, key, None)
+                return await self._asked_and_kept(messages, result, use, options, cache, log, key, None)
         use.cache_hits += 1
         use.cached_tokens_in += int(record["usage"].get("input_tokens", 0))
         use.cached_tokens_out += int(record["usage"].get("output_tokens", 0))
@@ -474,12 +512,13 @@ class ChatCaller:
         use: RoleUse,
         options: dict[str, Any],
         cache: ResponseCache,
+        log: CallLog | None,
         key: str,
         flight: concurrent.futures.Future[dict[str, Any] | None] | None,
     ) -> AIMessage:
         """Asked, the reply stored, and the flight it leads (if any) landed: with the reply, or None if it failed."""
         try:
-            reply = await self._asked(messages, result, use, options)
+            reply = await self._asked(messages, result, use, options, log)
         except BaseException:
             if flight is not None:
                 cache.land(key, flight, None)
@@ -491,9 +530,14 @@ class ChatCaller:
         return reply
 
     async def _asked(
-        self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any]
+        self,
+        messages: list[BaseMessage],
+        result: CallStats,
+        use: RoleUse,
+        options: dict[str, Any],
+        log: CallLog | None,
     ) -> AIMessage:
-        """Sent to the model, with our retries."""
+        """Sent to the model, with our retries (each attempt written to the call log, if any)."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.attempts),
             wait=self._wait_s,
@@ -503,22 +547,22 @@ class ChatCaller:
         try:
             async for attempt in retrying:
                 with attempt:
-                    if attempt.retry_state.attempt_number > 1:
+                    retry = attempt.retry_state.attempt_number > 1
+                    if retry:
                         use.retries += 1
                         if "retried" not in result.flags:
                             result.flags.append("retried")
-                    reply = await self._attempt(messages, result, use, options)
+                    reply = await self._attempt(messages, result, use, options, _Sent(log, retry))
                     return reply
         finally:
             use.retry_wait_ms += round(float(retrying.statistics.get("idle_for", 0.0)) * 1000)
         raise AssertionError("unreachable: tenacity reraises the last error")
 
     async def _attempt(
-        self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any]
+        self, messages: list[BaseMessage], result: CallStats, use: RoleUse, options: dict[str, Any], sent: _Sent
     ) -> AIMessage:
         result.model_calls += 1
         use.calls += 1
-        sent = _Sent()
         try:
             reply = await asyncio.wrap_future(_CLIENT_LOOP.submit(self._send(messages, options, sent)))
         except Exception as exc:
@@ -539,25 +583,33 @@ class ChatCaller:
     async def _send(self, messages: list[BaseMessage], options: dict[str, Any], sent: _Sent) -> BaseMessage:
         """One request, on the client loop: waits for a slot of its own and of its endpoint, then at most
         `timeout_s` for the answer (a wait in our own queue is not the server's slowness). What happened on the
-        way is left in `sent`, for the caller to count on its own thread."""
+        way is left in `sent`, for the caller to count on its own thread; the call log is written here, as the
+        request goes out and as it comes back (or fails, or is cancelled: `interrupted`)."""
         async with self._slots.get():
             ticket: Ticket = await self.limiter.acquire()
             sent.waited, sent.waited_s = int(ticket.waited_s > 0), ticket.waited_s
             rate_limited = answered = False
+            failed: str | None = Failure.INTERRUPTED.value
+            tokens = (0, 0)
+            log = sent.log
+            number = 0 if log is None else log.sent(self.role.value, retry=sent.retry)
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self.timeout_s):
                     reply = await send(
                         self.model, messages, {**self._request_options(), **provider_options(self.model, options)}
                     )
-                answered = True
+                answered, failed, tokens = True, None, _usage(reply)
                 return reply
             except Exception as exc:
-                rate_limited = classify(exc) is Failure.RATE_LIMIT
+                failed = classify(exc).value
+                rate_limited = failed == Failure.RATE_LIMIT
                 raise
             finally:
                 sent.latency_s = time.perf_counter() - started
                 sent.halved = int(self.limiter.release(ticket, rate_limited=rate_limited, answered=answered))
+                if log is not None:
+                    log.done(number, failed=failed, tokens=tokens)
 
     def call_sync(
         self, messages: list[BaseMessage], result: CallStats, *, reply_format: ReplyFormat | None = None
@@ -572,11 +624,13 @@ class ChatCaller:
 
 class _Sent:
     """What happened to one request on the client loop: its wait for a slot, whether its 429 halved the
-    endpoint's concurrency, how long the model took."""
+    endpoint's concurrency, how long the model took; and where it is logged (`log`), as a retry or not."""
 
-    __slots__ = ("halved", "latency_s", "waited", "waited_s")
+    __slots__ = ("halved", "latency_s", "log", "retry", "waited", "waited_s")
 
-    def __init__(self) -> None:
+    def __init__(self, log: CallLog | None, retry: bool) -> None:
+        self.log = log
+        self.retry = retry
         self.waited = 0
         self.waited_s = 0.0
         self.halved = 0
@@ -595,9 +649,14 @@ def _record_latency(use: RoleUse, ms: float) -> None:
     use.latency_ms[bucket] += 1
 
 
-def _count_usage(reply: BaseMessage, result: CallStats, use: RoleUse) -> None:
+def _usage(reply: BaseMessage) -> tuple[int, int]:
+    """The tokens a reply says it took in and gave out."""
     usage = getattr(reply, "usage_metadata", None) or {}
-    tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+    return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+
+
+def _count_usage(reply: BaseMessage, result: CallStats, use: RoleUse) -> None:
+    tokens_in, tokens_out = _usage(reply)
     result.tokens_in += tokens_in
     result.tokens_out += tokens_out
     use.tokens_in += tokens_in

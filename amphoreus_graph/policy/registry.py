@@ -15,6 +15,7 @@ from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import ModelSpecError
 from amphoreus_graph.policy.baselines import RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.cache import ResponseCache
+from amphoreus_graph.policy.call_log import CallLog
 from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.gateway import ChatCaller, Role
 from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
@@ -71,9 +72,10 @@ def resolve_model(
     attempts: int = 3,
     cache: ResponseCache | None = None,
     structured: str = "auto",
+    log: CallLog | None = None,
 ) -> Policy:
     """Turn a `--model` value into a Policy (its model calls counted under `role`, answered from `cache` where
-    asked before); any problem is one ModelSpecError line."""
+    asked before, each request written to `log`); any problem is one ModelSpecError line."""
     if spec == "offline":
         return OfflinePathPolicy()
     if spec == "random":
@@ -97,6 +99,7 @@ def resolve_model(
         cache=cache,
         api_key=api_key,
         structured=structured,
+        log=log,
     )
     return LLMPolicy(caller.model, name=spec, caller=caller)
 
@@ -113,6 +116,7 @@ def chat_caller(
     cache: ResponseCache | None = None,
     api_key: str | None = None,
     structured: str = "auto",
+    log: CallLog | None = None,
 ) -> ChatCaller:
     """A `--model` string as a chat model behind the gateway, counted under `role` (judges, proposers, a world's
     game master, interviews)."""
@@ -126,6 +130,7 @@ def chat_caller(
         backoff_s=_backoff_s(chat),
         cache=cache,
         structured=structured,
+        log=log,
     )
 
 

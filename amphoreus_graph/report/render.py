@@ -7,7 +7,6 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from amphoreus_graph.atomic import write_atomic
-from amphoreus_graph.layout import RunDir
 from amphoreus_graph.live import number
 from amphoreus_graph.report.charts import action_colours, grouped_bars, heat, path_colours, trust_network
 from amphoreus_graph.report.model import RunReport, Turn
@@ -88,7 +87,7 @@ def render_report(report: RunReport) -> str:
     )
 
 
-def write_report(report: RunReport, run: Path) -> Path:
-    target = RunDir(run).report
+def write_report(report: RunReport, target: Path) -> Path:
+    """The page, written to `target` (a run's own is RUN/report.html)."""
     write_atomic(target, render_report(report))
     return target

@@ -19,6 +19,7 @@ from amphoreus_graph.contracts.events import Repaired, SocietyDone
 from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import Memory
+from amphoreus_graph.policy.call_log import CallLog
 from amphoreus_graph.policy.discretion import Reconsiders
 from amphoreus_graph.scepter.progress import SocietyProgress
 from amphoreus_graph.society.runner import (
@@ -110,8 +111,8 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
         yield SocietyDone(society=name, summary=finished).payload()
         return
 
-    cache = cfg.response_cache()
-    policy = run_policy(cfg, scenario_of(cfg.scenario), cache=cache)
+    cache, calls = cfg.response_cache(), CallLog(cfg.files.calls)
+    policy = run_policy(cfg, scenario_of(cfg.scenario), cache=cache, calls=calls)
     memory, close = await asyncio.to_thread(_open_memory, cfg, policy)
     summary: dict[str, Any] | None = None
     try:
@@ -121,6 +122,7 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
             memory=shared.instrument.memory(name, memory),
             store=memory,
             cache=cache,
+            calls=calls,
         )
         progress.save(cfg.out)  # the pid of whoever runs it now (the kill test reads it)
         yield progress.payload()

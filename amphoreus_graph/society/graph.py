@@ -236,7 +236,7 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
     scenario = scenario_of(payload["scenario"])
     turn = restore(payload["turn"], scenario)
     services = await aservices_of(payload, runtime)
-    with metered() as meter:  # a reply that says a secret is asked again (counted here) or redacted
+    with metered(log=services.calls) as meter:  # a reply that says a secret is asked again (counted) or redacted
         result = await discreet(services.policy, turn, await services.policy.adecide(turn))
     decision = result.decision
     emit(TurnDone(agent=turn.agent, action=decision.action, target=decision.target, flags=result.flags))
@@ -254,7 +254,7 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], state["world"]["round"], "game-master")
     now = now_of(state)
     services = settings_of(runtime).services(state["run_id"], scenario)
-    with metered(services.cache) as meter:
+    with metered(services.cache, services.calls) as meter:
         resolution = world.resolve(state["world"], decisions, rng, now, round_limit(state))
     cost = resolution.cost
     noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")

@@ -1,8 +1,9 @@
 """A run's guard: what stops a run cleanly at a round boundary, checkpointed and resumable.
 
 - **Budgets**: `max_calls`, `max_tokens`, `max_cost` (a price per 1,000 tokens in and out, per model, from a
-  price table the user gives) over everything the run's model calls have cost so far (its `model_use`, which
-  survives a resume). Resuming with a higher budget goes on from where the run stopped.
+  price table the user gives) over everything the run's model calls have cost so far: its `model_use`, which
+  survives a resume, and its call log, which also holds the requests of steps a kill cut short (`counted_use`).
+  Resuming with a higher budget goes on from where the run stopped.
 - **The circuit breaker**: the share of the agents' turns that a stand-in decided since this process took the
   run up; past `max_fallback_rate` (after at least a round's worth of turns) the model is not really deciding,
   and a run that went on would write samples that only pretend to be the model's.
@@ -24,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from amphoreus_graph.contracts.bounds import MAX_SEED
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
-from amphoreus_graph.policy.gateway import RoleUse
+from amphoreus_graph.policy.call_log import CallLog
+from amphoreus_graph.policy.gateway import RoleUse, counted_use
 
 
 class Price(BaseModel):
@@ -61,21 +63,22 @@ def load_prices(path: Path) -> dict[str, Price]:
         raise AmphoreusError(format_validation_error(f"--prices {path}", exc)) from None
 
 
-def spent(model_use: dict[str, Any]) -> RoleUse:
-    """Every role's use added up."""
+def spent(model_use: dict[str, Any], log: CallLog | None = None) -> RoleUse:
+    """Every role's use added up (with what the call log saw sent, if the run keeps one)."""
     total = RoleUse()
-    for use in model_use.values():
-        total = total.add(RoleUse.model_validate(use))
+    for use in counted_use(model_use, log.totals() if log is not None else None).values():
+        total = total.add(use)
     return total
 
 
 class Guard:
     """Checked as each round opens; raises RunStopped with the reason and the way on."""
 
-    def __init__(self, limits: Limits, model: str, run_dir: str) -> None:
+    def __init__(self, limits: Limits, model: str, run_dir: str, calls: CallLog | None = None) -> None:
         self.limits = limits
         self.model = model
         self.run_dir = run_dir
+        self.calls = calls
         self._turns_at_start: int | None = None
         self._fallbacks_at_start = 0
 
@@ -84,7 +87,7 @@ class Guard:
         if self.limits.stop_after is not None and opening > self.limits.stop_after:
             cycle, round_ = self.limits.stop_after
             raise RunStopped(f"stopped after cycle {cycle} round {round_}, as asked; --resume {self.run_dir} goes on")
-        self._check_budget(spent(model_use))
+        self._check_budget(spent(model_use, self.calls))
         self._check_fallbacks(int(stats.get("turns", 0)), int(stats.get("fallbacks", 0)), agents)
 
     def cost(self, use: RoleUse) -> float | None:

@@ -1,9 +1,17 @@
 """A finished (or stopped) run's memory, reopened read-only: `amphoreus memory inspect`, interviews and the run
-report."""
+report.
+
+Read-only for real: Chroma writes to a store it opens (its SQLite journal and migrations, our lock file) and
+LangGraph's saver to a checkpoint it reads (its WAL files, its tables made if missing), so a read opens copies of
+them in a temporary folder. Nothing in the run changes, and a run in a read-only place can still be read. The copy
+costs a moment and the store's size on the temporary disk; a store a live run holds is refused, not copied mid-write.
+"""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -16,6 +24,7 @@ from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
+from amphoreus_graph.memory.chroma_index import StoreLock
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.policy.offline import OfflinePathPolicy
@@ -37,12 +46,32 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
     if not config.chroma_url and not memory_dir.is_dir():
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
     url = config.chroma_url
-    spec = MemorySpec(directory=None if url else memory_dir, url=url, embedder=config.embedder)
-    memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy())
-    try:
-        yield scenario, memory
-    finally:
-        memory.close()
+    with read_copy(None if url else memory_dir) as copied:
+        spec = MemorySpec(directory=copied, url=url, embedder=config.embedder)
+        memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy())
+        try:
+            yield scenario, memory
+        finally:
+            memory.close()
+
+
+@contextmanager
+def read_copy(store: Path | None) -> Iterator[Path | None]:
+    """A copy of an embedded store's directory to open instead of it (None for none: a server's store); one line
+    for a store a live run holds or one that cannot be read."""
+    if store is None:
+        yield None
+        return
+    if StoreLock.held(store):
+        raise AmphoreusError(f"{store}: memory store is in use by a running simulation; expected it free (wait for it)")
+    with tempfile.TemporaryDirectory(prefix="amphoreus-read-") as folder:
+        copied = Path(folder) / store.name
+        try:
+            shutil.copytree(store, copied, ignore=shutil.ignore_patterns("amphoreus.lock"))
+        except OSError as exc:
+            problem = f"cannot read the memory store ({exc}); expected a readable Chroma store"
+            raise AmphoreusError(f"{store}: {problem}") from None
+        yield copied
 
 
 def inspect_recall(run: Path, agent: str, query: str, k: int) -> tuple[Moment, list[RecalledMemory]]:
@@ -57,13 +86,17 @@ def unfiled_events(run: Path) -> list[MemoryEvent]:
     path = RunDir(run).checkpoint
     if not path.is_file():
         return []
-    try:
-        with closing(sqlite3.connect(str(path), check_same_thread=False)) as conn:
-            saver = SqliteSaver(conn, serde=CHECKPOINT_SERDE)
-            graph = build_recurrence_graph().compile(checkpointer=saver)
-            values = graph.get_state({"configurable": {"thread_id": stored_config(run).run_id}}).values
-    except sqlite3.DatabaseError as exc:
-        raise AmphoreusError(f"{path}: not a readable checkpoint ({exc}); expected the run's SQLite file") from None
+    with tempfile.TemporaryDirectory(prefix="amphoreus-read-") as folder:
+        try:
+            for part in RunDir(run).checkpoint_files()[:2]:  # the file and its write-ahead log (-shm is rebuilt)
+                if part.is_file():
+                    shutil.copyfile(part, Path(folder) / part.name)
+            with closing(sqlite3.connect(str(Path(folder) / path.name), check_same_thread=False)) as conn:
+                saver = SqliteSaver(conn, serde=CHECKPOINT_SERDE)
+                graph = build_recurrence_graph().compile(checkpointer=saver)
+                values = graph.get_state({"configurable": {"thread_id": stored_config(run).run_id}}).values
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise AmphoreusError(f"{path}: not a readable checkpoint ({exc}); expected the run's SQLite file") from None
     return [MemoryEvent.model_validate(e) for e in values.get("round_events") or []]
 
 

@@ -3,6 +3,7 @@ traceback halfway through, and nothing already written is overwritten."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -31,9 +32,9 @@ def writable_dir(path: Path, flag: str) -> None:
 
 
 def holds_a_run(out: Path) -> bool:
-    """Whether a run already wrote here: its config, its checkpoint, or any shard."""
+    """Whether a run already wrote here: its config, its checkpoint, its call log, or any shard."""
     run = RunDir(out)
-    if run.config.exists() or run.checkpoint.exists():
+    if run.config.exists() or run.checkpoint.exists() or run.calls.exists():
         return True
     return any(any(folder.glob(SHARD_GLOB)) for folder in (run.samples, run.chronicle))
 
@@ -45,6 +46,7 @@ def prepare_run_dir(out: Path, *, resume: bool, restart: bool = False) -> None:
     if resume:
         if not run.config.is_file():
             raise AmphoreusError(f"{run.config}: no such file; expected a run directory")
+        check_writable_run(run)
         if restart:
             for leftover in run.checkpoint_files():
                 leftover.unlink(missing_ok=True)
@@ -67,6 +69,19 @@ def claim_run_dir(out: Path, *, resume: bool) -> DirectoryLock:
     else:
         writable_dir(out, "--out")
     return DirectoryLock(out, "expected one process per run directory: wait for it to finish, or another --out")
+
+
+def check_writable_run(run: RunDir) -> None:
+    """Every file and folder a resumed run writes to can be written: one that cannot (read-only, immutable) would
+    stop the run halfway, after the round's model calls. One line naming the first that cannot."""
+    shards = [shard for folder in (run.samples, run.chronicle) for shard in sorted(folder.glob(SHARD_GLOB))]
+    files = [*shards, *run.checkpoint_files(), run.config, run.summary, run.calls]
+    for place in [run.root, run.samples, run.chronicle, *files]:
+        if place.exists() and not os.access(place, os.W_OK):
+            raise AmphoreusError(
+                f"{place}: cannot be written (read-only or immutable); expected every file of the run writable to "
+                "resume it (make it writable, or copy the run elsewhere and resume the copy)"
+            )
 
 
 def newest_run(runs: Path) -> Path:

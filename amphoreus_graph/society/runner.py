@@ -32,7 +32,8 @@ from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory
 from amphoreus_graph.memory.tally import Tally
 from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.gateway import RoleUse, merge_use, unreachable_server
+from amphoreus_graph.policy.call_log import CallLog
+from amphoreus_graph.policy.gateway import RoleUse, counted_use, merge_use, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
 from amphoreus_graph.society.checkpointer import checkpointer
@@ -83,8 +84,10 @@ class Simulation:
         fresh_memory: bool = False,
         api_key: str | None = None,
         cache: ResponseCache | None = None,
+        calls: CallLog | None = None,
     ) -> None:
-        """`cache`: the response cache the run's models answer from (default: the run's own, per its config)."""
+        """`cache`: the response cache the run's models answer from (default: the run's own, per its config);
+        `calls`: the call log its models write to (default: the run's own, RUN/calls.jsonl)."""
         self.config = config
         self.api_key = api_key  # never written to config.json: give it again (or its env var) on --resume
         self._policy = policy
@@ -95,6 +98,7 @@ class Simulation:
         self.fresh_memory = fresh_memory
         self.summary: dict[str, Any] | None = None
         self._cache = cache if cache is not None else config.response_cache()
+        self._calls = calls or CallLog(config.files.calls)  # every request sent, whatever a kill loses of the state
 
     @classmethod
     def resume(
@@ -128,8 +132,9 @@ class Simulation:
             chronicle=ChronicleWriter(cfg.out),
             recall_k=cfg.recall_k,
             seeds=seeds_folder(scenario_of(cfg.scenario), cfg.seeds_dir),
-            guard=Guard(cfg.limits, cfg.model, str(cfg.out)),
+            guard=Guard(cfg.limits, cfg.model, str(cfg.out), self._calls),
             cache=self._cache,
+            calls=self._calls,
         )
         return services, owned
 
@@ -180,8 +185,10 @@ class Simulation:
                     owned.close()
                 if self._cache is not None:
                     self._cache.close()
+                self._calls.close()
             why = None if stopped is None else str(stopped)
-            self.summary = build_summary(cfg, final, services.policy.name, time.perf_counter() - started, why)
+            elapsed = time.perf_counter() - started
+            self.summary = build_summary(cfg, final, services.policy.name, elapsed, why, self._calls.totals())
             write_json(cfg.files.summary, self.summary)
         finally:
             lock.release()
@@ -224,7 +231,7 @@ class Simulation:
         scenario = scenario_of(cfg.scenario)
         check_seeds_dir(cfg.seeds_dir)
         load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
-        policy = self._policy or run_policy(cfg, scenario, cache=self._cache, api_key=self.api_key)
+        policy = self._policy or run_policy(cfg, scenario, cache=self._cache, calls=self._calls, api_key=self.api_key)
         if (unreachable := await asyncio.to_thread(unreachable_server, policy)) is not None:
             raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
         if self.fresh_memory and self._memory is not None:
@@ -235,6 +242,7 @@ class Simulation:
         """With the run directory claimed: check it holds no run (a new one) or its run (a resume), and that the
         response cache opens (unusable: one line now)."""
         prepare_run_dir(self.config.out, resume=resume, restart=self.fresh_memory)
+        self._calls.read()  # what earlier processes of the run sent (a damaged log: one line)
         if self._cache is not None and (self._cache.users or self._cache.path.exists()):
             self._cache.open()
 
@@ -269,10 +277,15 @@ class Simulation:
 
 
 def run_policy(
-    cfg: RunConfig, scenario: Scenario, *, cache: ResponseCache | None, api_key: str | None = None
+    cfg: RunConfig,
+    scenario: Scenario,
+    *,
+    cache: ResponseCache | None,
+    calls: CallLog | None = None,
+    api_key: str | None = None,
 ) -> Policy:
     """A run's decider: its `model`, with the scenario's and the run's routes per agent or Path, every model
-    behind the gateway with the run's settings (key, timeout, retries, temperature, concurrency, cache)."""
+    behind the gateway with the run's settings (key, timeout, retries, temperature, concurrency, cache, call log)."""
 
     def resolve(spec: str) -> Policy:
         return resolve_model(
@@ -285,6 +298,7 @@ def run_policy(
             temperature=cfg.temperature,
             cache=cache,
             structured=cfg.structured,
+            log=calls,
         )
 
     known = set(scenario.agent_names) | {a.path for a in scenario.agents}
@@ -309,18 +323,24 @@ def cache_summary(cfg: RunConfig, roles: dict[str, RoleUse]) -> CacheUse:
 
 
 def build_summary(
-    cfg: RunConfig, state: dict[str, Any], model: str, wall_time_s: float, stopped: str | None = None
+    cfg: RunConfig,
+    state: dict[str, Any],
+    model: str,
+    wall_time_s: float,
+    stopped: str | None = None,
+    logged: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """RUN/summary.json: each cycle's outcome in the world's words, each agent's tally over the cycles, samples,
     and every model call by role (calls, failures by kind, retries, repairs, fallbacks, tokens, latency) and by
-    agent, with totals; wall time."""
+    agent, with totals; wall time. `logged`: what the run's call log saw sent (`counted_use`): the calls of steps a
+    kill cut short, which no checkpoint counted, are in the totals by role, not in an agent's."""
     stats = {k: int(v) for k, v in (state.get("stats") or {}).items()}
     cycles = state.get("cycle_summaries") or []
     tally: dict[str, float] = {}
     for cycle in cycles:
         for agent, count in cycle["tally"].items():
             tally[agent] = tally.get(agent, 0.0) + count
-    roles = {role: RoleUse.model_validate(use) for role, use in (state.get("model_use") or {}).items()}
+    roles = counted_use(state.get("model_use"), logged)
     per_agent = {}
     for agent, uses in sorted((state.get("agent_use") or {}).items()):
         use = reduce(RoleUse.add, (RoleUse.model_validate(u) for u in uses.values()), RoleUse())

@@ -29,6 +29,7 @@ from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec, open_memory
 from amphoreus_graph.policy.cache import ResponseCache
+from amphoreus_graph.policy.call_log import CallLog
 from amphoreus_graph.policy.gateway import Role, model_caller
 from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.registry import resolve_model
@@ -48,6 +49,7 @@ class Services:
     seeds: Path | None = None
     guard: Guard | None = None
     cache: ResponseCache | None = None  # the run's response cache, for models that keep none (a game master)
+    calls: CallLog | None = None  # the run's call log, for models that keep none (a game master, a local model)
 
     async def before_filing(self) -> None:
         """In a step that files memories: wait for the checkpoint it started from, so that the store never runs
