@@ -62,10 +62,11 @@ def test_a_committed_line_edited_into_other_valid_json_is_rebuilt_exactly(refere
 
 def test_a_deleted_memory_store_is_refused_in_one_line_and_nothing_changes(copy):
     shutil.rmtree(copy / "memory")
-    before, checkpoint = _files(copy), _checkpoint(copy)
-    code, output = _cli("simulate", "--resume", str(copy))
+    before, checkpoint, config = _files(copy), _checkpoint(copy), (copy / "config.json").read_bytes()
+    code, output = _cli("simulate", "--resume", str(copy), "--max-calls", "5")  # a new budget is not saved either
     _assert_one_error_line(code, output, "holds none of society 'run'", "--fresh-memory")
     assert _files(copy) == before and _checkpoint(copy) == checkpoint
+    assert (copy / "config.json").read_bytes() == config
 
 
 def test_an_emptied_memory_store_is_refused_in_one_line(copy):

@@ -111,11 +111,11 @@ class Simulation:
         api_key: str | None = None,
     ) -> Simulation:
         """Reopen a run from its directory; its checkpoint decides where it goes on. `limits` changes its budgets
-        or circuit breaker (a run stopped by a budget goes on with a higher one), and is saved with the run."""
+        or circuit breaker (a run stopped by a budget goes on with a higher one), and is saved with the run once it
+        goes on (a resume refused in one line changes nothing)."""
         config = stored_config(run_dir)
         if limits:
             config.limits = config.limits.model_copy(update=limits)
-            config.save()
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
     def _services(self, policy: Policy) -> tuple[Services, Remembrance | None]:
@@ -158,6 +158,8 @@ class Simulation:
                 async with checkpointer(cfg.files.checkpoint) as saver:
                     graph = build_recurrence_graph().compile(checkpointer=saver)
                     values, state, repairs = await self._checked_past(graph, thread, store, resume)
+                    if resume and cfg.limits != stored_config(cfg.out).limits:  # new budgets go on with the run
+                        await asyncio.to_thread(cfg.save)
                     for line in repairs:
                         yield Repaired(message=line).payload()
                     # a new run, or one killed before its first checkpoint, starts from the beginning
