@@ -27,7 +27,7 @@ from amphoreus_graph.errors import AmphoreusError, RunStopped
 from amphoreus_graph.memory.ownership import StoreOwner
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory
+from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory, ready_to_rebuild
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.gateway import RoleUse, merge_use, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
@@ -53,14 +53,18 @@ from amphoreus_graph.society.summary import AgentUse, CacheUse, RunSummary
 __all__ = ["RunConfig", "Simulation", "build_summary"]
 
 
-def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
-    """The run's own memory (its Chroma directory, locked, or the server), with one-line errors for a bad store."""
+def society_memory_spec(cfg: RunConfig) -> MemorySpec:
+    """Where the run's own memory lives: its Chroma directory (checked writable) or the server."""
     directory = None
     if cfg.chroma_url is None:
         directory = cfg.memory_path
         writable_dir(directory, "--memory-dir")
-    spec = MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
-    return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy)
+    return MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
+
+
+def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
+    """The run's own memory (its Chroma directory, locked, or the server), with one-line errors for a bad store."""
+    return build_memory(society_memory_spec(cfg), cfg.run_id, scenario_of(cfg.scenario), policy)
 
 
 class Simulation:
@@ -89,6 +93,7 @@ class Simulation:
         self._memory = memory
         self._store = store
         self.fresh_memory = fresh_memory
+        self._set_aside: str | None = None  # a damaged store --fresh-memory moved aside, said as the run starts
         self.summary: dict[str, Any] | None = None
         self._cache = cache if cache is not None else config.response_cache()
 
@@ -132,6 +137,8 @@ class Simulation:
     async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
         """Run (or resume) to the end, yielding the graph's progress events as they happen."""
         policy = await self._preflight(resume=resume)
+        if self._set_aside is not None:
+            yield Repaired(message=self._set_aside).payload()
         cfg = self.config
         token = stored_config(cfg.out).run_token if resume else uuid.uuid4().hex
         cfg = self.config = cfg.model_copy(update={"run_token": token})
@@ -196,6 +203,9 @@ class Simulation:
             raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
+        if self.fresh_memory:  # before the checkpoint is discarded: a store that cannot be rebuilt refuses here
+            spec = society_memory_spec(cfg)
+            self._set_aside = await asyncio.to_thread(ready_to_rebuild, spec, cfg.run_id)
         prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
         if self._cache is not None and (self._cache.users or self._cache.path.exists()):  # unusable: one line now
             await asyncio.to_thread(self._cache.open)
