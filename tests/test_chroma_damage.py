@@ -159,12 +159,13 @@ def _scramble_lengths(run: Path) -> None:
 
 # (damage, the file named, what the line says). Before, a run resumed over them went on into a segmentation fault
 # (neighbours, header), a 250-line traceback (page, pickles, segment, labels, counts) or quietly on other vectors
-# than it filed (vectors, lengths, truncated files).
+# than it filed (vectors, lengths, truncated files), or on a new, empty database (database deleted).
 CASES = {
     "sqlite-zeroed-page": (_zero_a_page, "chroma.sqlite3", "SQLite finds it damaged"),
     "pickle-garbled": (_garble_pickle, "index_metadata.pickle", "not a readable id map"),
     "pickle-that-runs-code": (_plant_code_in_pickle, "index_metadata.pickle", "expected plain data only"),
     "segment-deleted": (_delete_segment, "memory/", "directory is missing"),
+    "database-deleted": (lambda run: (run / "memory" / "chroma.sqlite3").unlink(), "chroma.sqlite3", "missing"),
     "neighbours-random": (_scramble_elements("neighbours", "vector"), "data_level0.bin", "past the"),
     "header-truncated": (_truncate("header.bin", lambda n, s: 60), "header.bin", "60 bytes, expected 100"),
     "counts-random": (_scramble_elements("count", "neighbours"), "data_level0.bin", "neighbours, at most"),

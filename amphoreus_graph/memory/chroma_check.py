@@ -80,16 +80,19 @@ def collection_names(directory: Path) -> list[str]:
 def _segments(directory: Path) -> list[_Segment]:
     """The store's persisted HNSW segments, once its database passed SQLite's own check ([] for a new store)."""
     if not (directory / DATABASE).exists():
+        indexes = [folder for folder in directory.iterdir() if _SEGMENT_ID.fullmatch(folder.name) and folder.is_dir()]
+        if indexes:  # Chroma would make a new, empty database beside them: a store with nothing in it
+            raise StoreDamaged(directory, directory / DATABASE, f"missing, beside {len(indexes)} index directories")
         return []
     with _database(directory) as db:
         (verdict,) = _query(directory, db, "PRAGMA quick_check(1)")[0]
         if verdict != "ok":
             found = " ".join(line for line in str(verdict).splitlines() if not line.startswith("***"))
             raise StoreDamaged(directory, directory / DATABASE, f"SQLite finds it damaged ({found})")
-        tables = {name for (name,) in _query(directory, db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"segments", "collections", "max_seq_id"} <= tables:
-            return []  # Chroma has not finished making it: it does so on open
-        rows = _query(directory, db, _SEGMENTS, (_PERSISTED,))
+        try:
+            rows = db.execute(_SEGMENTS, (_PERSISTED,)).fetchall()
+        except sqlite3.OperationalError:  # tables Chroma has not made yet (it does on open), or another version's
+            return []
     segments = []
     for segment_id, dimension, schema, config, seq_id in rows:
         if not isinstance(segment_id, str) or not _SEGMENT_ID.fullmatch(segment_id):

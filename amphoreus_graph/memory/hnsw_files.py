@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import math
 import pickle
+import pickletools
 import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ INDEX_FILES = (HEADER, DATA, LENGTHS, LINKS)
 _HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # hnswlib's persisted header, field by field (100 bytes)
 _VERSION = 1  # hnswlib's PERSISTENCE_VERSION
 _DELETED = 1 << 16  # the deleted mark in an element's level-0 count word
+_MAX_M = 10_000  # hnswlib caps M there
+_SPARE = 1 << 16  # room Chroma may hold beyond twice its elements: it grows to a power of two over a write batch
 _UNIT = 1e-3  # how far from 1 a cosine segment's stored vector's length may be (float32 rounding is ~1e-7)
 _CHUNK = 8192  # elements checked at a time: memory stays bounded whatever the store's size
 
@@ -110,15 +113,20 @@ def read_header(path: Path, dimension: int | None) -> Header:
     data = path.read_bytes()
     if len(data) != _HEADER.size:
         raise SegmentDamaged(path, f"{len(data)} bytes, expected {_HEADER.size}")
-    version, level0_at, capacity, elements, stride, label_at, data_at, level, entry, max_m, max_m0, m, mult, _ = (
-        _HEADER.unpack(data)
-    )
+    version, level0_at, capacity, elements, stride, label_at, data_at, *graph = _HEADER.unpack(data)
+    level, entry, max_m, max_m0, m, mult, ef_construction = graph
     header = Header(capacity, elements, stride, label_at, data_at, level, entry, max_m, max_m0)
     problem = None
     if version != _VERSION:
         problem = f"persistence version {version}, expected {_VERSION}"
-    elif level0_at != 0 or not 0 < max_m <= max_m0 or m == 0 or not math.isfinite(mult):
-        problem = "inconsistent graph parameters"
+    elif level0_at != 0:
+        problem = f"level 0 at offset {level0_at}, expected 0"
+    elif not 1 < m <= _MAX_M or max_m != m or max_m0 != 2 * m:
+        problem = f"graph parameters M {m}, maxM {max_m}, maxM0 {max_m0}; hnswlib writes M = maxM = maxM0 / 2"
+    elif not math.isclose(mult, 1 / math.log(m), rel_tol=1e-9) or not m <= ef_construction < 2**31:
+        problem = f"level multiplier {mult!r} or ef_construction {ef_construction} does not go with M {m}"
+    elif capacity > 2 * elements + _SPARE:
+        problem = f"room for {capacity} elements, far beyond its {elements} (the loader would allocate it all)"
     elif data_at != 4 + 4 * max_m0 or label_at <= data_at or (label_at - data_at) % 4 or stride != label_at + 8:
         problem = f"an element layout that does not add up (stride {stride}, vector at {data_at}, label at {label_at})"
     elif dimension is not None and header.dimension != dimension:
@@ -132,6 +140,21 @@ def read_header(path: Path, dimension: int | None) -> Header:
     return header
 
 
+# The opcodes of dicts, lists, tuples, strings, numbers, None and booleans: a pickle of plain data needs no other
+# (what runs code, GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, EXT, PERSID, and out-of-band buffers, is not here).
+_PLAIN_DATA = frozenset(
+    {
+        "PROTO", "FRAME", "STOP", "MARK", "POP", "POP_MARK", "DUP", "EMPTY_DICT", "DICT", "SETITEM", "SETITEMS",
+        "EMPTY_LIST", "LIST", "APPEND", "APPENDS", "EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "EMPTY_SET",
+        "ADDITEMS", "FROZENSET", "NONE", "NEWTRUE", "NEWFALSE", "INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1",
+        "LONG4", "FLOAT", "BINFLOAT", "STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE",
+        "SHORT_BINUNICODE", "BINUNICODE8", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "MEMOIZE", "PUT", "BINPUT",
+        "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET"
+    }
+)
+_SIZED = frozenset({"FRAME", "PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET"})  # a size, a memo slot
+
+
 class _DataOnly(pickle.Unpickler):
     """An unpickler that builds plain data only: any reference to a class or function (the way a pickle runs
     code) is refused, so a planted pickle cannot execute anything."""
@@ -141,10 +164,15 @@ class _DataOnly(pickle.Unpickler):
 
 
 def read_id_map(path: Path) -> IdMap:
-    """The id map, loaded as data (never as code) and checked: two maps each the other's inverse."""
+    """The id map, loaded as data (never as code) and checked: two maps each the other's inverse. Its opcodes
+    are read first (pickletools, which allocates nothing a length field claims): only plain data, frames and memo
+    slots within the file's size, so that loading it can neither run code nor ask for more memory than the file
+    holds."""
+    data = path.read_bytes()
     try:
-        loaded = _DataOnly(io.BytesIO(path.read_bytes())).load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        _only_plain_data(data)
+        loaded = _DataOnly(io.BytesIO(data)).load()
+    except Exception as exc:  # on bad data the unpickler raises many kinds (pickle's docs); only it runs here
         raise SegmentDamaged(path, f"not a readable id map ({str(exc) or type(exc).__name__})") from None
     fields = loaded if isinstance(loaded, dict) else {}
     to_label, to_id = fields.get("id_to_label"), fields.get("label_to_id")
@@ -159,6 +187,14 @@ def read_id_map(path: Path) -> IdMap:
     ):
         raise SegmentDamaged(path, "its two maps (id to label, label to id) disagree")
     return IdMap(to_id, total, dimension)
+
+
+def _only_plain_data(data: bytes) -> None:
+    for opcode, arg, position in pickletools.genops(data):
+        if opcode.name not in _PLAIN_DATA:
+            raise pickle.UnpicklingError(f"opcode {opcode.name} at byte {position}, expected plain data only")
+        if opcode.name in _SIZED and not (isinstance(arg, int) and 0 <= arg < len(data)):
+            raise pickle.UnpicklingError(f"{opcode.name} {arg} at byte {position}, past the file's {len(data)} bytes")
 
 
 def _is_count(value: object) -> TypeGuard[int]:
@@ -270,19 +306,22 @@ def _check_vectors(
 
 
 def _check_upper_levels(path: Path, header: Header) -> None:
-    """Each element's upper-level lists: a whole number of levels, none above the header's top level, each list
-    no longer than `maxM`, every neighbour an element."""
+    """Each element's upper-level lists: a whole number of levels, none above the header's top level (which the
+    entry point reaches: a search starts there), each list no longer than `maxM`, every neighbour an element."""
     links = path.read_bytes()
     per_level = 4 + 4 * header.max_m
     at = 0
+    entry_level = None
     for element in range(header.elements):
         if at + 4 > len(links):
             raise SegmentDamaged(path, f"ends at element {element} of {header.elements}")
         (size,) = struct.unpack_from("<I", links, at)
         at += 4
+        levels, rest = divmod(size, per_level)
+        if element == header.entry_point:
+            entry_level = levels
         if not size:
             continue
-        levels, rest = divmod(size, per_level)
         if rest or levels > header.max_level or at + size > len(links):
             raise SegmentDamaged(path, f"element {element}: {size} bytes of upper levels, which do not fit")
         lists = np.frombuffer(links, dtype="<u4", count=size // 4, offset=at).reshape(levels, 1 + header.max_m)
@@ -291,3 +330,5 @@ def _check_upper_levels(path: Path, header: Header) -> None:
         if (counts > header.max_m).any() or (reached & (lists[:, 1:] >= header.elements)).any():
             raise SegmentDamaged(path, f"element {element}: an upper-level list past its bounds")
         at += size
+    if entry_level is not None and entry_level != header.max_level:
+        raise SegmentDamaged(path, f"the entry point reaches level {entry_level}, {HEADER} says {header.max_level}")

@@ -21,7 +21,12 @@ def set_aside_if_damaged(directory: Path, society: str) -> str | None:
     renamed to `<name>.damaged` (`-2`, `-3`… if taken), and a line saying so returned."""
     if not directory.is_dir():
         return None
-    lock = StoreLock(directory)
+    try:
+        lock = StoreLock(directory)
+    except OSError as exc:
+        raise AmphoreusError(
+            f"{directory}: cannot lock the memory store ({exc.strerror or exc}); expected a writable directory"
+        ) from None
     try:
         try:
             check_store(directory)

@@ -54,17 +54,17 @@ __all__ = ["RunConfig", "Simulation", "build_summary"]
 
 
 def society_memory_spec(cfg: RunConfig) -> MemorySpec:
-    """Where the run's own memory lives: its Chroma directory (checked writable) or the server."""
-    directory = None
-    if cfg.chroma_url is None:
-        directory = cfg.memory_path
-        writable_dir(directory, "--memory-dir")
+    """Where the run's own memory lives: its Chroma directory or the server."""
+    directory = cfg.memory_path if cfg.chroma_url is None else None
     return MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
 
 
 def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
     """The run's own memory (its Chroma directory, locked, or the server), with one-line errors for a bad store."""
-    return build_memory(society_memory_spec(cfg), cfg.run_id, scenario_of(cfg.scenario), policy)
+    spec = society_memory_spec(cfg)
+    if spec.directory is not None:
+        writable_dir(spec.directory, "--memory-dir")
+    return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy)
 
 
 class Simulation:
@@ -204,8 +204,7 @@ class Simulation:
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
         if self.fresh_memory:  # before the checkpoint is discarded: a store that cannot be rebuilt refuses here
-            spec = society_memory_spec(cfg)
-            self._set_aside = await asyncio.to_thread(ready_to_rebuild, spec, cfg.run_id)
+            self._set_aside = await asyncio.to_thread(ready_to_rebuild, society_memory_spec(cfg), cfg.run_id)
         prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
         if self._cache is not None and (self._cache.users or self._cache.path.exists()):  # unusable: one line now
             await asyncio.to_thread(self._cache.open)
