@@ -41,7 +41,7 @@ def set_aside_if_damaged(directory: Path, society: str) -> str | None:
         lock.release()
 
 
-def aside_path(directory: Path) -> Path:
+def _aside_path(directory: Path) -> Path:
     """Where a damaged store is moved: the first free `<name>.damaged[-N]` beside it."""
     candidate = directory.with_name(f"{directory.name}.damaged")
     n = 2
@@ -67,7 +67,7 @@ def _move_aside(directory: Path, society: str, damage: StoreDamaged) -> Path:
             f"({len(others)} collections, e.g. {others[0]!r}): restore it from a backup, or move it away yourself "
             "and run again"
         )
-    aside = aside_path(directory)
+    aside = _aside_path(directory)
     try:
         directory.rename(aside)
     except OSError as exc:
