@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -23,9 +24,16 @@ def free_port() -> int:
 @contextmanager
 def chroma_server(data_dir: Path) -> Iterator[str]:
     """Start `chroma run` on a free loopback port; yield its URL; stop it (and its children) afterwards."""
-    port = free_port()
+    with chroma_process(data_dir, free_port()) as (url, _):
+        yield url
+
+
+@contextmanager
+def chroma_process(data_dir: Path, port: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`chroma run` over `data_dir/db` on `port` (a server started again where one was killed keeps its URL);
+    yield its URL and process (the leader of its own process group); stop it, if still running, afterwards."""
     chroma = Path(sys.executable).with_name("chroma")
-    log = open(data_dir / "chroma.log", "wb")  # noqa: SIM115 - closed below
+    log = open(data_dir / "chroma.log", "ab")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [str(chroma), "run", "--path", str(data_dir / "db"), "--host", "127.0.0.1", "--port", str(port)],
         stdout=log,
@@ -44,9 +52,10 @@ def chroma_server(data_dir: Path) -> Iterator[str]:
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError((data_dir / "chroma.log").read_text(errors="replace")[-2000:]) from None
                 time.sleep(0.2)
-        yield url
+        yield url, process
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # a test may have killed it already
+            os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:

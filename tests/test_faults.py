@@ -147,7 +147,7 @@ def _scramble(path: Path) -> None:
         ("checkpoint.sqlite", _scramble, "not a readable checkpoint"),
         ("checkpoint.sqlite", _remove, "no checkpoint to resume from"),
         ("config.json", _scramble, "config.json"),
-        ("memory/chroma.sqlite3", _scramble, "cannot open the memory store"),
+        ("memory/chroma.sqlite3", _scramble, "chroma.sqlite3: not a readable Chroma database"),
     ],
     ids=["emptied-checkpoint", "corrupt-checkpoint", "missing-checkpoint", "corrupt-config", "corrupt-chroma"],
 )

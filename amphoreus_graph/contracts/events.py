@@ -108,7 +108,7 @@ class CycleDone(Event):
 
 
 class Repaired(Event):
-    """A resumed run rebuilt a damaged shard from its checkpoint."""
+    """A resumed run rebuilt a damaged shard from its checkpoint, or `--fresh-memory` set a damaged store aside."""
 
     SOURCES = f"{_SIMULATION}, {_SCEPTER}"
     type: Literal["repaired"] = "repaired"

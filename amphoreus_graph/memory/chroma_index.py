@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, Concatenate, ParamSpec, TypeVar, cast
 from urllib.parse import urlparse
 
 import chromadb
 from chromadb.api import ClientAPI
+from chromadb.api.client import Client
 from chromadb.api.collection_configuration import CreateCollectionConfiguration, CreateHNSWConfiguration
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Include, Space
@@ -29,8 +31,10 @@ from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.chroma_check import check_store
 from amphoreus_graph.memory.index import RowChanges, Rows, nearest
 from amphoreus_graph.memory.naming import agent_collection, internal_collection, name_digest
+from amphoreus_graph.memory.store_faults import store_faults
 
 _CLAIM_KEY = "amphoreus_owner"  # the claim collection's metadata key
 HOLDER = "amphoreus_holder"  # a row's metadata key: the agent whose index the row is in
@@ -98,7 +102,8 @@ class StoreLock:
 
 
 def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tuple[ClientAPI, StoreLock | None]:
-    """A Chroma client: a server (`url`), an embedded persistent store (locked), or an in-memory one."""
+    """A Chroma client: a server (`url`), an embedded persistent store (locked, and its files checked before
+    Chroma reads them: chroma_check.py), or an in-memory one."""
     if url is not None:
         parsed = urlparse(url)
         if not parsed.hostname:
@@ -110,7 +115,12 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
     if persist_dir is None:
         return chromadb.EphemeralClient(settings=_settings()), None
     lock = StoreLock(persist_dir)
-    return chromadb.PersistentClient(path=str(persist_dir), settings=_settings()), lock
+    try:
+        check_store(persist_dir)  # under the lock: no one writes while it is read
+        return chromadb.PersistentClient(path=str(persist_dir), settings=_settings()), lock
+    except BaseException:
+        lock.release()
+        raise
 
 
 def describe_store(client: ClientAPI) -> str:
@@ -119,6 +129,24 @@ def describe_store(client: ClientAPI) -> str:
     if settings.chroma_server_host:
         return f"Chroma server {settings.chroma_server_host}:{settings.chroma_server_http_port}"
     return str(settings.persist_directory) if settings.is_persistent else "in-memory Chroma"
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _faults_stop_the_run(
+    method: Callable[Concatenate[ChromaIndex, P], R],
+) -> Callable[Concatenate[ChromaIndex, P], R]:
+    """A store call whose failure on the store's side (a full disk, a server gone) stops the run in one line
+    (store_faults.py) instead of a traceback from inside a graph node."""
+
+    @functools.wraps(method)
+    def call(self: ChromaIndex, *args: P.args, **kwargs: P.kwargs) -> R:
+        with store_faults(self.where, self._directory):
+            return method(self, *args, **kwargs)
+
+    return call
 
 
 class ChromaIndex:
@@ -135,6 +163,9 @@ class ChromaIndex:
         self._access: Collection | None = None
         self._moved: set[str] = set()  # owners whose old-layout collection is known to be gone
         self._max_batch = client.get_max_batch_size()
+        self.where = describe_store(client)
+        settings = client.get_settings()
+        self._directory = Path(settings.persist_directory) if settings.is_persistent else None
 
     @property
     def society(self) -> str:
@@ -176,6 +207,7 @@ class ChromaIndex:
             self._access = open_collection(self.client, internal_collection(self.society, "access"))
         return self._access
 
+    @_faults_stop_the_run
     def write(self, changes: Sequence[RowChanges]) -> None:
         changes = [c for c in changes if c]
         if not changes:
@@ -213,6 +245,7 @@ class ChromaIndex:
                 embeddings=list(vectors),  # type: ignore[arg-type]
             )
 
+    @_faults_stop_the_run
     def get(self, owner: str, *, vectors: bool = False) -> Rows:
         wanted: Include = ["documents", "metadatas", "embeddings"] if vectors else ["documents", "metadatas"]
         got = self._collection(owner).get(where={HOLDER: owner}, include=wanted)
@@ -222,6 +255,7 @@ class ChromaIndex:
             [_row_of(i) for i in got["ids"]], list(got["documents"] or []), [_own(m) for m in metadatas], embeddings
         )
 
+    @_faults_stop_the_run
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
         """HNSW's answer among the owner's rows (similarity = 1 - cosine distance), or with `exact` every one of
         its rows ranked by cosine."""
@@ -238,6 +272,7 @@ class ChromaIndex:
         distances = (result["distances"] or [[]])[0]
         return [(_row_of(i), 1.0 - float(d)) for i, d in zip(result["ids"][0], distances, strict=True)]
 
+    @_faults_stop_the_run
     def ticks(self, keys: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for chunk in chunks(list(dict.fromkeys(keys)), self._max_batch):
@@ -245,6 +280,7 @@ class ChromaIndex:
             out.update((i, int(m["tick"])) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if m)  # type: ignore[arg-type]
         return out
 
+    @_faults_stop_the_run
     def set_ticks(self, keys: Sequence[str], tick: int) -> None:
         for chunk in chunks(keys, self._max_batch):
             self._ticks().upsert(
@@ -253,10 +289,12 @@ class ChromaIndex:
                 metadatas=[{"tick": tick}] * len(chunk),
             )
 
+    @_faults_stop_the_run
     def forget_ticks(self, keys: Sequence[str]) -> None:
         for chunk in chunks(keys, self._max_batch):
             self._ticks().delete(ids=chunk)
 
+    @_faults_stop_the_run
     def claim(self) -> str | None:
         try:
             metadata = self.client.get_collection(self._claim_name(), embedding_function=None).metadata or {}
@@ -265,6 +303,7 @@ class ChromaIndex:
         value = metadata.get(_CLAIM_KEY)
         return value if isinstance(value, str) else None
 
+    @_faults_stop_the_run
     def set_claim(self, value: str | None) -> None:
         if value is None:
             with contextlib.suppress(NotFoundError):
@@ -280,6 +319,7 @@ class ChromaIndex:
     def _claim_name(self) -> str:
         return internal_collection(self.society, "owner")
 
+    @_faults_stop_the_run
     def drop(self, owners: Sequence[str]) -> None:
         old = [agent_collection(self.society, o) for o in owners]  # the old layout's, deleted rather than moved in
         for name in [*old, internal_collection(self.society, "access")]:
@@ -291,8 +331,15 @@ class ChromaIndex:
             self._collection().delete(where={HOLDER: {"$in": list(owners)}})  # type: ignore[dict-item]
 
     def close(self) -> None:
+        """An embedded store's own client is closed (chromadb otherwise keeps its system, and whatever state a
+        failed write left it in, for the process's life: the next open of the directory would reuse it), then
+        the directory's lock released."""
         if self._lock is not None:
-            self._lock.release()
+            try:
+                if isinstance(self.client, Client):
+                    self.client.close()
+            finally:
+                self._lock.release()
 
 
 def holder_prefix(owner: str) -> str:

@@ -51,16 +51,21 @@ def name_part(name: str) -> str:
     return f"{readable}-{name_hash(name)}" if readable else name_hash(name)
 
 
+def society_prefix(society: str) -> str:
+    """What the name of every collection of one society (its agents' and its own) starts with."""
+    return f"{PREFIX}.{name_part(society)}."
+
+
 def agent_collection(society: str, agent: str) -> str:
     """The Chroma collection of one agent of one society."""
-    return f"{PREFIX}.{name_part(society)}.agent.{name_part(agent)}"
+    return f"{society_prefix(society)}agent.{name_part(agent)}"
 
 
 def internal_collection(society: str, what: str) -> str:
     """A collection the store keeps for itself (`what` is a fixed word of ours, never a user's name)."""
     if not re.fullmatch(r"[a-z]+", what):
         raise ValueError(f"internal collection {what!r}: expected a lowercase word")
-    return f"{PREFIX}.{name_part(society)}.int.{what}"
+    return f"{society_prefix(society)}int.{what}"
 
 
 def store_collection(store: str, what: str) -> str:

@@ -23,6 +23,7 @@ from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
 from amphoreus_graph.memory.importance import ImportanceRater
 from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
+from amphoreus_graph.memory.rebuild import set_aside_if_damaged
 from amphoreus_graph.memory.reflection import Reflector
 from amphoreus_graph.memory.remembrance import RecallRequest, Remembrance
 
@@ -181,9 +182,22 @@ def open_index(spec: MemorySpec, society: str, *, shared: bool = False) -> Recor
         raise
 
 
+def ready_to_rebuild(spec: MemorySpec, society: str) -> str | None:
+    """Before `--fresh-memory` discards a run's checkpoint: the store it will rebuild the society's memories in
+    can be opened (a server answers; an embedded directory is free and undamaged, or damaged and moved aside:
+    rebuild.py, whose line saying so is returned). A store that cannot is one line, and nothing is discarded."""
+    if spec.directory is not None:
+        return set_aside_if_damaged(spec.directory, society)
+    if spec.url is not None:
+        _open_client(spec)
+    return None
+
+
 def _open_client(spec: MemorySpec) -> tuple[ClientAPI, StoreLock | None]:
     try:
         return open_chroma(spec.directory, spec.url)
+    except AmphoreusError:
+        raise  # already one line: a damaged store, a directory in use
     except (ChromaError, ValueError, OSError) as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         where = spec.url or spec.directory

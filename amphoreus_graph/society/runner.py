@@ -29,7 +29,7 @@ from amphoreus_graph.errors import AmphoreusError, RunStopped
 from amphoreus_graph.memory.ownership import StoreOwner
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory
+from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory, ready_to_rebuild
 from amphoreus_graph.memory.tally import Tally
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.call_log import CallLog
@@ -58,13 +58,17 @@ from amphoreus_graph.society.summary import AgentUse, CacheUse, RunSummary
 __all__ = ["RunConfig", "Simulation", "build_summary"]
 
 
+def society_memory_spec(cfg: RunConfig) -> MemorySpec:
+    """Where the run's own memory lives: its Chroma directory or the server."""
+    directory = cfg.memory_path if cfg.chroma_url is None else None
+    return MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
+
+
 def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
     """The run's own memory (its Chroma directory, locked, or the server), with one-line errors for a bad store."""
-    directory = None
-    if cfg.chroma_url is None:
-        directory = cfg.memory_path
-        writable_dir(directory, "--memory-dir")
-    spec = MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
+    spec = society_memory_spec(cfg)
+    if spec.directory is not None:
+        writable_dir(spec.directory, "--memory-dir")
     return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy)
 
 
@@ -96,6 +100,7 @@ class Simulation:
         self._memory = memory
         self._store = store
         self.fresh_memory = fresh_memory
+        self._set_aside: str | None = None  # a damaged store --fresh-memory moved aside, said as the run starts
         self.summary: dict[str, Any] | None = None
         self._cache = cache if cache is not None else config.response_cache()
         self._calls = calls or CallLog(config.files.calls)  # every request sent, whatever a kill loses of the state
@@ -145,6 +150,8 @@ class Simulation:
         lock = await asyncio.to_thread(claim_run_dir, self.config.out, resume=resume)
         try:
             await asyncio.to_thread(self._prepare, resume)
+            if self._set_aside is not None:
+                yield Repaired(message=self._set_aside).payload()
             cfg = self.config = self._identified(resume)
             started = time.perf_counter()
             thread: RunnableConfig = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
@@ -243,7 +250,10 @@ class Simulation:
     def _prepare(self, resume: bool) -> None:
         """With the run directory claimed: check it holds no run (a new one) or its run (a resume), and that the
         response cache opens (unusable: one line now)."""
-        prepare_run_dir(self.config.out, resume=resume, restart=self.fresh_memory)
+        cfg = self.config
+        if self.fresh_memory:  # before the checkpoint is discarded: a store that cannot be rebuilt refuses here
+            self._set_aside = ready_to_rebuild(society_memory_spec(cfg), cfg.run_id)
+        prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
         self._calls.read()  # what earlier processes of the run sent (a damaged log: one line)
         if self._cache is not None and (self._cache.users or self._cache.path.exists()):
             self._cache.open()

@@ -1,0 +1,145 @@
+"""An embedded Chroma store checked before Chroma opens it, so that damage is one line naming the file, never a
+traceback from Chroma's Rust or a segmentation fault inside hnswlib.
+
+Checked, read-only: `chroma.sqlite3` with SQLite's `quick_check` (every page and record of every b-tree; the
+cheaper half of `integrity_check`, which would also compare each index with its table); that each HNSW segment
+the database names and says it wrote has its directory and files; and each segment's files as hnsw_files.py
+says. A store with no database yet is new: nothing to check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.hnsw_files import SegmentDamaged, check_segment
+
+DATABASE = "chroma.sqlite3"
+_PERSISTED = "urn:chroma:segment/vector/hnsw-local-persisted"
+_SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_SEGMENTS = """
+    SELECT s.id, c.dimension, c.schema_str, c.config_json_str, m.seq_id
+    FROM segments s JOIN collections c ON s.collection = c.id LEFT JOIN max_seq_id m ON m.segment_id = s.id
+    WHERE s.scope = 'VECTOR' AND s.type = ?
+"""
+WAYS_OUT = (
+    "restore it from a backup, or rebuild it from its run's history: amphoreus simulate --resume RUN --fresh-memory"
+)
+
+
+class StoreDamaged(AmphoreusError):
+    """A file of an embedded Chroma store that Chroma cannot be trusted to open: one line naming it, what is
+    wrong, and the ways out."""
+
+    def __init__(self, directory: Path, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}; the memory store {directory} is damaged ({WAYS_OUT})")
+        self.directory = directory
+        self.path = path
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class _Segment:
+    id: str
+    dimension: int | None
+    cosine: bool
+    has_writes: bool
+
+
+def check_store(directory: Path) -> None:
+    """Raise StoreDamaged for the first problem found in the store in `directory` (hold its lock: a store
+    being written changes under the check)."""
+    for segment in _segments(directory):
+        try:
+            check_segment(
+                directory / segment.id,
+                dimension=segment.dimension,
+                cosine=segment.cosine,
+                has_writes=segment.has_writes,
+            )
+        except SegmentDamaged as exc:
+            raise StoreDamaged(directory, exc.path, exc.problem) from None
+        except OSError as exc:
+            where = Path(exc.filename) if exc.filename else directory / segment.id
+            raise StoreDamaged(directory, where, f"cannot read it ({exc.strerror or exc})") from None
+
+
+def collection_names(directory: Path) -> list[str]:
+    """The names of the store's collections, read from its database without Chroma; StoreDamaged when the
+    database cannot say (what it holds is then unknown)."""
+    with _database(directory) as db:
+        return [name for (name,) in _query(directory, db, "SELECT name FROM collections")]
+
+
+def _segments(directory: Path) -> list[_Segment]:
+    """The store's persisted HNSW segments, once its database passed SQLite's own check ([] for a new store)."""
+    if not (directory / DATABASE).exists():
+        indexes = [folder for folder in directory.iterdir() if _SEGMENT_ID.fullmatch(folder.name) and folder.is_dir()]
+        if indexes:  # Chroma would make a new, empty database beside them: a store with nothing in it
+            raise StoreDamaged(directory, directory / DATABASE, f"missing, beside {len(indexes)} index directories")
+        return []
+    with _database(directory) as db:
+        (verdict,) = _query(directory, db, "PRAGMA quick_check(1)")[0]
+        if verdict != "ok":
+            found = " ".join(line for line in str(verdict).splitlines() if not line.startswith("***"))
+            raise StoreDamaged(directory, directory / DATABASE, f"SQLite finds it damaged ({found})")
+        try:
+            rows = db.execute(_SEGMENTS, (_PERSISTED,)).fetchall()
+        except sqlite3.OperationalError:  # tables Chroma has not made yet (it does on open), or another version's
+            return []
+    segments = []
+    for segment_id, dimension, schema, config, seq_id in rows:
+        if not isinstance(segment_id, str) or not _SEGMENT_ID.fullmatch(segment_id):
+            raise StoreDamaged(directory, directory / DATABASE, f"a segment id {segment_id!r}, expected a UUID")
+        known = dimension if isinstance(dimension, int) and dimension > 0 else None
+        segments.append(_Segment(segment_id, known, _space(schema, config) == "cosine", bool(seq_id)))
+    return segments
+
+
+class _database:
+    """The store's database opened read-only (nothing is written, nothing created), closed on exit."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def __enter__(self) -> sqlite3.Connection:
+        path = self.directory / DATABASE
+        try:
+            self.db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise StoreDamaged(self.directory, path, f"cannot open it ({exc})") from None
+        return self.db
+
+    def __exit__(self, *_: object) -> None:
+        self.db.close()
+
+
+def _query(directory: Path, db: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    try:
+        return db.execute(sql, params).fetchall()
+    except sqlite3.DatabaseError as exc:  # not a database, a damaged page, a table without its columns
+        raise StoreDamaged(directory, directory / DATABASE, f"not a readable Chroma database ({exc})") from None
+
+
+def _space(schema: object, config: object) -> str | None:
+    """The distance a collection's vectors are stored for (Chroma 1.x keeps it in the collection's schema, older
+    stores in its configuration); None where neither says."""
+    for text, path in (
+        (schema, ("keys", "#embedding", "float_list", "vector_index", "config", "space")),
+        (config, ("hnsw", "space")),
+    ):
+        try:
+            node: Any = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            continue
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, str):
+            return node
+    return None

@@ -1,0 +1,247 @@
+"""A damaged embedded Chroma store: found by the project before Chroma opens it (one `error:` line, exit 2, nothing
+changed), never a traceback or a segmentation fault inside Chroma; `--fresh-memory` rebuilds from the run's
+history what it can, and refuses before discarding anything what it cannot.
+
+Every case runs the CLI in a subprocess, as a user would, so that a crash inside Chroma's native code shows as a
+negative exit status instead of taking the test run down."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import random
+import shutil
+import sqlite3
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from amphoreus_graph.cli import app
+from tests.conftest import REPO
+
+ARGS = ["--scenario", "trio", "--cycles", "1", "--rounds", "3", "--seed", "3", "--quiet"]
+HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # hnswlib's persisted header
+
+
+def _cli(*args: str, cwd: Path) -> tuple[int, str]:
+    """The CLI in a process of its own, from `cwd` (relative paths, as a user types them)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run(
+        [sys.executable, "-m", "amphoreus_graph.cli", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _one_error_line(code: int, output: str, *needles: str) -> str:
+    assert code == 2, f"exit {code} (negative: killed by a signal)\n{output[-3000:]}"
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in output, output[-3000:]
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    return errors[0]
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """A real run, its store's indexes written to disk: every case damages a copy of it."""
+    run = tmp_path_factory.mktemp("finished") / "run"
+    result = CliRunner().invoke(app, ["simulate", *ARGS, "--out", str(run)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return run
+
+
+@pytest.fixture
+def copy(finished, tmp_path) -> Path:
+    """The run under another parent, same name (so the same society in its own store)."""
+    return Path(shutil.copytree(finished, tmp_path / "run"))
+
+
+def _rows_segment(run: Path) -> Path:
+    """The folder of the society's rows collection's HNSW index (the collection every memory is in)."""
+    with sqlite3.connect(f"file:{run / 'memory' / 'chroma.sqlite3'}?mode=ro", uri=True) as db:
+        (segment,) = db.execute(
+            "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id "
+            "WHERE s.scope = 'VECTOR' AND c.name LIKE '%.int.rows'"
+        ).fetchone()
+    return run / "memory" / segment
+
+
+def _header(segment: Path) -> tuple[int, int, int, int]:
+    """Elements, bytes per element, where its vector starts, where its label starts."""
+    fields = HEADER.unpack((segment / "header.bin").read_bytes())
+    return fields[3], fields[4], fields[6], fields[5]
+
+
+def _scramble_elements(start: str, end: str) -> Callable[[Path], None]:
+    """Random bytes over one part of every element's record in data_level0.bin; the file keeps its size."""
+
+    def damage(run: Path) -> None:
+        segment = _rows_segment(run)
+        elements, stride, vector_at, label_at = _header(segment)
+        spans = {"count": 0, "neighbours": 4, "vector": vector_at, "label": label_at, "end": label_at + 8}
+        data = bytearray((segment / "data_level0.bin").read_bytes())
+        rng = random.Random(7)
+        for element in range(elements):
+            for at in range(element * stride + spans[start], element * stride + spans[end]):
+                data[at] = rng.randrange(256)
+        (segment / "data_level0.bin").write_bytes(bytes(data))
+
+    return damage
+
+
+def _zero_a_page(run: Path) -> None:
+    path = run / "memory" / "chroma.sqlite3"
+    data = bytearray(path.read_bytes())
+    data[10 * 4096 : 11 * 4096] = bytes(4096)
+    path.write_bytes(bytes(data))
+
+
+def _garble_pickle(run: Path) -> None:
+    path = _rows_segment(run) / "index_metadata.pickle"
+    data = bytearray(path.read_bytes())
+    data[40:80] = b"\xff" * 40
+    path.write_bytes(bytes(data))
+
+
+class _Planted:
+    """A pickle that, if ever loaded as a pickle is by default, creates the folder named: code, not data."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Callable[[str], None], tuple[str]]:
+        return os.mkdir, (str(self.marker),)
+
+
+def _plant_code_in_pickle(run: Path) -> None:
+    marker = run.parent / "pickle-ran-code"
+    (_rows_segment(run) / "index_metadata.pickle").write_bytes(pickle.dumps({"id_to_label": _Planted(marker)}))
+
+
+def _truncate(name: str, keep: Callable[[int, int], int]) -> Callable[[Path], None]:
+    """Cut a segment file to `keep(elements, stride)` bytes."""
+
+    def damage(run: Path) -> None:
+        segment = _rows_segment(run)
+        elements, stride, _, _ = _header(segment)
+        path = segment / name
+        path.write_bytes(path.read_bytes()[: keep(elements, stride)])
+
+    return damage
+
+
+def _delete_segment(run: Path) -> None:
+    shutil.rmtree(_rows_segment(run))
+
+
+def _scramble_lengths(run: Path) -> None:
+    segment = _rows_segment(run)
+    elements = _header(segment)[0]
+    path = segment / "length.bin"
+    data = bytearray(path.read_bytes())
+    data[: 4 * elements] = random.Random(7).randbytes(4 * elements)
+    path.write_bytes(bytes(data))
+
+
+# (damage, the file named, what the line says). Before, a run resumed over them went on into a segmentation fault
+# (neighbours, header), a 250-line traceback (page, pickles, segment, labels, counts) or quietly on other vectors
+# than it filed (vectors, lengths, truncated files), or on a new, empty database (database deleted).
+CASES = {
+    "sqlite-zeroed-page": (_zero_a_page, "chroma.sqlite3", "SQLite finds it damaged"),
+    "pickle-garbled": (_garble_pickle, "index_metadata.pickle", "not a readable id map"),
+    "pickle-that-runs-code": (_plant_code_in_pickle, "index_metadata.pickle", "expected plain data only"),
+    "segment-deleted": (_delete_segment, "memory/", "directory is missing"),
+    "database-deleted": (lambda run: (run / "memory" / "chroma.sqlite3").unlink(), "chroma.sqlite3", "missing"),
+    "neighbours-random": (_scramble_elements("neighbours", "vector"), "data_level0.bin", "past the"),
+    "header-truncated": (_truncate("header.bin", lambda n, s: 60), "header.bin", "60 bytes, expected 100"),
+    "counts-random": (_scramble_elements("count", "neighbours"), "data_level0.bin", "neighbours, at most"),
+    "labels-random": (_scramble_elements("label", "end"), "data_level0.bin", "label"),
+    "vectors-random": (_scramble_elements("vector", "label"), "data_level0.bin", "element 0"),
+    "data-truncated": (_truncate("data_level0.bin", lambda n, s: s * n // 2), "data_level0.bin", "need"),
+    "lengths-truncated": (_truncate("length.bin", lambda n, s: 2 * n), "length.bin", "need"),
+    "lengths-random": (_scramble_lengths, "length.bin", "expected a positive number"),
+    "links-truncated": (_truncate("link_lists.bin", lambda n, s: 2 * n), "link_lists.bin", "ends at element"),
+}
+FAST = {"sqlite-zeroed-page", "pickle-that-runs-code", "segment-deleted", "neighbours-random", "header-truncated"}
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in CASES]
+)
+def test_a_damaged_store_is_one_line_and_nothing_changes(copy, case):
+    damage, file, needle = CASES[case]
+    damage(copy)
+    before = _digests(copy.parent)
+    code, output = _cli("simulate", "--resume", "run", "--quiet", cwd=copy.parent)
+    line = _one_error_line(code, output, file, needle, "is damaged", "--fresh-memory")
+    assert _digests(copy.parent) == before, line
+    assert not (copy.parent / "pickle-ran-code").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["neighbours-random", "header-truncated", "pickle-that-runs-code", "labels-random"])
+def test_memory_inspect_on_a_damaged_store_is_one_line(copy, case):
+    damage, file, needle = CASES[case]
+    damage(copy)
+    before = _digests(copy.parent)
+    code, output = _cli("memory", "inspect", "run", "--agent", "Cyrene", "--query", "the flame", cwd=copy.parent)
+    _one_error_line(code, output, file, needle)
+    assert _digests(copy.parent) == before
+
+
+@pytest.mark.parametrize(
+    "case", ["neighbours-random", pytest.param("sqlite-zeroed-page", marks=pytest.mark.slow)]
+)
+def test_fresh_memory_sets_a_damaged_store_aside_and_rebuilds_it_as_the_run_was(finished, copy, case):
+    damage, file, _ = CASES[case]
+    damage(copy)
+    damaged = _digests(copy / "memory")
+    code, output = _cli("simulate", "--resume", "run", "--fresh-memory", "--quiet", cwd=copy.parent)
+    assert code == 0, output[-3000:]
+    assert "warning: run/memory/" in output and file in output and "moved to run/memory.damaged" in output, output
+    for shard in ("samples/cycle-0001.jsonl", "chronicle/cycle-0001.jsonl"):
+        assert (copy / shard).read_bytes() == (finished / shard).read_bytes(), shard
+    assert _digests(copy / "memory.damaged") == damaged, "set aside as it was"
+
+
+def _add_a_collection_of_another_society(run: Path) -> None:
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(run / "memory"), settings=Settings(anonymized_telemetry=False))
+    client.create_collection("am2.someone-else-0123456789abcdef.int.rows")
+
+
+def _scramble_database(run: Path) -> None:
+    (run / "memory" / "chroma.sqlite3").write_bytes(os.urandom(8192))
+
+
+@pytest.mark.parametrize(
+    ("prepare", "damage", "needle"),
+    [
+        (_add_a_collection_of_another_society, _scramble_elements("neighbours", "vector"), "holds other memories"),
+        (lambda run: None, _scramble_database, "cannot tell"),
+    ],
+    ids=["holds-another-society", "unreadable-database"],
+)
+def test_fresh_memory_refuses_a_store_it_cannot_set_aside_before_discarding_anything(copy, prepare, damage, needle):
+    prepare(copy)
+    damage(copy)
+    before = _digests(copy.parent)
+    code, output = _cli("simulate", "--resume", "run", "--fresh-memory", "--quiet", cwd=copy.parent)
+    _one_error_line(code, output, "--fresh-memory", needle)
+    assert _digests(copy.parent) == before, "the checkpoint, the shards and the store as they were"
