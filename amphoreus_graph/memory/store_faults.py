@@ -18,14 +18,14 @@ from pathlib import Path
 import httpx
 from chromadb.errors import InternalError
 
-from amphoreus_graph.errors import RunStopped
+from amphoreus_graph.errors import OutsideFault
 
 _DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _DISK_FULL_WORDS = ("disk is full", "no space left", "os error 28", "file too large", "quota exceeded")
 _NEARLY_FULL = 1 << 20  # bytes
 
 
-class StoreFailed(RunStopped):
+class StoreFailed(OutsideFault):
     """The memory store failed in the middle of a run: the run is stopped where it last checkpointed."""
 
 
