@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_faults import ARGS, _assert_one_error_line, _cli
-from tests.test_trusted_resume import _run_to
+from tests.test_faults import ARGS, _assert_one_error_line, _cli, _run_to
 
 REPO = Path(__file__).resolve().parents[1]
 
