@@ -127,6 +127,7 @@ def test_a_shard_the_history_cannot_rebuild_is_refused_in_one_line(copy):
         (latest,) = db.execute("SELECT MAX(checkpoint_id) FROM checkpoints").fetchone()
         db.execute("DELETE FROM checkpoints WHERE checkpoint_id != ?", (latest,))
         db.execute("DELETE FROM writes WHERE checkpoint_id != ?", (latest,))
+        db.execute("DELETE FROM row_digests WHERE checkpoint_id != ?", (latest,))  # as a tool that prunes them would
     _halve(copy / "samples/cycle-0001.jsonl")
     before = (copy / "samples/cycle-0001.jsonl").read_bytes()
     code, output = _cli("simulate", "--resume", str(copy))
@@ -349,3 +350,30 @@ def test_a_store_restored_from_an_older_copy_is_refused(tmp_path):
 
 def _files_present(run: Path) -> dict[str, bytes]:
     return {str(p.relative_to(run)): p.read_bytes() for p in run.glob("*/cycle-*.jsonl")}
+
+
+def test_a_checkpoint_whose_bytes_changed_inside_a_valid_file_is_refused(copy):
+    """SQLite's own checks see only its pages: a flipped byte in a serialized state is other valid state, which a
+    resume would go on from. The digest kept beside each row tells it."""
+    with sqlite3.connect(copy / "checkpoint.sqlite") as db:
+        checkpoint_id, blob = db.execute(
+            "SELECT checkpoint_id, checkpoint FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        changed = bytearray(blob)
+        changed[len(changed) // 2] ^= 0x01
+        db.execute("UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?", (bytes(changed), checkpoint_id))
+    before, checkpoint = _files(copy), _checkpoint(copy)
+    code, output = _cli("simulate", "--resume", str(copy))
+    _assert_one_error_line(code, output, "checkpoint.sqlite: damaged", checkpoint_id, "--fresh-memory")
+    assert _files(copy) == before and _checkpoint(copy) == checkpoint
+
+
+def test_a_memory_row_that_no_longer_holds_its_records_is_refused(copy):
+    with sqlite3.connect(copy / "memory" / "chroma.sqlite3") as db:
+        (row,) = db.execute("SELECT id FROM embedding_metadata WHERE key = 'records' LIMIT 1").fetchone()
+        lost = json.dumps([{"cycle": 1}])  # a record with its fields gone
+        db.execute("UPDATE embedding_metadata SET string_value = ? WHERE id = ? AND key = 'records'", (lost, row))
+    before = _files(copy)
+    code, output = _cli("simulate", "--resume", str(copy))
+    _assert_one_error_line(code, output, "does not hold records as they were written", "--fresh-memory")
+    assert _files(copy) == before

@@ -24,12 +24,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.index import nearest
 from amphoreus_graph.memory.naming import name_hash, record_key
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.tally import MODULUS, Tally, record_term
 
 PRIVATE_ROLE, PUBLIC_ROLE = "h", "p"
+
+
+class DamagedStore(AmphoreusError):
+    """A row the store gives back that is not what Remembrance wrote (damaged on disk): one line, never a
+    traceback from deep inside the parsing."""
 
 # Up to this many rows an agent's vectors are held here too (1.5 KB a row) and recall ranks them exactly in process
 # (~0.1 ms) instead of asking the index (~1 ms a query with embedded Chroma); beyond it the index answers.
@@ -88,8 +94,15 @@ class HeldCollection:
         parsed: list[tuple[MemoryRecord, str]] = []
         for rid, text, meta in zip(ids, documents, metadatas, strict=True):
             owner = PUBLIC if rid.startswith(PUBLIC_ROLE) else agent
-            for fields in json.loads(str(meta["records"])):
-                parsed.append((MemoryRecord.model_validate({**fields, "owner": owner, "text": text}), rid))
+            try:
+                for fields in json.loads(str(meta["records"])):
+                    parsed.append((MemoryRecord.model_validate({**fields, "owner": owner, "text": text}), rid))
+            except (KeyError, TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+                raise DamagedStore(
+                    f"memory store: a row of {agent!r}'s memories (row {rid}) does not hold records as they were "
+                    f"written ({type(exc).__name__}); expected the store as its run wrote it (restore it, or "
+                    "--resume RUN --fresh-memory to rebuild it from the run's beginning)"
+                ) from None
         last = ticks([prefix + r.id for r, rid in parsed if not rid.startswith(PUBLIC_ROLE)])
         for record, rid in parsed:
             public = rid.startswith(PUBLIC_ROLE)

@@ -3,6 +3,7 @@ tables, same values, same conflict rules), so that RunCheckpointer can insert ma
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ class Insert:
 
     head: str  # up to VALUES
     width: int  # columns a row fills
+    table: str = ""  # the table, for its rows' digests (ROW_DIGESTS)
+    conflict: str = ""  # its conflict rule, which the digests follow
 
     def statements(self, rows: Sequence[Row]) -> Iterator[tuple[str, list[Any]]]:
         """The rows in as few multi-row statements as SQLite's parameter limit allows, in order (a later row of a
@@ -33,14 +36,47 @@ class Insert:
             yield f"{self.head} VALUES {values}", [value for row in chunk for value in row]
 
 
+_CHECKPOINT_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+_WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value"
 CHECKPOINT_INSERT = Insert(
-    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
-    "checkpoint, metadata)",
-    7,
+    f"INSERT OR REPLACE INTO checkpoints ({_CHECKPOINT_COLUMNS})", 7, "checkpoints", "REPLACE"
 )
-_WRITE_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
-_REPLACE_WRITES = Insert(f"INSERT OR REPLACE INTO writes {_WRITE_COLUMNS}", 9)
-_KEEP_FIRST_WRITES = Insert(f"INSERT OR IGNORE INTO writes {_WRITE_COLUMNS}", 9)
+_REPLACE_WRITES = Insert(f"INSERT OR REPLACE INTO writes ({_WRITE_COLUMNS})", 9, "writes", "REPLACE")
+_KEEP_FIRST_WRITES = Insert(f"INSERT OR IGNORE INTO writes ({_WRITE_COLUMNS})", 9, "writes", "IGNORE")
+
+# Beside LangGraph's rows, a digest of each (written in the same transaction, by the same conflict rule), so a
+# resume can tell a checkpoint whose bytes changed on disk from the one written: SQLite's own checks see only its
+# pages' structure, and a flipped byte inside a serialized state is other valid state.
+ROW_DIGESTS = """CREATE TABLE IF NOT EXISTS row_digests (
+    tbl TEXT NOT NULL, thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL, idx INTEGER NOT NULL, digest TEXT NOT NULL,
+    PRIMARY KEY (tbl, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+)"""
+_DIGEST_COLUMNS = "tbl, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, digest"
+SELECT_ROWS = {
+    "checkpoints": f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints",
+    "writes": f"SELECT {_WRITE_COLUMNS} FROM writes",
+}
+SELECT_DIGESTS = f"SELECT {_DIGEST_COLUMNS} FROM row_digests"
+
+
+def digest_insert(insert: Insert) -> Insert:
+    """Where the digests of `insert`'s rows go, by its conflict rule."""
+    return Insert(f"INSERT OR {insert.conflict} INTO row_digests ({_DIGEST_COLUMNS})", 7)
+
+
+def row_key(table: str, row: Row) -> Row:
+    """A row's key in row_digests: its table and primary key (a checkpoint has no task and no index)."""
+    return (table, *row[:3], row[3], row[5]) if table == "writes" else (table, *row[:3], "", -1)
+
+
+def row_digest(row: Row) -> str:
+    """A digest of every column of a row as SQLite gives it back (text, bytes, integers, NULL)."""
+    return hashlib.sha256(repr(tuple(row)).encode()).hexdigest()[:32]
+
+
+def digest_rows(insert: Insert, rows: Sequence[Row]) -> list[Row]:
+    return [(*row_key(insert.table, row), row_digest(row)) for row in rows]
 
 
 def checkpoint_row(

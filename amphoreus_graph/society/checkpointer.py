@@ -29,9 +29,16 @@ from amphoreus_graph.errors import WriteFailed, cannot_write
 from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
 from amphoreus_graph.society.checkpoint_rows import (
     CHECKPOINT_INSERT,
+    ROW_DIGESTS,
+    SELECT_DIGESTS,
+    SELECT_ROWS,
     Insert,
     Row,
     checkpoint_row,
+    digest_insert,
+    digest_rows,
+    row_digest,
+    row_key,
     saved_config,
     write_rows,
     writes_insert,
@@ -81,6 +88,8 @@ class RunCheckpointer(AsyncSqliteSaver):
         await super().setup()
         async with self.conn.execute("PRAGMA synchronous=NORMAL"):
             pass
+        await self.conn.execute_fetchall(ROW_DIGESTS)
+        await self.conn.commit()
 
     async def aput(
         self,
@@ -145,8 +154,9 @@ class RunCheckpointer(AsyncSqliteSaver):
             if self.conn.in_transaction:  # a transaction cancelled between its inserts and its commit
                 await self.conn.rollback()
             for insert, rows in _by_statement(batch):
-                for sql, values in insert.statements(rows):
-                    await self.conn.execute_fetchall(sql, values)
+                for table, written in ((insert, rows), (digest_insert(insert), digest_rows(insert, rows))):
+                    for sql, values in table.statements(written):
+                        await self.conn.execute_fetchall(sql, values)
             await self.conn.commit()
         except BaseException:  # not committed: what is still awaited goes back to the queue's head
             self._queued[:0] = [queued for queued in batch if not queued.committed.done()]
@@ -154,6 +164,24 @@ class RunCheckpointer(AsyncSqliteSaver):
         for queued in batch:
             if not queued.committed.done():
                 queued.committed.set_result(None)
+
+    async def damaged(self) -> str | None:
+        """What in the file is not as it was written, or None: a row whose bytes differ from its digest, or a
+        digest whose row is gone or has another key (rows written before digests were kept are taken as they are).
+        Reads every row once: a resume asks, before the run's past is trusted."""
+        await self.setup()
+        held: dict[Row, str] = {}
+        async with self.lock:
+            for table, select in SELECT_ROWS.items():
+                for row in await self.conn.execute_fetchall(select):
+                    held[row_key(table, tuple(row))] = row_digest(tuple(row))
+            digests = await self.conn.execute_fetchall(SELECT_DIGESTS)
+        for *key, digest in digests:
+            if held.get(tuple(key)) != digest:
+                table, _, _, checkpoint_id = key[:4]
+                what = "missing or renamed" if tuple(key) not in held else "changed"
+                return f"a row of {table} (checkpoint {checkpoint_id}) is {what} since it was written"
+        return None
 
     async def on_disk(self, thread_id: str, namespace: str, checkpoint_id: str) -> None:
         """Return once the checkpoint named is committed (looked for holding the lock: a transaction under way

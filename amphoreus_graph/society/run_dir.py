@@ -15,6 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.locks import DirectoryLock
+from amphoreus_graph.society.checkpointer import RunCheckpointer
 
 
 def writable_dir(path: Path, flag: str) -> None:
@@ -101,6 +102,15 @@ def check_seeds_dir(seeds_dir: str | None) -> None:
         raise AmphoreusError(f"--seeds-dir {seeds_dir}: no such directory; expected SEEDS_DIR/<scenario>/*.yaml")
 
 
+async def checked_rows(saver: RunCheckpointer, path: Path) -> str | None:
+    """What in the checkpoint file is not as it was written (society/checkpointer.py), or None; a file that is not
+    a SQLite checkpoint is one line."""
+    try:
+        return await saver.damaged()
+    except sqlite3.DatabaseError as exc:
+        raise unreadable_checkpoint(path, exc) from None
+
+
 async def checkpointed_values(
     graph: CompiledStateGraph[Any, Any, Any, Any], thread: RunnableConfig, path: Path
 ) -> dict[str, Any]:
@@ -108,8 +118,12 @@ async def checkpointed_values(
     try:
         snapshot = await graph.aget_state(thread)
     except sqlite3.DatabaseError as exc:
-        raise AmphoreusError(
-            f"{path}: not a readable checkpoint ({exc}); expected the SQLite file `amphoreus simulate` wrote "
-            "(or --fresh-memory to restart the run from its beginning)"
-        ) from None
+        raise unreadable_checkpoint(path, exc) from None
     return dict(snapshot.values)
+
+
+def unreadable_checkpoint(path: Path, error: sqlite3.DatabaseError) -> AmphoreusError:
+    return AmphoreusError(
+        f"{path}: not a readable checkpoint ({error}); expected the SQLite file `amphoreus simulate` wrote "
+        "(or --fresh-memory to restart the run from its beginning)"
+    )

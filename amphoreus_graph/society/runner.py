@@ -36,7 +36,7 @@ from amphoreus_graph.policy.call_log import CallLog
 from amphoreus_graph.policy.gateway import RoleUse, counted_use, merge_use, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
-from amphoreus_graph.society.checkpointer import checkpointer
+from amphoreus_graph.society.checkpointer import RunCheckpointer, checkpointer
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.config import RunConfig, stored_config
 from amphoreus_graph.society.guard import Guard
@@ -45,6 +45,7 @@ from amphoreus_graph.society.ownership import check_store_tally, checkpoint_tick
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.run_dir import (
     check_seeds_dir,
+    checked_rows,
     checkpointed_values,
     claim_run_dir,
     prepare_run_dir,
@@ -164,7 +165,7 @@ class Simulation:
                     cfg.save()
                 async with checkpointer(cfg.files.checkpoint) as saver:
                     graph = build_recurrence_graph().compile(checkpointer=saver)
-                    values, state, repairs = await self._checked_past(graph, thread, store, resume)
+                    values, state, repairs = await self._checked_past(graph, saver, thread, store, resume)
                     if resume and cfg.limits != stored_config(cfg.out).limits:  # new budgets go on with the run
                         await asyncio.to_thread(cfg.save)
                     for line in repairs:
@@ -216,13 +217,19 @@ class Simulation:
     async def _checked_past(
         self,
         graph: CompiledStateGraph[Any, Any, Any, Any],
+        saver: RunCheckpointer,
         thread: RunnableConfig,
         store: Remembrance | None,
         resume: bool,
     ) -> tuple[dict[str, Any], StateSnapshot, list[str]]:
-        """What the checkpoint committed, once the memory store and every shard are checked against it (shards
-        repaired exactly where they can be: one line each); a new run's leftovers never committed are cut."""
+        """What the checkpoint committed, once its own rows, the memory store and every shard are checked against it
+        (shards repaired exactly where they can be: one line each); a new run's leftovers never committed are cut."""
         cfg = self.config
+        if resume and (damage := await checked_rows(saver, cfg.files.checkpoint)) is not None:
+            raise AmphoreusError(
+                f"{cfg.files.checkpoint}: damaged: {damage}; expected the run's own checkpoint back, or "
+                f"--resume {cfg.out} --fresh-memory to restart the run from its beginning"
+            )
         values = await checkpointed_values(graph, thread, cfg.files.checkpoint) if resume else {}
         state = await graph.aget_state(thread)
         if resume and store is not None:
