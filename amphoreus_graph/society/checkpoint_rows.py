@@ -71,8 +71,14 @@ def row_key(table: str, row: Row) -> Row:
 
 
 def row_digest(row: Row) -> str:
-    """A digest of every column of a row as SQLite gives it back (text, bytes, integers, NULL)."""
-    return hashlib.sha256(repr(tuple(row)).encode()).hexdigest()[:32]
+    """A digest of every column of a row as SQLite gives it back (text, bytes, integers, NULL): each column's type
+    and length, then its bytes (a blob as it is: a state can be megabytes, not worth escaping first)."""
+    digest = hashlib.sha256()
+    for value in row:
+        data = value if isinstance(value, bytes) else repr(value).encode()
+        digest.update(f"{type(value).__name__}:{len(data)}:".encode())
+        digest.update(data)
+    return digest.hexdigest()[:32]
 
 
 def digest_rows(insert: Insert, rows: Sequence[Row]) -> list[Row]:
