@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import publish, versions
 
+from amphoreus_graph.layout import RunDir
 from amphoreus_graph.report import load_run, write_report
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
@@ -62,7 +63,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         report = load_run(run)
         loaded = time.perf_counter()
-        page = write_report(report, run)
+        page = write_report(report, RunDir(run).report)
         rendered = time.perf_counter()
         times = open_times(page, args.opens)
         size = page.stat().st_size

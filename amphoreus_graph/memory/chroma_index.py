@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import functools
 import hashlib
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Concatenate, ParamSpec, TypeVar, cast
@@ -117,7 +118,9 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
     lock = StoreLock(persist_dir)
     try:
         check_store(persist_dir)  # under the lock: no one writes while it is read
-        return chromadb.PersistentClient(path=str(persist_dir), settings=_settings()), lock
+        # by its absolute path: chromadb keeps one client state per path string, and `memory` opened from two
+        # working directories would otherwise reach the first one's store
+        return chromadb.PersistentClient(path=os.path.abspath(persist_dir), settings=_settings()), lock
     except BaseException:
         lock.release()
         raise

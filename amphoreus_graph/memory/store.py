@@ -222,5 +222,10 @@ def _held_in_process(spec: MemorySpec) -> bool:
         return _store_key(spec) in _shared_clients
 
 
+def held_in_process(directory: Path) -> bool:
+    """Whether this process holds the embedded store in `directory` open through its one shared client."""
+    return _held_in_process(MemorySpec(directory=directory))
+
+
 def _store_key(spec: MemorySpec) -> tuple[Path | None, str | None]:
     return (spec.directory.resolve() if spec.directory is not None else None, spec.url)

@@ -26,7 +26,7 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.chroma_index import StoreLock
 from amphoreus_graph.memory.remembrance import Remembrance
-from amphoreus_graph.memory.store import MemorySpec
+from amphoreus_graph.memory.store import MemorySpec, held_in_process
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
 from amphoreus_graph.society.config import stored_config
@@ -58,9 +58,10 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
 @contextmanager
 def read_copy(store: Path | None) -> Iterator[Path | None]:
     """A copy of an embedded store's directory to open instead of it (None for none: a server's store); one line
-    for a store a live run holds or one that cannot be read."""
-    if store is None:
-        yield None
+    for a store a live run holds or one that cannot be read. A store this process holds already (the Studio
+    server's own) is read through its client, which is the only one that may: no copy."""
+    if store is None or held_in_process(store):
+        yield store
         return
     if StoreLock.held(store):
         raise AmphoreusError(f"{store}: memory store is in use by a running simulation; expected it free (wait for it)")
