@@ -301,7 +301,7 @@ def _check_vectors(
         if bad.any():
             element = start + int(np.argmax(bad))
             raise SegmentDamaged(
-                lengths_file, f"element {element}: length {lengths[bad][0]!r}, expected a positive number"
+                lengths_file, f"element {element}: length {float(lengths[bad][0])!r}, expected a positive number"
             )
 
 
