@@ -44,7 +44,10 @@ def test_the_probe_finds_a_word_that_gives_pairs_away_and_nothing_where_there_is
     assert told.heldout_accuracy is not None and told.heldout_accuracy > 0.95 and "xyzzy" in told.telling_words
     assert told.beyond_decision is not None and told.beyond_decision > 0.4
     fair = probe_pairs(_pairs(tell=False))
-    assert fair.heldout_accuracy is not None and abs(fair.heldout_accuracy - 0.5) < 0.15
+    assert fair.heldout_accuracy is not None and abs(fair.heldout_accuracy - 0.5) < 0.1
+    assert fair.splits == 40 and fair.heldout_range is not None, "a mean over many halvings, with their spread"
+    low, high = fair.heldout_range
+    assert low <= fair.heldout_accuracy <= high and high - low > 0.02, "one halving is not the figure"
     assert probe_pairs(_pairs(tell=True, n=5)).heldout_accuracy is None, "too few pairs: not measured"
 
 

@@ -401,3 +401,32 @@ def test_a_judge_says_how_many_verdicts_fell_back_and_each_pair_carries_its_coun
             assert "fallback" not in candidate.verdicts["genius_society"].flags
     rows = [json.loads(line) for line in (out / "dpo.jsonl").read_text().splitlines()]
     assert rows and all(row["fallback_verdicts"] == 2 for row in rows)
+
+
+def test_the_card_says_the_probe_holds_by_construction_when_the_offline_policy_wrote_both_replies(judged):
+    out, _ = judged
+    pairs = [json.loads(line) for line in (out / "dpo.jsonl").read_text().splitlines()]
+    assert pairs and all(p["chosen_writer"] == p["rejected_writer"] == "offline" for p in pairs)
+    card = " ".join((out / "README.md").read_text().split())
+    assert f"The offline policy wrote both replies of {len(pairs)} of the {len(pairs)} pairs" in card
+    assert "holds by construction" in card and "the probe above is no test" in card
+
+
+def test_with_a_model_proposer_the_probe_is_a_real_test_and_finds_the_writers_style(heldout_run, cli, tmp_path):
+    """Pairs with a reply a model wrote may differ in any word: the card probes them apart. Here the scripted
+    model's stock phrases are always the rejected reply (the panels prefer the offline policy's recorded turn),
+    so a bag of words tells the pairs apart without the act: the probe fails them, as it should."""
+    from amphoreus_graph.data.shortcuts import offline_written, probe_pairs
+
+    out = tmp_path / "judged"
+    options = ["--proposer", "scripted", "-k", "2", "--max-turns", "48", "--min-margin", "0", "--keep-act-imbalance"]
+    code, stdout, err = cli("judge", str(heldout_run), "--out", str(out), "--seed", "4", *options)
+    assert code == 0, stdout + err
+    pairs = [json.loads(line) for line in (out / "dpo.jsonl").read_text().splitlines()]
+    written = [p for p in pairs if not offline_written(p)]
+    assert len(written) >= 20 and "scripted" in {p["rejected_writer"] for p in written}
+    probe = probe_pairs(written)
+    assert probe.beyond_decision is not None and probe.beyond_decision > 0.2, probe
+    card = " ".join((out / "README.md").read_text().split())
+    assert f"On the {len(written)} pairs with a reply another writer wrote:" in card
+    assert f"accuracy {probe.heldout_accuracy:.1%} (mean over 40 random halvings" in card

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from amphoreus_graph.catalogs.paths import PathCatalog
 from amphoreus_graph.catalogs.scenario import catalog_for
@@ -32,11 +32,17 @@ class Candidate(BaseModel):
     origin: Origin
     path: str
     flags: list[str] = []
+    writer: str = Field(default="", description="who wrote its words: the recorded model, offline, or a proposer")
 
 
 def original(sample: Sample) -> Candidate:
     return Candidate(
-        id=f"{sample.id}#original", decision=sample.decision, origin="original", path=sample.path, flags=sample.flags
+        id=f"{sample.id}#original",
+        decision=sample.decision,
+        origin="original",
+        path=sample.path,
+        flags=sample.flags,
+        writer=sample.decided_by or sample.model,
     )
 
 
@@ -62,11 +68,16 @@ def offline_alternatives(sample: Sample, turn: TurnContext, k: int, seed: int) -
     found: list[Candidate] = []
     for i in range(in_path):
         policy = OfflinePathPolicy(temperature=0.8, salt=f"expert-{seed}-{i}")
-        found.append(Candidate(id=f"{sample.id}#in{i}", decision=policy.decide(turn), origin="in_path", path=turn.path))
+        decision = policy.decide(turn)
+        found.append(
+            Candidate(id=f"{sample.id}#in{i}", decision=decision, origin="in_path", path=turn.path, writer=policy.name)
+        )
     others = off_path_choices(catalog_for(turn.world), turn.path, seed, sample.id, k - in_path)
     for i, other in enumerate(others):
         decision = OfflinePathPolicy(salt=f"expert-{seed}-off{i}").decide(turn, values=other)
-        found.append(Candidate(id=f"{sample.id}#off{i}", decision=decision, origin="off_path", path=other))
+        found.append(
+            Candidate(id=f"{sample.id}#off{i}", decision=decision, origin="off_path", path=other, writer="offline")
+        )
     return found
 
 
@@ -78,7 +89,12 @@ async def sampled_alternatives(sample: Sample, turn: TurnContext, k: int, policy
         result = await discreet(policy, turn, await policy.adecide(turn))
         found.append(
             Candidate(
-                id=f"{sample.id}#s{i}", decision=result.decision, origin="sampled", path=turn.path, flags=result.flags
+                id=f"{sample.id}#s{i}",
+                decision=result.decision,
+                origin="sampled",
+                path=turn.path,
+                flags=result.flags,
+                writer=result.decided_by or policy.name,
             )
         )
     return found

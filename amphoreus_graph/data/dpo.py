@@ -23,7 +23,7 @@ from amphoreus_graph.bench.contamination import is_contaminated
 from amphoreus_graph.data.balance import balanced_by_act
 from amphoreus_graph.data.candidates import Candidate
 from amphoreus_graph.data.judges.base import Panel, Verdict
-from amphoreus_graph.data.shortcuts import ShortcutProbe, probe_pairs, reply_decision
+from amphoreus_graph.data.shortcuts import ShortcutProbe, offline_written, probe_pairs, reply_decision
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import JudgedDir
 from amphoreus_graph.policy.discretion import guarded
@@ -108,6 +108,8 @@ class DpoPair(BaseModel):
             "decided_by": self.decided_by,
             "chosen_origin": self.chosen.candidate.origin,
             "rejected_origin": self.rejected.candidate.origin,
+            "chosen_writer": self.chosen.candidate.writer,
+            "rejected_writer": self.rejected.candidate.writer,
             "chosen_score": self.chosen.score,
             "rejected_score": self.rejected.score,
             "margin": self.margin,
@@ -204,6 +206,10 @@ class DpoReport(BaseModel):
     agreement_rate: float
     pairs_panels_agree: int
     shortcut_probe: ShortcutProbe
+    offline_written: int = Field(default=0, description="pairs both of whose replies the offline policy wrote")
+    model_written_probe: ShortcutProbe | None = Field(
+        default=None, description="the probe on the pairs with a reply the offline policy did not write"
+    )
     file: str
 
 
@@ -291,6 +297,8 @@ def write_dpo(
         agreement_rate=agreement.rate,
         pairs_panels_agree=sum(bool(r["panels_agree"]) for r in rows),
         shortcut_probe=probe_pairs(rows),
+        offline_written=sum(map(offline_written, rows)),
+        model_written_probe=probe_pairs(written) if (written := [r for r in rows if not offline_written(r)]) else None,
         file=str(target),
     )
     (out / "README.md").write_text(dpo_card(report, rows, min_margin, min_score, balance_acts), encoding="utf-8")
@@ -307,19 +315,34 @@ def reply_action(row: dict[str, Any], side: str) -> str:
 
 
 def _probe_lines(probe: ShortcutProbe) -> str:
-    if probe.heldout_accuracy is None or probe.decision_only_accuracy is None:
+    if probe.heldout_accuracy is None or probe.decision_only_accuracy is None or probe.heldout_range is None:
         return f"Not measured: {probe.note}."
     return (
         f"A bag-of-words logistic regression on the replies alone (no prompt), fit on half of the {probe.pairs} "
-        f"pairs, tells chosen from rejected in the other half with accuracy {probe.heldout_accuracy:.1%}; on the "
-        f"decisions alone (action and target) {probe.decision_only_accuracy:.1%} (either ± {probe.margin_of_error:.1%} "
-        f"at 95% over {probe.heldout_replies} held-out replies). What the other words add: "
+        f"pairs, tells chosen from rejected in the other half with accuracy {probe.heldout_accuracy:.1%} (mean "
+        f"over {probe.splits} random halvings; the middle 95% of them {probe.heldout_range[0]:.1%}-"
+        f"{probe.heldout_range[1]:.1%}); on the decisions alone (action and target) "
+        f"{probe.decision_only_accuracy:.1%}. What the other words add: "
         f"{probe.beyond_decision:+.1%} (near 0: no surface word gives a pair away; 50% is chance for both). "
         f"Words it leans on most: {', '.join(probe.telling_words)}. A decision-only figure well above 50% means "
         "the judges prefer some acts whatever the agent's Path: a model can learn that much without the prompt. "
         "On pairs balanced by act, figures somewhat under 50% are the balancing's mark, not a signal: an act that "
         "leans one way in the half the probe is fit on leans the other way in the half it is scored on."
     )
+
+
+def _writers_line(report: DpoReport) -> str:
+    """Whether the probe could have failed: only where chosen and rejected may differ in words."""
+    share = (
+        f"The offline policy wrote both replies of {report.offline_written} of the {report.pairs} pairs: such a "
+        "pair says the same words but the act's, so on them the probe holds by construction and proves nothing."
+    )
+    probe = report.model_written_probe
+    if probe is None:
+        return (
+            f"{share} No pair has a reply a model (or a recorded non-offline policy) wrote: the probe above is no test."
+        )
+    return f"{share} On the {probe.pairs} pairs with a reply another writer wrote: {_probe_lines(probe)}"
 
 
 def dpo_card(
@@ -360,6 +383,8 @@ def dpo_card(
         "## Shortcut probe",
         "",
         _probe_lines(report.shortcut_probe),
+        "",
+        _writers_line(report),
         "",
         "## Pairs per world",
         "",
