@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from amphoreus_graph.bench.choice_balance import balance_warnings
 from amphoreus_graph.bench.items import read_user_items
 from amphoreus_graph.bench.stats import Score, score_results
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
@@ -53,9 +54,10 @@ def benchable(scenario: str) -> Stage:
     return found
 
 
-def check_items(task: str, path: Path) -> None:
-    """A user's item file for `task` reads and validates (else one error line), before any model is run."""
-    read_user_items(path, TASKS[task]().item_model)
+def check_items(task: str, path: Path) -> list[str]:
+    """A user's item file for `task` reads and validates (else one error line), before any model is run; returns
+    a warning line for each split a shortcut reader solves (Path-Choice: see choice_balance)."""
+    return balance_warnings(read_user_items(path, TASKS[task]().item_model), f"--items {path}")
 
 
 def _entry(score: Score) -> dict[str, Any]:

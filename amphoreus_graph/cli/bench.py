@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from amphoreus_graph.bench.graph import BenchmarkInput
-from amphoreus_graph.cli.console import console, one_line_errors
+from amphoreus_graph.cli.console import console, one_line_errors, print_warning
 from amphoreus_graph.cli.options import model_options
 from amphoreus_graph.errors import AmphoreusError, output_path
 
@@ -47,7 +47,8 @@ def bench_command(
     benchable(scenario)
     settings = BenchSettings(scenario=scenario, split=split, seed=seed, judge=judge, base_url=base_url, items=items)
     if items is not None:
-        check_items(chosen[0], items)
+        for warning in check_items(chosen[0], items):
+            print_warning(warning)
     with console.status(f"benchmarking {len(model)} model(s) on {', '.join(chosen)}…") as status:
         board = asyncio.run(
             run_leaderboard(model, chosen, settings, out, on_model=lambda m: status.update(f"{m} done…"))

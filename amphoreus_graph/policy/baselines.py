@@ -1,8 +1,10 @@
-"""Baseline policies for the Path Emanator benchmarks: `random` and `single-path:<Path>`.
+"""Baseline policies for the Path Emanator benchmarks: `random`, `longest` and `single-path:<Path>`.
 
 `random` picks any offered action and target uniformly and speaks in the words of a random Path, answering no
-question: it should score at chance. `single-path:<Path>` is the seed's "previous PES model" that simulates only one
-Path: every agent decides and speaks as that Path, so it should score high only where that Path is the right answer.
+question: it should score at chance. `longest` takes the offered option with the longest description and says it: a
+reader of length alone, at chance wherever items are balanced for length. `single-path:<Path>` is the seed's
+"previous PES model" that simulates only one Path: every agent decides and speaks as that Path, so it should score
+high only where that Path is the right answer.
 """
 
 from __future__ import annotations
@@ -32,6 +34,24 @@ class RandomPolicy:
             target=target,
             speech=compose_speech(option, target, turn, path, rng, reasons=False),
             rationale=compose_rationale(option, turn),
+        )
+
+
+class LongestPolicy:
+    """Picks the option whose description is longest (ties drawn) and speaks that description."""
+
+    name = "longest"
+
+    async def adecide(self, turn: TurnContext) -> PolicyResult:
+        return PolicyResult(decision=self.decide(turn))
+
+    def decide(self, turn: TurnContext) -> Decision:
+        rng = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, "longest")
+        most = max(len(o.help) for o in turn.options)
+        option = rng.choice(sorted((o for o in turn.options if len(o.help) == most), key=lambda o: o.action))
+        target = rng.choice(option.targets) if option.targets else None
+        return Decision(
+            action=option.action, target=target, speech=option.help, rationale=compose_rationale(option, turn)
         )
 
 
