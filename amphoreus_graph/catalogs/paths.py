@@ -34,6 +34,10 @@ class Path(BaseModel):
     tenets: list[str] = Field(min_length=1)
     tags: dict[str, float] = Field(description="rating of each kind of act, in [-1, 1]; unrated tags count 0")
     lexicon: list[str] = Field(min_length=4)
+    voice: list[str] = Field(
+        default_factory=list,
+        description="plain lines in the Path's voice, in no Path's words: the Path judge's prototypes (optional)",
+    )
     opposed: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
