@@ -68,7 +68,7 @@ class ModelVoiceJudge:
         self.name = name
         self.catalog = catalog = catalog or load_paths()
         self._call = caller
-        self._mask = PathWordMask(catalog)
+        self._mask = PathWordMask.of(catalog)
         self._fallback = ClassifierVoiceJudge(catalog)
         self.stats = CallStats()
         self.fallbacks = 0

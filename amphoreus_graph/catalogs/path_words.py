@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from amphoreus_graph.catalogs.paths import PathCatalog
 
@@ -63,14 +64,18 @@ def roots(word: str, suffixes: tuple[str, ...] = _SUFFIXES) -> frozenset[str]:
 
 
 class PathWordMask:
-    """Every Path word, Path name and Aeon name of one catalog, and `mask` to delete them from text."""
+    """A set of words and phrases (`of(catalog)`: every Path word, Path name and Aeon name of a catalog), and
+    `mask` to delete them from text."""
 
-    def __init__(self, catalog: PathCatalog) -> None:
-        entries = {name for path in catalog.paths.values() for name in (path.name, path.aeon, *path.lexicon)}
+    def __init__(self, entries: Iterable[str]) -> None:
         self.entries: tuple[tuple[str, ...], ...] = tuple(
             sorted({phrase for entry in entries if (phrase := _phrase(entry))}, key=lambda p: (-len(p), p))
         )
         self._roots = {word: roots(word, _ENTRY_SUFFIXES) for phrase in self.entries for word in phrase}
+
+    @classmethod
+    def of(cls, catalog: PathCatalog) -> PathWordMask:
+        return cls(name for path in catalog.paths.values() for name in (path.name, path.aeon, *path.lexicon))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) in `text` of every Path word, longest entry first, never overlapping."""

@@ -51,7 +51,7 @@ class PathClassifier:
     def __init__(self, embedder: Embedder, catalog: PathCatalog | None = None) -> None:
         self.embedder = embedder
         self.catalog = catalog = catalog or load_paths()
-        self.mask = PathWordMask(catalog)
+        self.mask = PathWordMask.of(catalog)
         self.paths = catalog.names()
         texts = {name: prototype_texts(catalog[name], self.mask) for name in self.paths}
         vectors = {name: embedder.encode(texts[name]) for name in self.paths}

@@ -7,7 +7,8 @@ All candidates of a batch are embedded in one call (speech, memories, personas),
   with one's memories by saying the one thing they forbid saying is the worst inconsistency, and the
   memory-support part would otherwise reward the quote.
 - The Nameless: Path fidelity (the Paths' affinity for the action, and the classifier's belief that the
-  speech, its Path words masked, is the agent's Path), character (speech close to the agent's persona), narrative (rules).
+  speech, its Path words masked, is the agent's Path), character (speech close to the agent's persona),
+  narrative (rules).
 
 Each turn is scored against the Path catalog of its own scenario, so one batch may mix worlds and catalogs.
 """
