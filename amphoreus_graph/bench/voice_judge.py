@@ -1,5 +1,7 @@
 """Who says which Path a piece of speech belongs to: the embedding Path classifier, or a chat model.
 
+Either hears the speech with every Path word and Path or Aeon name of the catalog masked
+(`catalogs/path_words.py`), so a speaker earns a Path by what it says, not by saying the Path's words.
 A model judge is asked to pick one Path from the catalog (each with its summary) and answer as JSON; replies
 that do not name a Path are retried through the shared caller and then left to the classifier (counted).
 """
@@ -15,7 +17,8 @@ import yaml
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from amphoreus_graph.catalogs.paths import load_paths
+from amphoreus_graph.catalogs.path_words import PathWordMask
+from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.data.judges.classifier import path_classifier
 from amphoreus_graph.policy.gateway import ChatCaller, Role, reply_text
@@ -25,21 +28,26 @@ from amphoreus_graph.policy.registry import chat_caller
 
 class VoiceJudge(Protocol):
     name: str
+    catalog: PathCatalog
 
     async def classify(self, texts: list[str]) -> list[str]: ...
 
 
 class ClassifierVoiceJudge:
+    """The embedding Path classifier over the catalog (it masks the Path words itself)."""
+
     name = "offline"
 
+    def __init__(self, catalog: PathCatalog | None = None) -> None:
+        self.catalog = catalog or load_paths()
+
     async def classify(self, texts: list[str]) -> list[str]:
-        classifier = await asyncio.to_thread(path_classifier)
+        classifier = await asyncio.to_thread(path_classifier, catalog=self.catalog.source)
         similarities = await asyncio.to_thread(classifier.similarities, texts)
         return [classifier.paths[int(row.argmax())] for row in similarities]
 
 
-def _prompt(text: str) -> list[BaseMessage]:
-    catalog = load_paths()
+def _prompt(text: str, catalog: PathCatalog) -> list[BaseMessage]:
     listing = "\n".join(f"- {p.name}: {p.summary}" for p in catalog.paths.values())
     return [
         SystemMessage("You are an expert on the Paths of the Aeons. You read speech and say whose Path it is."),
@@ -56,10 +64,12 @@ class PathChoice(BaseModel):
 
 
 class ModelVoiceJudge:
-    def __init__(self, *, name: str, caller: ChatCaller) -> None:
+    def __init__(self, *, name: str, caller: ChatCaller, catalog: PathCatalog | None = None) -> None:
         self.name = name
+        self.catalog = catalog = catalog or load_paths()
         self._call = caller
-        self._fallback = ClassifierVoiceJudge()
+        self._mask = PathWordMask.of(catalog)
+        self._fallback = ClassifierVoiceJudge(catalog)
         self.stats = CallStats()
         self.fallbacks = 0
 
@@ -74,10 +84,11 @@ class ModelVoiceJudge:
 
     async def _one(self, text: str) -> str | None:
         try:
-            choice = parse_reply(reply_text(await self._call(_prompt(text), self.stats)), PathChoice).choice
+            prompt = _prompt(self._mask.mask(text), self.catalog)
+            choice = parse_reply(reply_text(await self._call(prompt, self.stats)), PathChoice).choice
         except Exception:
             return None
-        return choice if choice in load_paths() else None
+        return choice if choice in self.catalog else None
 
 
 class VoiceProbe(BaseModel):
@@ -99,10 +110,10 @@ def voice_probes() -> tuple[VoiceProbe, ...]:
 async def judge_accuracy(judge: VoiceJudge) -> dict[str, Any]:
     """How often the judge hears the Path a hand-written utterance was written for: overall, per Path, and the
     confusion matrix (rows: the Path written for, columns: the Path heard). The judge's own figure, beside the
-    speakers' scores it gives."""
-    probes = [p for p in voice_probes() if p.path in load_paths()]
+    speakers' scores it gives (on the probes written for Paths of the judge's catalog)."""
+    probes = [p for p in voice_probes() if p.path in judge.catalog]
     heard = await judge.classify([p.text for p in probes])
-    paths = load_paths().names()
+    paths = judge.catalog.names()
     confusion = {p: dict.fromkeys(paths, 0) for p in paths}
     for probe, guess in zip(probes, heard, strict=True):
         confusion[probe.path][guess] += 1
@@ -117,7 +128,9 @@ async def judge_accuracy(judge: VoiceJudge) -> dict[str, Any]:
     }
 
 
-def resolve_voice_judge(spec: str, *, base_url: str | None = None) -> VoiceJudge:
+def resolve_voice_judge(spec: str, *, base_url: str | None = None, catalog: PathCatalog | None = None) -> VoiceJudge:
+    """`--judge`: "offline" (the classifier) or a chat model, over `catalog` (None: the packaged one)."""
     if spec == "offline":
-        return ClassifierVoiceJudge()
-    return ModelVoiceJudge(name=spec, caller=chat_caller(spec, role=Role.JUDGE, base_url=base_url, temperature=0.0))
+        return ClassifierVoiceJudge(catalog)
+    caller = chat_caller(spec, role=Role.JUDGE, base_url=base_url, temperature=0.0)
+    return ModelVoiceJudge(name=spec, caller=caller, catalog=catalog)

@@ -34,6 +34,10 @@ class Path(BaseModel):
     tenets: list[str] = Field(min_length=1)
     tags: dict[str, float] = Field(description="rating of each kind of act, in [-1, 1]; unrated tags count 0")
     lexicon: list[str] = Field(min_length=4)
+    voice: list[str] = Field(
+        default_factory=list,
+        description="plain lines in the Path's voice, in no Path's words: the Path judge's prototypes (optional)",
+    )
     opposed: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -55,13 +59,9 @@ class Path(BaseModel):
         return sum(self.rating(tag) for tag in action.tags) / len(action.tags)
 
     def speaking_words(self) -> list[str]:
-        """The half of the lexicon an offline speaker draws on (every other word, from the first)."""
+        """The half of the lexicon an offline speaker draws on (every other word, from the first). No Path
+        judge hears any of the lexicon (`path_words.py` masks it), so the speaker earns nothing by them."""
         return self.lexicon[0::2]
-
-    def judging_words(self) -> list[str]:
-        """The other half: only the offline judges' prototypes use it, so an offline speaker is never graded
-        on the very words it was given."""
-        return self.lexicon[1::2]
 
     def favoured(self, n: int = 3) -> list[str]:
         """The n kinds of act this Path rates highest."""

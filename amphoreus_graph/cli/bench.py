@@ -21,7 +21,9 @@ BENCH_OPTIONS = {name: name for name in ("scenario", "split", "judge", "seed")}
 @one_line_errors
 @model_options(BenchmarkInput, BENCH_OPTIONS, into="asked")
 def bench_command(
-    model: Annotated[list[str], typer.Option("--model", help="offline | random | single-path:<Path> | a --model")],
+    model: Annotated[
+        list[str], typer.Option("--model", help="offline | random | keywords | single-path:<Path> | a --model")
+    ],
     asked: dict[str, Any],  # BENCH_OPTIONS' values by field, from the options model_options puts in its place
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", "--task", help="all, or task names (repeatable)")

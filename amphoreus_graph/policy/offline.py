@@ -6,9 +6,9 @@ the Paths' profiles instead: policy/reading.py), the pressures the world reports
 what you hold, rest when hurt…) and recalled memories (agents named in them draw attention to acts aimed at agents);
 a seeded Gumbel draw then picks one, so agents act differently but reproducibly. Targets: the agent's own aim when
 it is offered, else someone remembered, else the least trusted for hostile acts and the most trusted for friendly
-ones. Speech is composed from half the Path's lexicon (the judges hear with the other) and the action's verb, and
-cites the most relevant memory it may say aloud: a secret memory steers the choice and is noted in the private
-rationale, never quoted.
+ones. Speech is composed from half the Path's lexicon (which the Path judges mask: they hear the rest) and the
+action's verb, and cites the most relevant memory it may say aloud: a secret memory steers the choice and is
+noted in the private rationale, never quoted.
 """
 
 from __future__ import annotations

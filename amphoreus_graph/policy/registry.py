@@ -1,5 +1,5 @@
-"""`--model` strings to policies: `offline`, `random`, `longest`, `single-path:<Path>`, `pes:CKPT`, `provider:model`,
-a model name with an OpenAI-compatible `--base-url`, `scripted:...`."""
+"""`--model` strings to policies: `offline`, `random`, `longest`, `keywords`, `single-path:<Path>`, `pes:CKPT`,
+`provider:model`, a model name with an OpenAI-compatible `--base-url`, `scripted:...`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import ModelSpecError
-from amphoreus_graph.policy.baselines import LongestPolicy, RandomPolicy, SinglePathPolicy
+from amphoreus_graph.policy.baselines import KeywordPolicy, LongestPolicy, RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.call_log import CallLog
 from amphoreus_graph.policy.fake import ScriptedChatModel
@@ -82,6 +82,8 @@ def resolve_model(
         return RandomPolicy()
     if spec == "longest":
         return LongestPolicy()
+    if spec == "keywords":
+        return KeywordPolicy()
     if spec.startswith("single-path:"):
         path = spec.partition(":")[2]
         if path not in load_paths():

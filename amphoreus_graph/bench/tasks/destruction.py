@@ -61,7 +61,7 @@ class DestructionTask:
         posed = item_set(self.name, self.item_model, settings)
         items = posed.items
         played = await asyncio.gather(*(press(policy, world, i, settings.seed) for i in items))
-        judge: VoiceJudge = resolve_voice_judge(settings.judge, base_url=settings.base_url)
+        judge: VoiceJudge = resolve_voice_judge(settings.judge, base_url=settings.base_url, catalog=world.catalog)
         heard = await judge.classify([d.speech or d.action for decisions in played for d in decisions])
         scores, offset = [], 0
         for item, decisions in zip(items, played, strict=True):

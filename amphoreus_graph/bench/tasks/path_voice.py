@@ -38,7 +38,7 @@ class PathVoiceTask:
         asked = [(item, path) for item in posed.items for path in paths]
         results = await asyncio.gather(*(policy.adecide(voice_turn(world, i, p, settings.seed)) for i, p in asked))
         speeches = [r.decision.speech or r.decision.action for r in results]
-        judge = resolve_voice_judge(settings.judge, base_url=settings.base_url)
+        judge = resolve_voice_judge(settings.judge, base_url=settings.base_url, catalog=world.catalog)
         heard = await judge.classify(speeches)
         confusion = {p: dict.fromkeys(paths, 0) for p in paths}
         scores = []

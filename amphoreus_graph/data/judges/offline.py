@@ -7,7 +7,8 @@ All candidates of a batch are embedded in one call (speech, memories, personas),
   with one's memories by saying the one thing they forbid saying is the worst inconsistency, and the
   memory-support part would otherwise reward the quote.
 - The Nameless: Path fidelity (the Paths' affinity for the action, and the classifier's belief that the
-  speech is the agent's Path), character (speech close to the agent's persona), narrative (rules).
+  speech, its Path words masked, is the agent's Path), character (speech close to the agent's persona),
+  narrative (rules).
 
 Each turn is scored against the Path catalog of its own scenario, so one batch may mix worlds and catalogs.
 """
@@ -57,13 +58,15 @@ class OfflineJudge:
             return []
         classifiers = [self.classifier_for(catalog_for(i.turn.world)) for i in items]
         embedder = classifiers[0].embedder
-        speech_vectors = embedder.encode([i.decision.speech or i.decision.action for i in items])
+        speeches = [i.decision.speech or i.decision.action for i in items]
+        speech_vectors = embedder.encode(speeches)
+        heard = embedder.encode([c.mask.mask(s) for c, s in zip(classifiers, speeches, strict=True)])
         persona_vectors = embedder.encode([persona_text(i) for i in items])
         memories = sorted({m.text for i in items for m in i.turn.memories})
         memory_vectors = dict(zip(memories, embedder.encode(memories), strict=True)) if memories else {}
         verdicts = []
         for n, (item, classifier) in enumerate(zip(items, classifiers, strict=True)):
-            probabilities = classifier.softmax(speech_vectors[n : n + 1] @ classifier.prototypes.T)[0]
+            probabilities = classifier.softmax(heard[n : n + 1] @ classifier.prototypes.T)[0]
             path_belief = probabilities[classifier.paths.index(item.turn.path)] / probabilities.max()
             recalled = [memory_vectors[m.text] for m in item.turn.memories]
             support = float(max(np.stack(recalled) @ speech_vectors[n])) if recalled else None

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from amphoreus_graph.errors import ScenarioError, format_validation_error
 
 # `--model` values that name a policy rather than a chat model: a game master needs a model that writes JSON.
-_POLICIES = ("offline", "random", "single-path:", "pes:")
+_POLICIES = ("offline", "random", "keywords", "single-path:", "pes:")
 
 
 class GameMasterConfig(BaseModel):
