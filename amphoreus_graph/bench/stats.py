@@ -124,9 +124,7 @@ def score_runs(runs: Mapping[int, list[TaskResult]], *, seed: int = 0, replicate
     of_task = {t: [p for p in paths if (t, p) in cells] for t in tasks}
     # each cell's mean under the replicate's seeds (its Path drawn whole), and with its items resampled too
     whole = {k: by_seed @ v.mean(axis=1) for k, v in cells.items()}
-    items = {
-        k: np.einsum("rs,sn,rn->r", by_seed, v, _draws(rng, replicates, v.shape[1])) for k, v in cells.items()
-    }
+    items = {k: np.einsum("rs,sn,rn->r", by_seed, v, _draws(rng, replicates, v.shape[1])) for k, v in cells.items()}
     point = {k: float(v.mean()) for k, v in cells.items()}
     size = {k: v.size for k, v in cells.items()}
 
