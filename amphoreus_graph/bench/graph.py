@@ -40,6 +40,9 @@ class BenchmarkInput(BaseModel):
     )
     split: SplitChoice = Field(default="heldout", description="which items: dev, heldout (every third) or all")
     seed: Seed = Field(default=0, description="policy noise and bootstrap seed")
+    seeds: int = Field(
+        default=1, ge=1, le=100, description="run every task under seeds seed, seed+1, …: scores are their mean"
+    )
     judge: str = Field(default="offline", description="who hears the Path in free speech: offline or a --model")
     out_dir: str = Field(default="runs/bench", description="where leaderboard.json, .md and .png go")
 
@@ -50,6 +53,7 @@ class BenchmarkState(TypedDict, total=False):
     scenario: str
     split: str
     seed: int
+    seeds: int
     judge: str
     out_dir: str
     rows: Annotated[list[dict[str, Any]], operator.add]
@@ -61,7 +65,9 @@ def _request(state: BenchmarkState) -> BenchmarkInput:
 
 
 def _settings(request: BenchmarkInput) -> BenchSettings:
-    return BenchSettings(scenario=request.scenario, split=request.split, seed=request.seed, judge=request.judge)
+    return BenchSettings(
+        scenario=request.scenario, split=request.split, seed=request.seed, seeds=request.seeds, judge=request.judge
+    )
 
 
 def fan_out(state: BenchmarkState) -> list[Send]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from amphoreus_graph.bench.choice_balance import balance_warnings
 from amphoreus_graph.bench.items import read_user_items
-from amphoreus_graph.bench.stats import Score, score_results
+from amphoreus_graph.bench.stats import Score, score_runs
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, Task, TaskResult
 from amphoreus_graph.bench.tasks.destruction import DestructionTask
@@ -61,7 +61,9 @@ def check_items(task: str, path: Path) -> list[str]:
 
 
 def _entry(score: Score) -> dict[str, Any]:
-    return {"score": score.score, "ci": list(score.ci), "n": score.n}
+    """A score as leaderboard.json keeps it: `ci` null (with a `reason`) where n allows no interval."""
+    entry = {"score": score.score, "ci": list(score.ci) if score.ci else None, "n": score.n}
+    return entry | ({"reason": score.reason} if score.reason else {})
 
 
 class CountingPolicy:
@@ -91,31 +93,41 @@ async def bench_model(
     model: str | Policy, tasks: list[str], settings: BenchSettings, progress: Progress | None = None
 ) -> dict[str, Any]:
     """One leaderboard row: the model's PES, every task's and Path's score with its interval, and how many of
-    its decisions fell back. `model` is a `--model` string or a policy the caller keeps (to read its stats).
-    `progress` hears `task_started` and `task_done` (with the task's score) events. A task whose items the
-    scenario's world can pose none of is one error line (leave it out with --tasks)."""
+    its decisions fell back. Every task runs under `settings.seeds` seeds (`seed`, `seed`+1, …): points are the
+    mean over seeds, intervals resample seeds and Paths (stats.py), and the row keeps every seed's points; a
+    task's detail (confusion matrix, skipped items) is the first seed's. `model` is a `--model` string or a
+    policy the caller keeps (to read its stats). `progress` hears `task_started` and `task_done` (with the
+    task's score) events. A task whose items the scenario's world can pose none of is one error line (leave it
+    out with --tasks)."""
     benchable(settings.scenario)
     policy = CountingPolicy(resolve_model(model, base_url=settings.base_url) if isinstance(model, str) else model)
-    results: list[TaskResult] = []
+    seeds = [settings.seed + k for k in range(settings.seeds)]
+    runs: dict[int, list[TaskResult]] = {s: [] for s in seeds}
     for index, name in enumerate(tasks, 1):
         if progress:
             progress(TaskStarted(model=policy.name, task=name, index=index, of=len(tasks)).payload())
-        result = await TASKS[name]().run(policy, settings)
-        if not result.scores:
-            reasons = sorted({s.reason for s in result.skipped}) or ["no items in this split"]
-            raise AmphoreusError(
-                f"--tasks {name}: {settings.scenario} cannot pose any of its items ({'; '.join(reasons)}); "
-                "leave it out with --tasks"
-            )
-        results.append(result)
+        for seed in seeds:
+            result = await TASKS[name]().run(policy, settings.model_copy(update={"seed": seed}))
+            if not result.scores:
+                reasons = sorted({s.reason for s in result.skipped}) or ["no items in this split"]
+                raise AmphoreusError(
+                    f"--tasks {name}: {settings.scenario} cannot pose any of its items ({'; '.join(reasons)}); "
+                    "leave it out with --tasks"
+                )
+            runs[seed].append(result)
         if progress:
-            score = score_results([result], seed=settings.seed).tasks[name].score  # the leaderboard's own figure
-            progress(TaskDone(model=policy.name, task=name, score=score, items=len(result.scores)).payload())
-    scored = score_results(results, seed=settings.seed)
+            alone = {s: [r[-1]] for s, r in runs.items()}
+            score = score_runs(alone, seed=settings.seed).tasks[name].score  # the leaderboard's own figure
+            items = len(runs[seeds[0]][-1].scores)
+            progress(TaskDone(model=policy.name, task=name, score=score, items=items).payload())
+    scored = score_runs(runs, seed=settings.seed)
     return {
         "model": policy.name,
         "pes_score": scored.pes.score,
-        "ci": list(scored.pes.ci),
+        "ci": list(scored.pes.ci) if scored.pes.ci else None,
+        **({"reason": scored.pes.reason} if scored.pes.reason else {}),
+        "seeds": seeds,
+        "per_seed": [s.model_dump() for s in scored.seeds],
         "decisions": policy.decisions,
         "fallback_rate": round(policy.fallbacks / max(1, policy.decisions), 4),
         "tasks": {
@@ -125,7 +137,7 @@ async def bench_model(
                 **r.extra,
                 "skipped": [s.model_dump() for s in r.skipped],
             }
-            for r in results
+            for r in runs[seeds[0]]
         },
         "paths": {p: _entry(s) for p, s in scored.paths.items()},
     }
@@ -159,8 +171,17 @@ def write_leaderboard(
     return board
 
 
-def _cell(entry: dict[str, Any]) -> str:
-    return f"{entry['score']:.1f} [{entry['ci'][0]:.1f}, {entry['ci'][1]:.1f}]"
+def cell(entry: dict[str, Any], digits: int = 1) -> str:
+    """A score with its interval, or with why it has none (`ci` null: "n too small")."""
+    if entry.get("ci") is None:
+        return f"{entry['score']:.{digits}f} ({entry.get('reason') or 'no interval'})"
+    low, high = entry["ci"]
+    return f"{entry['score']:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _seeds(settings: dict[str, Any]) -> str:
+    count = settings.get("seeds", 1)
+    return f"seed {settings['seed']}" if count == 1 else f"seeds {settings['seed']}-{settings['seed'] + count - 1}"
 
 
 def markdown(board: dict[str, Any]) -> str:
@@ -169,15 +190,16 @@ def markdown(board: dict[str, Any]) -> str:
         "# Path Emanator leaderboard",
         "",
         f"Scenario: {board['settings'].get('scenario', DEFAULT_SCENARIO)}. "
-        f"Split: {board['settings']['split']}, seed {board['settings']['seed']}, "
-        f"judge {board['settings']['judge']}. Scores 0-100 with 95% bootstrap intervals.",
+        f"Split: {board['settings']['split']}, {_seeds(board['settings'])}, "
+        f"judge {board['settings']['judge']}. Scores 0-100 (mean over seeds) with 95% intervals from a bootstrap "
+        "over seeds and Paths (a Path's items kept together); a Path's own interval resamples its items.",
         "",
         "| Model | PES | " + " | ".join(tasks) + " | fallbacks |",
         "|---|---|" + "---|" * len(tasks) + "---|",
     ]
     for row in board["models"]:
-        pes = _cell({"score": row["pes_score"], "ci": row["ci"]})
-        cells = " | ".join(_cell(row["tasks"][t]) for t in tasks)
+        pes = cell({"score": row["pes_score"], "ci": row["ci"], "reason": row.get("reason")})
+        cells = " | ".join(cell(row["tasks"][t]) for t in tasks)
         lines.append(f"| {row['model']} | {pes} | {cells} | {row['fallback_rate']:.0%} |")
     paths = sorted({p for row in board["models"] for p in row["paths"]})
     lines += [
@@ -188,7 +210,7 @@ def markdown(board: dict[str, Any]) -> str:
     ]
     lines.append("|---|" + "---|" * len(board["models"]))
     for path in paths:
-        lines.append(f"| {path} | " + " | ".join(f"{r['paths'][path]['score']:.0f}" for r in board["models"]) + " |")
+        lines.append(f"| {path} | " + " | ".join(cell(r["paths"][path], 0) for r in board["models"]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -207,7 +229,7 @@ def plot(board: dict[str, Any], target: Path) -> None:
     for n, (label, values) in enumerate(series):
         xs = [i + n * width for i in range(len(rows))]
         heights = [v for v, _ in values]
-        errors = [[v - ci[0] for v, ci in values], [ci[1] - v for v, ci in values]]
+        errors = [[v - ci[0] if ci else 0.0 for v, ci in values], [ci[1] - v if ci else 0.0 for v, ci in values]]
         axes.bar(xs, heights, width, yerr=errors, capsize=3, label=label)
     axes.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(rows))], [r["model"] for r in rows])
     axes.set_ylim(0, 100)

@@ -15,7 +15,7 @@ from amphoreus_graph.cli.options import model_options
 from amphoreus_graph.errors import AmphoreusError, output_path
 
 # bench's options that are the benchmark graph's input fields (its Studio form), by option name
-BENCH_OPTIONS = {name: name for name in ("scenario", "split", "judge", "seed")}
+BENCH_OPTIONS = {name: name for name in ("scenario", "split", "judge", "seed", "seeds")}
 
 
 @one_line_errors
@@ -36,18 +36,20 @@ def bench_command(
     ] = None,
 ) -> None:
     """Score how faithfully each model lives every Path; writes a leaderboard with 95% intervals."""
-    from amphoreus_graph.bench.leaderboard import benchable, check_items, run_leaderboard, task_names
+    from amphoreus_graph.bench.leaderboard import benchable, cell, check_items, run_leaderboard, task_names
     from amphoreus_graph.bench.tasks.base import BenchSettings
 
     output_path(out, "--out", folder=True)
-    scenario, split, judge, seed = asked["scenario"], asked["split"], asked["judge"], asked["seed"]
+    scenario, split, judge, seed, seeds = (asked[k] for k in ("scenario", "split", "judge", "seed", "seeds"))
     chosen = task_names(tasks or ["all"])
     if items is not None:
         if len(chosen) != 1:
             raise AmphoreusError(f"--items {items}: expected exactly one --task for its items, got {chosen}")
         split = "all"
     benchable(scenario)
-    settings = BenchSettings(scenario=scenario, split=split, seed=seed, judge=judge, base_url=base_url, items=items)
+    settings = BenchSettings(
+        scenario=scenario, split=split, seed=seed, seeds=seeds, judge=judge, base_url=base_url, items=items
+    )
     if items is not None:
         for warning in check_items(chosen[0], items):
             print_warning(warning)
@@ -60,7 +62,7 @@ def bench_command(
         table.add_column(column)
     for row in board["models"]:
         cells = [f"{row['tasks'][t]['score']:.1f}" for t in chosen]
-        pes = f"{row['pes_score']:.1f} [{row['ci'][0]:.1f}, {row['ci'][1]:.1f}]"
+        pes = cell({"score": row["pes_score"], "ci": row["ci"], "reason": row.get("reason")})
         table.add_row(row["model"], pes, *cells, f"{row['fallback_rate']:.0%}")
     console.print(table)
     for task in chosen:

@@ -196,7 +196,7 @@ class ModelDone(Event):
     type: Literal["model_done"] = "model_done"
     model: str
     pes_score: float
-    ci: list[float] = Field(description="the 95% interval")
+    ci: list[float] | None = Field(description="the 95% interval; null where too few Paths allow one")
 
 
 class LeaderboardWritten(Event):

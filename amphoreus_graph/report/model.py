@@ -132,13 +132,13 @@ class RunReport(BaseModel):
 
 class TaskScore(BaseModel):
     score: float
-    ci: tuple[float, float]
+    ci: tuple[float, float] | None  # null where n allows no interval
 
 
 class BoardRow(BaseModel):
     model: str
     pes_score: float
-    ci: tuple[float, float]
+    ci: tuple[float, float] | None
     tasks: dict[str, TaskScore]
     fallback_rate: float = 0.0
 

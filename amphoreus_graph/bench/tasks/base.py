@@ -40,6 +40,7 @@ class BenchSettings(BaseModel):
     scenario: str = Field(default=DEFAULT_SCENARIO, description="whose world poses the items: a name or a YAML file")
     split: str = "all"
     seed: int = 0
+    seeds: int = Field(default=1, ge=1, description="run under seeds seed, seed+1, …; points are their mean")
     judge: str = "offline"
     base_url: str | None = None
     items: Path | None = Field(default=None, description="a user's item file (JSONL or YAML) instead of the packaged")
