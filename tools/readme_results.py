@@ -1,0 +1,126 @@
+"""Write the README's Results from benchmarks/results/ (baselines.json, seed_table.json): no figure is copied by hand.
+
+Usage: python tools/readme_results.py [--check]   (--check: exit 1 if the README is out of date, else 0)
+
+What the tables say in words (which rows part, which stay at chance) is derived from the same intervals, so a
+re-run that changes the figures changes the sentences with them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RESULTS = ROOT / "benchmarks" / "results"
+BEGIN, END = "<!-- results:begin (tools/readme_results.py writes this) -->\n", "<!-- results:end -->"
+CHANCE = {"path_choice": 25.0, "path_voice": 100 / 18}
+NEAR_CHANCE = 5.0  # points: the issue's bar for a shortcut baseline
+
+
+def cell(entry: dict[str, Any]) -> str:
+    ci = entry.get("ci")
+    return f"{entry['score']:.1f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{entry['score']:.1f} ({entry['reason']})"
+
+
+def apart(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two scores' 95% intervals do not overlap."""
+    return bool(a.get("ci") and b.get("ci")) and (a["ci"][0] > b["ci"][1] or b["ci"][0] > a["ci"][1])
+
+
+def baselines_section(report: dict[str, Any]) -> str:
+    boards = report["boards"]
+    dev, heldout, every = boards["path_choice_dev"], boards["path_choice_heldout"], boards["all_tasks"]
+    seeds = report["seeds"]
+    lines = [
+        f"Path-Choice, the benchmark's hand-written dilemmas (four options, each embodying a Path; chance 25), and every",
+        f"task on the `all` split; seeds {seeds[0]}-{seeds[-1]}, intervals from a bootstrap over Paths and seeds",
+        f"(`python benchmarks/baselines.py`, {report['date']}; Path-Voice's judge is word-blind: chance 5.6):",
+        "",
+        "| Policy | Path-Choice dev | Path-Choice held-out | Path-Voice | PES (all tasks) |",
+        "|---|---|---|---|---|",
+    ]
+    rows = {r["model"]: r for r in every["rows"]}
+    for d, h in zip(dev["rows"], heldout["rows"], strict=True):
+        every_row = rows[d["model"]]
+        lines.append(
+            f"| {d['model']} | {cell(d['tasks']['path_choice'])} | {cell(h['tasks']['path_choice'])} | "
+            f"{cell(every_row['tasks']['path_voice'])} | {cell(every_row['pes'])} |"
+        )
+    shortcuts = [m for m in ("longest", "keywords", "random") if m in rows]
+    verdicts = []
+    for model in shortcuts:
+        off = [
+            f"{name} {entry['score']:.1f}"
+            for name, entry in (
+                ("Path-Choice dev", next(r for r in dev["rows"] if r["model"] == model)["tasks"]["path_choice"]),
+                ("Path-Choice held-out", next(r for r in heldout["rows"] if r["model"] == model)["tasks"]["path_choice"]),
+                ("Path-Voice", rows[model]["tasks"]["path_voice"]),
+            )
+            if abs(entry["score"] - CHANCE["path_voice" if name == "Path-Voice" else "path_choice"]) > NEAR_CHANCE
+        ]
+        verdicts.append(f"`{model}` {'is off chance: ' + ', '.join(off) if off else 'is within 5 points of chance'}")
+    lines += ["", f"On Path-Choice and Path-Voice, {'; '.join(verdicts)}.", ""]
+    return "\n".join(lines)
+
+
+def seed_table_section(report: dict[str, Any]) -> str:
+    rows = report["rows"]
+    tasks = list(rows[0]["tasks"])
+    settings = report["settings"]
+    lines = [
+        "The seed's comparison on this instrument (`python benchmarks/seed_table.py`, "
+        f"base `{settings.get('base')}`, {settings.get('steps')} pre-training steps, {settings.get('dpo_steps')} DPO steps, "
+        f"bench seeds {settings.get('bench_seeds', 1)}; configuration, power and cautions in "
+        "[docs/training.md](docs/training.md#the-seeds-comparison)):",
+        "",
+        "| Row | PES [95% CI] | " + " | ".join(tasks) + " |",
+        "|---|---|" + "---|" * len(tasks),
+    ]
+    for r in rows:
+        lines.append(f"| {r['row']} | {cell({'score': r['pes_score'], 'ci': r['ci'], 'reason': r.get('reason', '')})} | "
+                     + " | ".join(cell(r["tasks"][t]) for t in tasks) + " |")
+    a, b, c = ({"score": r["pes_score"], "ci": r["ci"]} for r in rows[:3])
+    finding = (
+        "(b) multi-agent data beats (a) single-Path data with non-overlapping intervals"
+        if apart(b, a) and b["score"] > a["score"]
+        else "that multi-agent interaction data beats single-Path data is **not supported**: (a) and (b) overlap"
+        if not apart(b, a)
+        else "(a) single-Path data beats (b)"
+    )
+    dpo = "DPO changes nothing measurable" if not apart(c, b) else ("DPO helps" if c["score"] > b["score"] else "DPO hurts")
+    return "\n".join(lines) + f"\n\nOn this instrument {finding}; {dpo} ((c) against (b)).\n"
+
+
+def results() -> str:
+    parts = [baselines_section(json.loads((RESULTS / "baselines.json").read_text(encoding="utf-8")))]
+    seed_table = RESULTS / "seed_table.json"
+    if seed_table.exists():
+        parts.append(seed_table_section(json.loads(seed_table.read_text(encoding="utf-8"))))
+    return "\n".join(parts)
+
+
+def with_results(text: str) -> str:
+    """The README with the generated Results between its markers."""
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}{results()}{END}{tail}"
+
+
+def main(argv: list[str]) -> int:
+    text = README.read_text(encoding="utf-8")
+    fresh = with_results(text)
+    if "--check" in argv:
+        if fresh != text:
+            print(f"{README}: the Results are out of date with benchmarks/results/; run python tools/readme_results.py")
+            return 1
+        return 0
+    README.write_text(fresh, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
