@@ -1,7 +1,7 @@
 """The seed's comparison on the Path Emanator benchmarks, on this CPU or on a GPU in one command.
 
     python benchmarks/seed_table.py [--out DIR] [--data DIR] [--device cpu|cuda] [--dtype fp32|bf16]
-        [--record-only] [--json] [--steps 150] [--dpo-steps 20] [--rounds 8] [--base tiny] [--lr LR]
+        [--data-only | --record-only] [--json] [--steps 150] [--dpo-steps 20] [--rounds 8] [--base tiny] [--lr LR]
 
 Three PES models, each pre-trained on the same number of rows (the first rows of each export, as many as the
 smaller one holds: in a world where agents can fall, those who walk only one Path may leave the game sooner) for the
@@ -59,7 +59,7 @@ ROWS = {  # short: they label the plot's groups
     "c": "(c) (b) + DPO",
 }
 # settings that change no figure: where it ran and what is printed or saved; every other one must match on resume
-UNCOMPARED = ("out", "data", "device", "record_only", "json", "no_save")
+UNCOMPARED = ("out", "data", "data_only", "device", "record_only", "json", "no_save")
 
 
 def society(out: Path, policy: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -168,7 +168,8 @@ def data_folders(args: argparse.Namespace, root: Path) -> Path:
 
 
 def seed_table(args: argparse.Namespace, root: Path, ledger: Ledger, tasks: list[str]) -> dict[str, Any] | None:
-    """Every phase not done yet, in order; the report's rows and training figures (None with --record-only)."""
+    """Every phase not done yet, in order; the report's rows and training figures (None with --data-only or
+    --record-only)."""
     data = data_folders(args, root)
 
     @cache
@@ -182,6 +183,12 @@ def seed_table(args: argparse.Namespace, root: Path, ledger: Ledger, tasks: list
         if args.data is None:
             ledger.run("judge_b", lambda: judged(data / "multi", args))
         return data / "multi" / "judged"
+
+    if args.data_only:
+        for key in ("a", "b"):
+            rows(key)
+        pairs()
+        return None
 
     def trained(key: str) -> dict[str, Any]:
         same = min(len(rows("a")), len(rows("b")))
@@ -260,6 +267,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (training and decoding)")
     parser.add_argument("--dtype", default="fp32", choices=DTYPES, help="decoding dtype, the same on every device")
+    parser.add_argument("--data-only", action="store_true", help="stop after the societies and the judge")
     parser.add_argument("--record-only", action="store_true", help="stop after recording the decisions (no judge)")
     parser.add_argument("--json", action="store_true", help="print only the JSON report")
     parser.add_argument("--no-save", action="store_true", help="without --out: write nothing to benchmarks/results")
@@ -281,6 +289,9 @@ def main(argv: list[str] | None = None) -> None:
             made = seed_table(args, root, ledger, tasks)
         except AmphoreusError as exc:
             sys.exit(f"seed_table: {exc}")
+    if made is None and args.data_only:
+        print(f"the societies and judged pairs are in {root / 'data'}; train elsewhere with --data {root}")
+        return
     if made is None:
         print(
             f"recorded the decisions in {root / 'decisions'}; score them where the judge runs with the same "
