@@ -1,6 +1,7 @@
-"""The seed's comparison on the Path Emanator benchmarks, at a size this CPU can run.
+"""The seed's comparison on the Path Emanator benchmarks, on this CPU or on a GPU in one command.
 
-    python benchmarks/seed_table.py [--json] [--steps 150] [--dpo-steps 20] [--rounds 8] [--base tiny]
+    python benchmarks/seed_table.py [--out DIR] [--data DIR] [--device cpu|cuda] [--dtype fp32|bf16]
+        [--data-only | --record-only] [--json] [--steps 150] [--dpo-steps 20] [--rounds 8] [--base tiny] [--lr LR]
 
 Three PES models, each pre-trained on the same number of rows (the first rows of each export, as many as the
 smaller one holds: in a world where agents can fall, those who walk only one Path may leave the game sooner) for the
@@ -13,16 +14,27 @@ Constrained decoding makes every reply a Decision (a fault would fall back and s
 `fallback_rate`); each row also reports how willingly the model chose: the probability it gave the offered actions
 (`action_mass`) and how often greedy free decoding would have written the chosen action and target
 (`top_choice_rate`).
-Writes benchmarks/results/seed_table.{json,md,png}.
+
+Phases: societies a and b (made here, or read from `--data`), judge b, pretrain a and b, DPO c, then per row:
+record (the model answers every benchmark turn; its decisions go to DIR/decisions/) and score (the recorded
+decisions, replayed through the benchmark with its judge). Every phase's result is saved in DIR/phases.json as it
+ends; a rerun with the same `--out` reuses the phases done (the report lists them) and refuses other settings.
+`--record-only` stops before scoring: the machine needs only torch and transformers; copy DIR to a machine with
+the judge and rerun the same command there without `--record-only` to score. With `--out` everything goes under
+DIR; without it the scratch is a temporary folder and the table goes to benchmarks/results/seed_table.{json,md,png}.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +43,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bench_common import environment, publish
 
-from amphoreus_graph.bench.leaderboard import bench_model, markdown, plot
+from amphoreus_graph.atomic import write_atomic
+from amphoreus_graph.bench.leaderboard import bench_model, markdown, plot, task_names
+from amphoreus_graph.bench.replay import RecordingPolicy, ReplayPolicy, record_decisions, write_record
 from amphoreus_graph.bench.tasks.base import BenchSettings
-from amphoreus_graph.data.experts import build_experts_graph
-from amphoreus_graph.data.export import export_sft
-from amphoreus_graph.memory.store import NullMemory
-from amphoreus_graph.policy.registry import resolve_model
-from amphoreus_graph.society.runner import RunConfig, Simulation
-from amphoreus_graph.train import DpoSettings, PretrainConfig, pretrain, read_sft_rows, train_dpo
-from amphoreus_graph.train.policy import load_pes_policy
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.train import DpoSettings, PretrainConfig, pretrain, read_dpo_pairs, read_sft_rows, train_dpo
+from amphoreus_graph.train.configs import default_lr
+from amphoreus_graph.train.policy import DTYPES, load_pes_policy
 
 RESULTS = Path(__file__).with_name("results")
 ROWS = {  # short: they label the plot's groups
@@ -47,19 +58,29 @@ ROWS = {  # short: they label the plot's groups
     "b": "(b) multi-agent data",
     "c": "(c) (b) + DPO",
 }
+# settings that change no figure: where it ran and what is printed or saved; every other one must match on resume
+UNCOMPARED = ("out", "data", "data_only", "device", "record_only", "json", "no_save")
 
 
-def society(out: Path, policy: str, args: argparse.Namespace) -> Path:
-    """A society run (memory off: the comparison is about the decisions, and it keeps the table quick)."""
+def society(out: Path, policy: str, args: argparse.Namespace) -> dict[str, Any]:
+    """A society run (memory off: the comparison is about the decisions, and it keeps the table quick) and its
+    SFT export. Imported here: only this phase and the judge's need the society's services (LangGraph, Chroma)."""
+    from amphoreus_graph.data.export import export_sft
+    from amphoreus_graph.memory.store import NullMemory
+    from amphoreus_graph.policy.registry import resolve_model
+    from amphoreus_graph.society.runner import RunConfig, Simulation
+
     config = RunConfig(scenario=args.scenario, cycles=args.cycles, rounds=args.rounds, seed=args.seed, out=out)
     asyncio.run(Simulation(config, policy=resolve_model(policy), memory=NullMemory()).run())
     export_sft([out], out / "sft")
-    return out
+    return {"rows": len(read_sft_rows([out / "sft"]))}
 
 
-def judged(run: Path, args: argparse.Namespace) -> Path:
+def judged(run: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Expert pairs from (b)'s society: every turn by default (a sample is keyed on the run's scratch path, so it
     would differ from one invocation to the next)."""
+    from amphoreus_graph.data.experts import build_experts_graph
+
     turns = args.judge_turns or sum(1 for shard in (run / "samples").glob("*.jsonl") for _ in shard.open())
     request = {
         "run_dir": str(run),
@@ -70,7 +91,45 @@ def judged(run: Path, args: argparse.Namespace) -> Path:
         "balance_acts": not args.keep_act_imbalance,
     }
     asyncio.run(build_experts_graph().compile().ainvoke(request))
-    return run / "judged"
+    return {"pairs": len(read_dpo_pairs([run / "judged"]))}
+
+
+class Ledger:
+    """DIR/phases.json: the settings of the run in DIR and each finished phase's result, saved as it ends."""
+
+    def __init__(self, root: Path, settings: dict[str, Any]) -> None:
+        self.file = root / "phases.json"
+        self.reused: list[str] = []
+        self.timings: dict[str, float] = {}
+        compared = {k: v for k, v in settings.items() if k not in UNCOMPARED}
+        saved = json.loads(self.file.read_text(encoding="utf-8")) if self.file.is_file() else None
+        if saved is not None and saved["settings"] != compared:
+            was = saved["settings"]
+            keys = sorted(was.keys() | compared.keys())
+            differ = [
+                f"{k} {was.get(k)!r} there, {compared.get(k)!r} now" for k in keys if was.get(k) != compared.get(k)
+            ]
+            raise AmphoreusError(
+                f"--out {root}: holds a run with other settings ({'; '.join(differ)}); "
+                "rerun with those or choose another --out"
+            )
+        self.state: dict[str, Any] = saved or {"settings": compared, "done": {}}
+
+    def done(self, phase: str) -> bool:
+        return phase in self.state["done"]
+
+    def run(self, phase: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The phase's saved result, or run it and save its result."""
+        if self.done(phase):
+            self.reused.append(phase)
+            return dict(self.state["done"][phase]["result"])
+        began = time.perf_counter()
+        result = fn()
+        seconds = round(time.perf_counter() - began, 2)
+        self.timings[phase] = seconds
+        self.state["done"][phase] = {"result": result, "seconds": seconds}
+        write_atomic(self.file, json.dumps(self.state, indent=2) + "\n")
+        return result
 
 
 def decoding_table(rows: list[dict[str, Any]]) -> str:
@@ -91,13 +150,106 @@ def decoding_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def data_folders(args: argparse.Namespace, root: Path) -> Path:
+    """Where the societies are: `--data` (a folder holding single/ and multi/, or an earlier `--out` whose data/
+    does), checked whole before anything runs, else DIR/data, made on demand."""
+    if args.data is None:
+        return root / "data"
+    given = Path(args.data)
+    base = given / "data" if (given / "data").is_dir() else given
+    needed = [base / "single" / "sft", base / "multi" / "sft", base / "multi" / "judged" / "dpo.jsonl"]
+    missing = [str(p.relative_to(base)) for p in needed if not p.exists()]
+    if missing:
+        raise AmphoreusError(
+            f"--data {given}: lacks {', '.join(missing)}; expected an earlier --out folder "
+            "(or one holding single/sft, multi/sft and multi/judged)"
+        )
+    return base
+
+
+def seed_table(args: argparse.Namespace, root: Path, ledger: Ledger, tasks: list[str]) -> dict[str, Any] | None:
+    """Every phase not done yet, in order; the report's rows and training figures (None with --data-only or
+    --record-only)."""
+    data = data_folders(args, root)
+
+    @cache
+    def rows(key: str) -> list[Any]:
+        folder, policy = {"a": ("single", f"single-path:{args.single_path}"), "b": ("multi", "offline")}[key]
+        if args.data is None:
+            ledger.run(f"society_{key}", lambda: society(data / folder, policy, args))
+        return read_sft_rows([data / folder / "sft"])
+
+    def pairs() -> Path:
+        if args.data is None:
+            ledger.run("judge_b", lambda: judged(data / "multi", args))
+        return data / "multi" / "judged"
+
+    if args.data_only:
+        for key in ("a", "b"):
+            rows(key)
+        pairs()
+        return None
+
+    def trained(key: str) -> dict[str, Any]:
+        same = min(len(rows("a")), len(rows("b")))
+        config = PretrainConfig(
+            base=args.base, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed
+        ).model_copy(update={"device": args.device, "save_every": args.steps})
+        metrics = pretrain(rows(key)[:same], root / f"ckpt-{key}", config)
+        return {**metrics.model_dump(mode="json"), "society_rows": len(rows(key))}
+
+    a = ledger.run("pretrain_a", lambda: trained("a"))
+    b = ledger.run("pretrain_b", lambda: trained("b"))
+    dpo = DpoSettings(steps=args.dpo_steps, seed=args.seed, device=args.device)
+    c = ledger.run("dpo_c", lambda: train_dpo(pairs(), root / "ckpt-b", root / "ckpt-c", dpo).model_dump(mode="json"))
+    settings = BenchSettings(scenario=args.scenario, split=args.split, seed=args.seed, judge=args.judge)
+
+    def record(key: str) -> dict[str, Any]:
+        policy = load_pes_policy(
+            str(root / f"ckpt-{key}"), max_field_tokens=args.max_field_tokens, device=args.device, dtype=args.dtype
+        )
+        recording = RecordingPolicy(policy)
+        asyncio.run(record_decisions(recording, tasks, settings))
+        written = write_record(recording, root / "decisions" / f"{key}.jsonl")
+        return {"decisions": written, "decoding": policy.stats.summary(), "device": str(policy.model.device)}
+
+    recorded = {key: ledger.run(f"record_{key}", lambda key=key: record(key)) for key in ROWS}
+    if args.record_only:
+        return None
+
+    def score(key: str) -> dict[str, Any]:
+        replay = ReplayPolicy(root / "decisions" / f"{key}.jsonl", name=ROWS[key])
+        return asyncio.run(bench_model(replay, tasks, settings))
+
+    rows_out = [
+        {**ledger.run(f"score_{key}", lambda key=key: score(key)), "model": ROWS[key], **recorded[key]} for key in ROWS
+    ]
+    training = {
+        "pretrain_examples": {"a": a["examples"], "b": b["examples"]},
+        "society_rows": {"a": a["society_rows"], "b": b["society_rows"]},
+        "pretrain_loss_first_last": {k: [m["loss_first"], m["loss_last"]] for k, m in (("a", a), ("b", b))},
+        "tokens_per_s": {"a": a["tokens_per_s"], "b": b["tokens_per_s"]},
+        "parameters": a["parameters"],
+        "lr": args.lr,
+        "dpo_heldout_reward_margin_before_after": [c["before"]["reward_margin"], c["after"]["reward_margin"]],
+        "dpo_pairs": {"train": c["train_pairs"], "heldout": c["heldout_pairs"]},
+        "train_device": a["device"],
+        "decode_device": recorded["a"]["device"],
+        "decode_dtype": args.dtype,
+    }
+    return {"rows": rows_out, "training": training, "settings": settings}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--out", help="every phase's output, the decisions and the table go here (resumable)")
+    parser.add_argument("--data", help="reuse the societies and judged pairs of an earlier --out (no society runs)")
     parser.add_argument("--scenario", default="amphoreus", help="the world of the societies and of the bench items")
     parser.add_argument("--cycles", type=int, default=1, help="cycles of the societies that make the data")
     parser.add_argument("--rounds", type=int, default=8, help="rounds per cycle of those societies")
     parser.add_argument("--single-path", default="Destruction", help="the one Path of row (a)")
     parser.add_argument("--base", default="tiny", help="tiny | small | a local checkpoint")
+    parser.add_argument("--lr", type=float, help="pre-training peak learning rate (default: the base's own)")
     parser.add_argument("--steps", type=int, default=150, help="pre-training steps, the same for every row")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--dpo-steps", type=int, default=20)
@@ -110,42 +262,43 @@ def main() -> None:
     )
     parser.add_argument("--tasks", default="path_choice,path_voice")
     parser.add_argument("--split", default="heldout")
+    parser.add_argument("--judge", default="offline", help="who hears the Path in free speech when scoring")
     parser.add_argument("--max-field-tokens", type=int, default=64, help="cap on the speech and on the rationale")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--device", default="auto")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (training and decoding)")
+    parser.add_argument("--dtype", default="fp32", choices=DTYPES, help="decoding dtype, the same on every device")
+    parser.add_argument("--data-only", action="store_true", help="stop after the societies and the judge")
+    parser.add_argument("--record-only", action="store_true", help="stop after recording the decisions (no judge)")
     parser.add_argument("--json", action="store_true", help="print only the JSON report")
-    parser.add_argument("--no-save", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--no-save", action="store_true", help="without --out: write nothing to benchmarks/results")
+    args = parser.parse_args(argv)
+    args.lr = args.lr or default_lr(args.base)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     load_before = os.getloadavg()
     started = time.perf_counter()
-    timings: dict[str, float] = {}
-
-    def timed(label: str, fn: Any, *fn_args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        value = fn(*fn_args, **kwargs)
-        timings[label] = round(time.perf_counter() - began, 2)
-        return value
-
     with tempfile.TemporaryDirectory(prefix="seed-table-") as scratch:
-        root = Path(scratch)
-        single = timed("society_a", society, root / "single", f"single-path:{args.single_path}", args)
-        multi = timed("society_b", society, root / "multi", "offline", args)
-        pairs = timed("judge_b", judged, multi, args)
-        config = PretrainConfig(base=args.base, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
-        config = config.model_copy(update={"device": args.device, "save_every": args.steps})
-        data_a, data_b = read_sft_rows([single / "sft"]), read_sft_rows([multi / "sft"])
-        same = min(len(data_a), len(data_b))
-        a = timed("pretrain_a", pretrain, data_a[:same], root / "ckpt-a", config)
-        b = timed("pretrain_b", pretrain, data_b[:same], root / "ckpt-b", config)
-        dpo = DpoSettings(steps=args.dpo_steps, seed=args.seed, device=args.device)
-        c = timed("dpo_c", train_dpo, pairs, root / "ckpt-b", root / "ckpt-c", dpo)
-        tasks = args.tasks.split(",")
-        settings = BenchSettings(scenario=args.scenario, split=args.split, seed=args.seed)
-        rows = []
-        for key in ROWS:
-            policy = load_pes_policy(str(root / f"ckpt-{key}"), max_field_tokens=args.max_field_tokens)
-            row = timed(f"bench_{key}", asyncio.run, bench_model(policy, tasks, settings))
-            rows.append({**row, "model": ROWS[key], "decoding": policy.stats.summary()})
+        root = Path(args.out) if args.out else Path(scratch)
+        root.mkdir(parents=True, exist_ok=True)
+        try:
+            tasks = task_names(args.tasks.split(","))
+            ledger = Ledger(root, vars(args))
+            made = seed_table(args, root, ledger, tasks)
+        except AmphoreusError as exc:
+            sys.exit(f"seed_table: {exc}")
+    if made is None and args.data_only:
+        print(f"the societies and judged pairs are in {root / 'data'}; train elsewhere with --data {root}")
+        return
+    if made is None:
+        print(
+            f"recorded the decisions in {root / 'decisions'}; score them where the judge runs with the same "
+            f"command without --record-only (--out {root})"
+        )
+        return
+    rows, settings = made["rows"], made["settings"]
     board = {"models": rows, "tasks": tasks, "settings": settings.model_dump()}
     report = {
         "benchmark": "seed_table",
@@ -160,31 +313,25 @@ def main() -> None:
             }
             for r in rows
         ],
-        "training": {
-            "pretrain_examples": {"a": a.examples, "b": b.examples},
-            "society_rows": {"a": len(data_a), "b": len(data_b)},
-            "pretrain_loss_first_last": {k: [m.loss_first, m.loss_last] for k, m in (("a", a), ("b", b))},
-            "tokens_per_s": {"a": a.tokens_per_s, "b": b.tokens_per_s},
-            "parameters": a.parameters,
-            "dpo_heldout_reward_margin_before_after": [c.before.reward_margin, c.after.reward_margin],
-            "dpo_pairs": {"train": c.train_pairs, "heldout": c.heldout_pairs},
-            "device": a.device,
-        },
+        "training": made["training"],
         "settings": {k: v for k, v in vars(args).items() if k not in ("json", "no_save")},
-        "timings_s": {**timings, "total": round(time.perf_counter() - started, 2)},
+        "reused_phases": ledger.reused,
+        "timings_s": {**ledger.timings, "total": round(time.perf_counter() - started, 2)},
         "environment": environment(("amphoreus-graph", "torch", "transformers", "trl"), load_before),
     }
-    if not args.no_save:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "seed_table.md").write_text(markdown(board) + decoding_table(rows), encoding="utf-8")
-        plot(board, RESULTS / "seed_table.png")
+    results = root if args.out else RESULTS
+    save = bool(args.out) or not args.no_save
+    if save:
+        results.mkdir(exist_ok=True)
+        (results / "seed_table.md").write_text(markdown(board) + decoding_table(rows), encoding="utf-8")
+        plot(board, results / "seed_table.png")
     table = "\n".join(
         f"{r['row']:<22} PES {r['pes_score']:5.1f} [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}]  "
         + "  ".join(f"{t} {r['tasks'][t]['score']:5.1f}" for t in tasks)
         + f"  fallbacks {r['fallback_rate']:.0%}  action mass {r['decoding']['action_mass']:.2f}"
         for r in report["rows"]
     )
-    publish(report, table, path=RESULTS / "seed_table.json", save=not args.no_save, as_json=args.json)
+    publish(report, table, path=results / "seed_table.json", save=save, as_json=args.json)
 
 
 if __name__ == "__main__":

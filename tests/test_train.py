@@ -349,3 +349,21 @@ def test_a_choice_turn_is_answered_by_the_likelihood_of_each_answer_in_the_agent
         result = asyncio.run(policy.adecide(turn))
         assert result.decision.action == "ABCD"[place] and not result.flags
     assert (policy.stats.written, policy.stats.scored, policy.stats.decisions) == (0, 4, 4)
+
+
+def test_an_unknown_decoding_dtype_is_one_line():
+    with pytest.raises(ModelSpecError, match=r"--dtype 'fp16': expected one of \['fp32', 'bf16'\]"):
+        load_pes_policy("no-checkpoint-needed", dtype="fp16")
+
+
+@pytest.mark.slow
+def test_pes_decodes_in_the_dtype_asked_whatever_the_device(pretrained):
+    """fp32 by default on every device (a CPU and a GPU table compare decision by decision); bf16 when asked."""
+    import torch
+
+    model, _ = pretrained
+    default = load_pes_policy(str(model), device="cpu")
+    assert default.model.model.dtype == torch.float32 and default.model.dtype == "fp32"
+    halved = load_pes_policy(str(model), device="cpu", dtype="bf16")
+    assert halved.model.model.dtype == torch.bfloat16 and halved.model is not default.model
+    assert asyncio.run(halved.adecide(_unseen_world_turn(1))).decision.action

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -12,23 +13,30 @@ from amphoreus_graph.bench.items import read_user_items
 from amphoreus_graph.bench.stats import Score, score_runs
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, Task, TaskResult
-from amphoreus_graph.bench.tasks.destruction import DestructionTask
-from amphoreus_graph.bench.tasks.erudition import EruditionTask
-from amphoreus_graph.bench.tasks.path_choice import PathChoiceTask
-from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
-from amphoreus_graph.bench.tasks.remembrance import RemembranceTask
 from amphoreus_graph.catalogs.paths import PACKAGED
 from amphoreus_graph.contracts.events import TaskDone, TaskStarted
 from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.policy.registry import resolve_model
 
+
+def _lazy(module: str, cls: str) -> Callable[[], Task]:
+    """A task's factory that imports its module only when the task is made: Remembrance needs Chroma and the
+    society's services (LangGraph), a judged task the embedder; a bench of other tasks needs none of them."""
+
+    def make() -> Task:
+        task: Task = getattr(import_module(f"amphoreus_graph.bench.tasks.{module}"), cls)()
+        return task
+
+    return make
+
+
 TASKS: dict[str, Callable[[], Task]] = {
-    "path_choice": PathChoiceTask,
-    "path_voice": PathVoiceTask,
-    "erudition": EruditionTask,
-    "destruction": DestructionTask,
-    "remembrance": RemembranceTask,
+    "path_choice": _lazy("path_choice", "PathChoiceTask"),
+    "path_voice": _lazy("path_voice", "PathVoiceTask"),
+    "erudition": _lazy("erudition", "EruditionTask"),
+    "destruction": _lazy("destruction", "DestructionTask"),
+    "remembrance": _lazy("remembrance", "RemembranceTask"),
 }
 
 

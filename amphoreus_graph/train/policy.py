@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel
 
@@ -99,6 +99,7 @@ class PESModel:
     tokenizer: PreTrainedTokenizerBase
     device: Any
     context: int
+    dtype: str = "fp32"
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def write(
@@ -150,13 +151,18 @@ class Chosen:
     tokens: int
 
 
-_loaded: dict[Path, PESModel] = {}
+DecodeDtype = Literal["fp32", "bf16"]
+DTYPES: tuple[str, ...] = get_args(DecodeDtype)
+_loaded: dict[tuple[Path, str, str], PESModel] = {}
 _loading = threading.Lock()
 
 
-def load_pes_model(path: Path, device: str = "auto") -> PESModel:
-    """Load a checkpoint once per process (later calls share it)."""
-    key = path.resolve()
+def load_pes_model(path: Path, device: str = "auto", dtype: str = "fp32") -> PESModel:
+    """Load a checkpoint once per process, device and dtype (later calls share it). Decoding runs in `dtype` on
+    every device (fp32 by default, so a CPU and a GPU table can be compared decision by decision; bf16 on request)."""
+    if dtype not in DTYPES:
+        raise ModelSpecError(f"--dtype {dtype!r}: expected one of {list(DTYPES)}")
+    key = (path.resolve(), device, dtype)
     with _loading:
         if key in _loaded:
             return _loaded[key]
@@ -175,10 +181,11 @@ def load_pes_model(path: Path, device: str = "auto") -> PESModel:
             model, tokenizer = load_model(path)
         if not tokenizer.chat_template:
             raise ModelSpecError(f"--model pes:{path}: the tokenizer has no chat template")
-        model = model.to(where).eval()
-        if where.type == "cuda":
-            model = model.to(dtype=torch.bfloat16)
-        _loaded[key] = PESModel(path=key, model=model, tokenizer=tokenizer, device=where, context=context_length(model))
+        weights = torch.bfloat16 if dtype == "bf16" else torch.float32
+        model = model.to(where, dtype=weights).eval()
+        _loaded[key] = PESModel(
+            path=key[0], model=model, tokenizer=tokenizer, device=where, context=context_length(model), dtype=dtype
+        )
         return _loaded[key]
 
 
@@ -270,9 +277,16 @@ class PESPolicy:
         return result
 
 
-def load_pes_policy(spec_path: str, *, temperature: float | None = None, max_field_tokens: int = 64) -> PESPolicy:
-    """`pes:CKPT` → a PESPolicy (the checkpoint loads once per process)."""
+def load_pes_policy(
+    spec_path: str,
+    *,
+    temperature: float | None = None,
+    max_field_tokens: int = 64,
+    device: str = "auto",
+    dtype: str = "fp32",
+) -> PESPolicy:
+    """`pes:CKPT` → a PESPolicy (the checkpoint loads once per process, device and dtype)."""
     if not spec_path:
         raise ModelSpecError("--model 'pes:': expected pes:CKPT, a folder written by `amphoreus train`")
-    model = load_pes_model(Path(spec_path))
+    model = load_pes_model(Path(spec_path), device, dtype)
     return PESPolicy(model, name=f"pes:{spec_path}", temperature=temperature, max_field_tokens=max_field_tokens)

@@ -14,6 +14,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,14 +110,20 @@ def _encode(
 
 
 def batch_indices(n: int, step: int, batch_size: int, seed: int) -> list[int]:
-    """Rows of (1-based) step `step`: consecutive slices of one seeded permutation per epoch."""
+    """Rows of (1-based) step `step`: consecutive slices of one seeded permutation per epoch (each epoch's
+    permutation is drawn once and kept, so a step costs its batch, not a shuffle per example)."""
     out = []
     for position in range((step - 1) * batch_size, step * batch_size):
         epoch, offset = divmod(position, n)
-        order = list(range(n))
-        random.Random(f"pretrain|{seed}|{epoch}").shuffle(order)
-        out.append(order[offset])
+        out.append(_epoch_order(n, seed, epoch)[offset])
     return out
+
+
+@lru_cache(maxsize=2)  # a step needs the current epoch and at most the next (batch ≤ rows)
+def _epoch_order(n: int, seed: int, epoch: int) -> tuple[int, ...]:
+    order = list(range(n))
+    random.Random(f"pretrain|{seed}|{epoch}").shuffle(order)
+    return tuple(order)
 
 
 def _collate(

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 
-from amphoreus_graph.bench.items import VoiceItem, item_set
+from amphoreus_graph.bench.items import ItemSet, VoiceItem, item_set
 from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
-from amphoreus_graph.bench.voice_judge import judge_accuracy, resolve_voice_judge
 from amphoreus_graph.contracts.turn import Policy, TurnContext
 
 
@@ -31,14 +30,23 @@ class PathVoiceTask:
     name = "path_voice"
     item_model = VoiceItem
 
-    async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
+    async def speak(
+        self, policy: Policy, settings: BenchSettings
+    ) -> tuple[ItemSet[VoiceItem], list[tuple[VoiceItem, str]], list[str]]:
+        """Every item posed to every Path's subject and answered; no judge yet (a recorded bench stops here)."""
         world = stage(settings.scenario)
         posed = item_set(self.name, self.item_model, settings)
-        paths = world.catalog.names()
-        asked = [(item, path) for item in posed.items for path in paths]
+        asked = [(item, path) for item in posed.items for path in world.catalog.names()]
         results = await asyncio.gather(*(policy.adecide(voice_turn(world, i, p, settings.seed)) for i, p in asked))
-        speeches = [r.decision.speech or r.decision.action for r in results]
-        judge = resolve_voice_judge(settings.judge, base_url=settings.base_url, catalog=world.catalog)
+        return posed, asked, [r.decision.speech or r.decision.action for r in results]
+
+    async def run(self, policy: Policy, settings: BenchSettings) -> TaskResult:
+        from amphoreus_graph.bench.voice_judge import judge_accuracy, resolve_voice_judge  # the embedder: on use
+
+        posed, asked, speeches = await self.speak(policy, settings)
+        catalog = stage(settings.scenario).catalog
+        paths = catalog.names()
+        judge = resolve_voice_judge(settings.judge, base_url=settings.base_url, catalog=catalog)
         heard = await judge.classify(speeches)
         confusion = {p: dict.fromkeys(paths, 0) for p in paths}
         scores = []

@@ -1,0 +1,125 @@
+"""The seed table's GPU path: a bench phase free of Chroma and LangGraph, decisions recorded and replayed, `--data`
+and `--out` refusals in one line, and the whole command run twice (resume, then `--data`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from amphoreus_graph.bench.leaderboard import bench_model
+from amphoreus_graph.bench.replay import RecordingPolicy, ReplayPolicy, record_decisions, write_record
+from amphoreus_graph.bench.tasks.base import BenchSettings
+from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.policy.offline import OfflinePathPolicy
+from tests.conftest import REPO
+
+SCRIPT = REPO / "benchmarks" / "seed_table.py"
+
+
+def test_the_bench_phase_runs_without_chroma_or_langgraph():
+    """A GPU image lacks both: with their import refused, the script loads and records Path-Choice and Path-Voice."""
+    code = textwrap.dedent(
+        f"""
+        import asyncio, importlib.abc, sys
+        class Refuse(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("chromadb", "langgraph"):
+                    raise ImportError(name + " is not in this image")
+        sys.meta_path.insert(0, Refuse())
+        sys.path.insert(0, {str(SCRIPT.parent)!r})
+        import seed_table
+        from amphoreus_graph.bench.replay import RecordingPolicy, record_decisions
+        from amphoreus_graph.bench.tasks.base import BenchSettings
+        from amphoreus_graph.policy.baselines import RandomPolicy  # as a PES model: no embedder, no memory
+        policy = RecordingPolicy(RandomPolicy())
+        asyncio.run(record_decisions(policy, ["path_choice", "path_voice"], BenchSettings(split="heldout")))
+        loaded = sorted(m for m in ("chromadb", "langgraph", "sentence_transformers") if m in sys.modules)
+        print(len(policy.entries), loaded)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, loaded = done.stdout.split(maxsplit=1)
+    assert int(count) > 0 and loaded.strip() == "[]"
+
+
+def test_replayed_decisions_score_as_the_model_did(tmp_path: Path):
+    settings = BenchSettings(split="heldout", seed=3)
+    recording = RecordingPolicy(OfflinePathPolicy())
+    asyncio.run(record_decisions(recording, ["path_choice"], settings))
+    assert write_record(recording, tmp_path / "d.jsonl") == len(recording.entries) > 0
+    live = asyncio.run(bench_model(OfflinePathPolicy(), ["path_choice"], settings))
+    replayed = asyncio.run(bench_model(ReplayPolicy(tmp_path / "d.jsonl", "offline"), ["path_choice"], settings))
+    assert replayed["tasks"]["path_choice"]["score"] == live["tasks"]["path_choice"]["score"]
+    assert (replayed["pes_score"], replayed["ci"]) == (live["pes_score"], live["ci"])
+    with pytest.raises(AmphoreusError, match="no recorded decision"):  # other seed: other turns
+        asyncio.run(
+            bench_model(
+                ReplayPolicy(tmp_path / "d.jsonl", "offline"), ["path_choice"], settings.model_copy(update={"seed": 4})
+            )
+        )
+    (tmp_path / "bad.jsonl").write_text('{"turn": "x"}\n', encoding="utf-8")
+    with pytest.raises(AmphoreusError, match="line 1: not a recorded decision"):
+        ReplayPolicy(tmp_path / "bad.jsonl", "bad")
+
+
+def _script(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_data_lacking_the_societies_is_one_line(tmp_path: Path):
+    (tmp_path / "data" / "single" / "sft").mkdir(parents=True)
+    done = _script("--data", str(tmp_path), "--out", str(tmp_path / "out"), timeout=120)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        f"seed_table: --data {tmp_path}: lacks multi/sft, multi/judged/dpo.jsonl; expected an earlier --out folder "
+        "(or one holding single/sft, multi/sft and multi/judged)"
+    ]
+
+
+def test_out_holding_other_settings_is_refused(tmp_path: Path):
+    (tmp_path / "phases.json").write_text(json.dumps({"settings": {"steps": 1}, "done": {}}), encoding="utf-8")
+    done = _script("--out", str(tmp_path), "--steps", "2", timeout=120)
+    assert done.returncode != 0 and "holds a run with other settings (" in done.stderr
+    assert "steps 1 there, 2 now" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+TINY = ("--device", "cpu", "--rounds", "1", "--steps", "4", "--dpo-steps", "2", "--judge-turns", "8")
+TINY += ("--keep-act-imbalance", "--max-field-tokens", "4", "--json")
+
+
+@pytest.mark.slow
+def test_the_command_records_then_scores_then_reuses_its_data(tmp_path: Path):
+    """`--record-only` (the GPU box), the same command again (scores only: every other phase reused), then a fresh
+    `--out` on the first run's `--data` (no society, no judge)."""
+    pytest.importorskip("trl", reason="the seed table trains models: the [train] extra")
+    first = tmp_path / "first"
+    done = _script(*TINY, "--out", str(first), "--record-only")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(p.name for p in (first / "decisions").iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl"]
+    assert not (first / "seed_table.json").exists()
+
+    done = _script(*TINY, "--out", str(first))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    trained = ["pretrain_a", "pretrain_b", "dpo_c", "record_a", "record_b", "record_c"]
+    assert report["reused_phases"] == trained  # the societies are not even read: nothing left needs them
+    assert set(report["timings_s"]) == {"score_a", "score_b", "score_c", "total"}
+    assert report["training"]["lr"] == 2e-3 and report["training"]["decode_dtype"] == "fp32"
+    assert {"seed_table.json", "seed_table.md", "seed_table.png"} <= {p.name for p in first.iterdir()}
+
+    second = tmp_path / "second"
+    done = _script(*TINY, "--data", str(first), "--out", str(second), "--tasks", "path_choice")
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["reused_phases"] == [] and not (second / "data").exists()
+    assert [r["row"] for r in report["rows"]] == ["(a) single-Path data", "(b) multi-agent data", "(c) (b) + DPO"]
+    assert all(r["fallback_rate"] == 0 and set(r["tasks"]) == {"path_choice"} for r in report["rows"])
