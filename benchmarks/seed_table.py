@@ -132,6 +132,19 @@ class Ledger:
         return result
 
 
+COUNTS = ("decisions", "scored_choices")
+
+
+def mean_decoding(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The decoding figures of one row over its seeds' models: decisions summed, rates averaged."""
+    return {
+        key: sum(s[key] for s in summaries)
+        if key == "decisions"
+        else round(sum(s[key] for s in summaries) / len(summaries), 4)
+        for key in summaries[0]
+    }
+
+
 def decoding_table(rows: list[dict[str, Any]]) -> str:
     """How willingly each model chose under constrained decoding (see `amphoreus_graph.train.policy.DecodeStats`)."""
     lines = [
@@ -190,51 +203,76 @@ def seed_table(args: argparse.Namespace, root: Path, ledger: Ledger, tasks: list
         pairs()
         return None
 
-    def trained(key: str) -> dict[str, Any]:
+    seeds = [args.seed + k for k in range(args.seeds)]
+
+    def trained(key: str, seed: int) -> dict[str, Any]:
         same = min(len(rows("a")), len(rows("b")))
         config = PretrainConfig(
-            base=args.base, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed
+            base=args.base, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=seed
         ).model_copy(update={"device": args.device, "save_every": args.steps})
-        metrics = pretrain(rows(key)[:same], root / f"ckpt-{key}", config)
+        metrics = pretrain(rows(key)[:same], root / f"ckpt-{key}-s{seed}", config)
         return {**metrics.model_dump(mode="json"), "society_rows": len(rows(key))}
 
-    a = ledger.run("pretrain_a", lambda: trained("a"))
-    b = ledger.run("pretrain_b", lambda: trained("b"))
-    dpo = DpoSettings(steps=args.dpo_steps, seed=args.seed, device=args.device)
-    c = ledger.run("dpo_c", lambda: train_dpo(pairs(), root / "ckpt-b", root / "ckpt-c", dpo).model_dump(mode="json"))
+    def tuned(seed: int) -> dict[str, Any]:
+        dpo = DpoSettings(steps=args.dpo_steps, seed=seed, device=args.device)
+        return train_dpo(pairs(), root / f"ckpt-b-s{seed}", root / f"ckpt-c-s{seed}", dpo).model_dump(mode="json")
+
     settings = BenchSettings(scenario=args.scenario, split=args.split, seed=args.seed, judge=args.judge)
 
-    def record(key: str) -> dict[str, Any]:
+    def record(key: str, seed: int) -> dict[str, Any]:
         policy = load_pes_policy(
-            str(root / f"ckpt-{key}"), max_field_tokens=args.max_field_tokens, device=args.device, dtype=args.dtype
+            str(root / f"ckpt-{key}-s{seed}"),
+            max_field_tokens=args.max_field_tokens,
+            device=args.device,
+            dtype=args.dtype,
         )
         recording = RecordingPolicy(policy)
-        asyncio.run(record_decisions(recording, tasks, settings))
-        written = write_record(recording, root / "decisions" / f"{key}.jsonl")
+        asyncio.run(record_decisions(recording, tasks, settings.model_copy(update={"seed": seed})))
+        written = write_record(recording, root / "decisions" / f"{key}-s{seed}.jsonl")
         return {"decisions": written, "decoding": policy.stats.summary(), "device": str(policy.model.device)}
 
-    recorded = {key: ledger.run(f"record_{key}", lambda key=key: record(key)) for key in ROWS}
+    a, b, c, recorded = {}, {}, {}, {}
+    for seed in seeds:  # a whole seed at a time: a cut run keeps every seed it finished
+        a[seed] = ledger.run(f"pretrain_a_s{seed}", lambda seed=seed: trained("a", seed))
+        b[seed] = ledger.run(f"pretrain_b_s{seed}", lambda seed=seed: trained("b", seed))
+        c[seed] = ledger.run(f"dpo_c_s{seed}", lambda seed=seed: tuned(seed))
+        for key in ROWS:
+            recorded[key, seed] = ledger.run(f"record_{key}_s{seed}", lambda key=key, seed=seed: record(key, seed))
     if args.record_only:
         return None
 
     def score(key: str) -> dict[str, Any]:
-        replay = ReplayPolicy(root / "decisions" / f"{key}.jsonl", name=ROWS[key])
-        return asyncio.run(bench_model(replay, tasks, settings))
+        """The row's recorded decisions under every seed, each seed's model answering that seed's items."""
+        replays = {seed: ReplayPolicy(root / "decisions" / f"{key}-s{seed}.jsonl", name=ROWS[key]) for seed in seeds}
+        return asyncio.run(bench_model(replays, tasks, settings))
 
     rows_out = [
-        {**ledger.run(f"score_{key}", lambda key=key: score(key)), "model": ROWS[key], **recorded[key]} for key in ROWS
+        {
+            **ledger.run(f"score_{key}", lambda key=key: score(key)),
+            "model": ROWS[key],
+            "decoding": mean_decoding([recorded[key, seed]["decoding"] for seed in seeds]),
+        }
+        for key in ROWS
     ]
+    first = seeds[0]
     training = {
-        "pretrain_examples": {"a": a["examples"], "b": b["examples"]},
-        "society_rows": {"a": a["society_rows"], "b": b["society_rows"]},
-        "pretrain_loss_first_last": {k: [m["loss_first"], m["loss_last"]] for k, m in (("a", a), ("b", b))},
-        "tokens_per_s": {"a": a["tokens_per_s"], "b": b["tokens_per_s"]},
-        "parameters": a["parameters"],
+        "seeds": seeds,
+        "pretrain_examples": {"a": a[first]["examples"], "b": b[first]["examples"]},
+        "society_rows": {"a": a[first]["society_rows"], "b": b[first]["society_rows"]},
+        "pretrain_loss_first_last": {
+            f"{k}_s{seed}": [m[seed]["loss_first"], m[seed]["loss_last"]]
+            for k, m in (("a", a), ("b", b))
+            for seed in seeds
+        },
+        "tokens_per_s": {"a": a[first]["tokens_per_s"], "b": b[first]["tokens_per_s"]},
+        "parameters": a[first]["parameters"],
         "lr": args.lr,
-        "dpo_heldout_reward_margin_before_after": [c["before"]["reward_margin"], c["after"]["reward_margin"]],
-        "dpo_pairs": {"train": c["train_pairs"], "heldout": c["heldout_pairs"]},
-        "train_device": a["device"],
-        "decode_device": recorded["a"]["device"],
+        "dpo_heldout_reward_margin_before_after": {
+            f"s{seed}": [c[seed]["before"]["reward_margin"], c[seed]["after"]["reward_margin"]] for seed in seeds
+        },
+        "dpo_pairs": {"train": c[first]["train_pairs"], "heldout": c[first]["heldout_pairs"]},
+        "train_device": a[first]["device"],
+        "decode_device": recorded["a", first]["device"],
         "decode_dtype": args.dtype,
     }
     return {"rows": rows_out, "training": training, "settings": settings}
@@ -265,6 +303,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--judge", default="offline", help="who hears the Path in free speech when scoring")
     parser.add_argument("--max-field-tokens", type=int, default=64, help="cap on the speech and on the rationale")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--seeds", type=int, default=1, help="train and bench every row under this many seeds (seed, seed+1, ...)"
+    )
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (training and decoding)")
     parser.add_argument("--dtype", default="fp32", choices=DTYPES, help="decoding dtype, the same on every device")
     parser.add_argument("--data-only", action="store_true", help="stop after the societies and the judge")
@@ -272,8 +313,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="print only the JSON report")
     parser.add_argument("--no-save", action="store_true", help="without --out: write nothing to benchmarks/results")
     args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error(f"--seeds {args.seeds}: expected at least 1")
     args.lr = args.lr or default_lr(args.base)
     return args
+
+
+def interval(score: float, ci: list[float] | None) -> str:
+    return f"{score:5.1f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{score:5.1f} (no interval)"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -307,8 +354,12 @@ def main(argv: list[str] | None = None) -> None:
                 "row": r["model"],
                 "pes_score": r["pes_score"],
                 "ci": r["ci"],
+                **({"reason": r["reason"]} if "reason" in r else {}),
+                "per_seed": r["per_seed"],
                 "fallback_rate": r["fallback_rate"],
-                "tasks": {t: {"score": r["tasks"][t]["score"], "ci": r["tasks"][t]["ci"]} for t in tasks},
+                "tasks": {
+                    t: {k: r["tasks"][t][k] for k in ("score", "ci", "reason") if k in r["tasks"][t]} for t in tasks
+                },
                 "decoding": r["decoding"],
             }
             for r in rows
@@ -326,8 +377,8 @@ def main(argv: list[str] | None = None) -> None:
         (results / "seed_table.md").write_text(markdown(board) + decoding_table(rows), encoding="utf-8")
         plot(board, results / "seed_table.png")
     table = "\n".join(
-        f"{r['row']:<22} PES {r['pes_score']:5.1f} [{r['ci'][0]:.1f}, {r['ci'][1]:.1f}]  "
-        + "  ".join(f"{t} {r['tasks'][t]['score']:5.1f}" for t in tasks)
+        f"{r['row']:<22} PES {interval(r['pes_score'], r['ci'])}  "
+        + "  ".join(f"{t} {interval(r['tasks'][t]['score'], r['tasks'][t]['ci'])}" for t in tasks)
         + f"  fallbacks {r['fallback_rate']:.0%}  action mass {r['decoding']['action_mass']:.2f}"
         for r in report["rows"]
     )

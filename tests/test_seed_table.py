@@ -104,22 +104,24 @@ def test_the_command_records_then_scores_then_reuses_its_data(tmp_path: Path):
     first = tmp_path / "first"
     done = _script(*TINY, "--out", str(first), "--record-only")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert sorted(p.name for p in (first / "decisions").iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl"]
+    assert sorted(p.name for p in (first / "decisions").iterdir()) == ["a-s7.jsonl", "b-s7.jsonl", "c-s7.jsonl"]
     assert not (first / "seed_table.json").exists()
 
     done = _script(*TINY, "--out", str(first))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    trained = ["pretrain_a", "pretrain_b", "dpo_c", "record_a", "record_b", "record_c"]
+    trained = ["pretrain_a_s7", "pretrain_b_s7", "dpo_c_s7", "record_a_s7", "record_b_s7", "record_c_s7"]
     assert report["reused_phases"] == trained  # the societies are not even read: nothing left needs them
     assert set(report["timings_s"]) == {"score_a", "score_b", "score_c", "total"}
     assert report["training"]["lr"] == 2e-3 and report["training"]["decode_dtype"] == "fp32"
     assert {"seed_table.json", "seed_table.md", "seed_table.png"} <= {p.name for p in first.iterdir()}
 
     second = tmp_path / "second"
-    done = _script(*TINY, "--data", str(first), "--out", str(second), "--tasks", "path_choice")
+    done = _script(*TINY, "--data", str(first), "--out", str(second), "--tasks", "path_choice", "--seeds", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["reused_phases"] == [] and not (second / "data").exists()
+    assert report["training"]["seeds"] == [7, 8], "every row trained under each seed"
+    assert all([s["seed"] for s in r["per_seed"]] == [7, 8] for r in report["rows"])
     assert [r["row"] for r in report["rows"]] == ["(a) single-Path data", "(b) multi-agent data", "(c) (b) + DPO"]
     assert all(r["fallback_rate"] == 0 and set(r["tasks"]) == {"path_choice"} for r in report["rows"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,10 @@ Progress = Callable[[dict[str, Any]], None]
 
 
 async def bench_model(
-    model: str | Policy, tasks: list[str], settings: BenchSettings, progress: Progress | None = None
+    model: str | Policy | Mapping[int, Policy],
+    tasks: list[str],
+    settings: BenchSettings,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """One leaderboard row: the model's PES, every task's and Path's score with its interval, and how many of
     its decisions fell back. Every task runs under `settings.seeds` seeds (`seed`, `seed`+1, …): points are the
@@ -106,16 +109,23 @@ async def bench_model(
     task's detail (confusion matrix, skipped items) is the first seed's. `model` is a `--model` string or a
     policy the caller keeps (to read its stats). `progress` hears `task_started` and `task_done` (with the
     task's score) events. A task whose items the scenario's world can pose none of is one error line (leave it
-    out with --tasks)."""
+    out with --tasks). `model` may also be one policy per seed (seed → policy: a model trained under each seed,
+    say): each seed's items are posed to its own policy, so the interval counts the training seeds' spread."""
     benchable(settings.scenario)
-    policy = CountingPolicy(resolve_model(model, base_url=settings.base_url) if isinstance(model, str) else model)
-    seeds = [settings.seed + k for k in range(settings.seeds)]
+    if isinstance(model, Mapping):
+        per_seed = {seed: CountingPolicy(p) for seed, p in model.items()}
+    else:
+        one = CountingPolicy(resolve_model(model, base_url=settings.base_url) if isinstance(model, str) else model)
+        per_seed = {settings.seed + k: one for k in range(settings.seeds)}
+    seeds = list(per_seed)
+    policy = per_seed[seeds[0]]
+    counted = list({id(p): p for p in per_seed.values()}.values())
     runs: dict[int, list[TaskResult]] = {s: [] for s in seeds}
     for index, name in enumerate(tasks, 1):
         if progress:
             progress(TaskStarted(model=policy.name, task=name, index=index, of=len(tasks)).payload())
         for seed in seeds:
-            result = await TASKS[name]().run(policy, settings.model_copy(update={"seed": seed}))
+            result = await TASKS[name]().run(per_seed[seed], settings.model_copy(update={"seed": seed}))
             if not result.scores:
                 reasons = sorted({s.reason for s in result.skipped}) or ["no items in this split"]
                 raise AmphoreusError(
@@ -136,8 +146,8 @@ async def bench_model(
         **({"reason": scored.pes.reason} if scored.pes.reason else {}),
         "seeds": seeds,
         "per_seed": [s.model_dump() for s in scored.seeds],
-        "decisions": policy.decisions,
-        "fallback_rate": round(policy.fallbacks / max(1, policy.decisions), 4),
+        "decisions": sum(p.decisions for p in counted),
+        "fallback_rate": round(sum(p.fallbacks for p in counted) / max(1, sum(p.decisions for p in counted)), 4),
         "tasks": {
             r.task: {
                 **_entry(scored.tasks[r.task]),
