@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,12 @@ README = ROOT / "README.md"
 RESULTS = ROOT / "benchmarks" / "results"
 BEGIN, END = "<!-- results:begin (tools/readme_results.py writes this) -->\n", "<!-- results:end -->"
 CHANCE = {"path_choice": 25.0, "path_voice": 100 / 18}
+WIDTH = 115
 NEAR_CHANCE = 5.0  # points: the bar for a shortcut baseline
+
+
+def wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, WIDTH, break_long_words=False, break_on_hyphens=False)
 
 
 def cell(entry: dict[str, Any]) -> str:
@@ -36,9 +42,11 @@ def baselines_section(report: dict[str, Any]) -> str:
     dev, heldout, every = boards["path_choice_dev"], boards["path_choice_heldout"], boards["all_tasks"]
     seeds = report["seeds"]
     lines = [
-        f"Path-Choice, the benchmark's hand-written dilemmas (four options, each embodying a Path; chance 25), and every",
-        f"task on the `all` split; seeds {seeds[0]}-{seeds[-1]}, intervals from a bootstrap over Paths and seeds",
-        f"(`python benchmarks/baselines.py`, {report['date']}; Path-Voice's judge is word-blind: chance 5.6):",
+        *wrap(
+            "Path-Choice, the benchmark's hand-written dilemmas (four options, each embodying a Path; chance 25), and "
+            f"every task on the `all` split; seeds {seeds[0]}-{seeds[-1]}, intervals from a bootstrap over Paths and "
+            f"seeds (`python benchmarks/baselines.py`, {report['date']}; Path-Voice's judge is word-blind: chance 5.6):"
+        ),
         "",
         "| Policy | Path-Choice dev | Path-Choice held-out | Path-Voice | PES (all tasks) |",
         "|---|---|---|---|---|",
@@ -51,19 +59,27 @@ def baselines_section(report: dict[str, Any]) -> str:
             f"{cell(every_row['tasks']['path_voice'])} | {cell(every_row['pes'])} |"
         )
     shortcuts = [m for m in ("longest", "keywords", "random") if m in rows]
-    verdicts = []
+    near, verdicts = [], []
     for model in shortcuts:
         off = [
             f"{name} {entry['score']:.1f}"
             for name, entry in (
                 ("Path-Choice dev", next(r for r in dev["rows"] if r["model"] == model)["tasks"]["path_choice"]),
-                ("Path-Choice held-out", next(r for r in heldout["rows"] if r["model"] == model)["tasks"]["path_choice"]),
+                (
+                    "Path-Choice held-out",
+                    next(r for r in heldout["rows"] if r["model"] == model)["tasks"]["path_choice"],
+                ),
                 ("Path-Voice", rows[model]["tasks"]["path_voice"]),
             )
             if abs(entry["score"] - CHANCE["path_voice" if name == "Path-Voice" else "path_choice"]) > NEAR_CHANCE
         ]
-        verdicts.append(f"`{model}` {'is off chance: ' + ', '.join(off) if off else 'is within 5 points of chance'}")
-    lines += ["", f"On Path-Choice and Path-Voice, {'; '.join(verdicts)}.", ""]
+        if off:
+            verdicts.append(f"`{model}` is more than 5 points off chance: {', '.join(off)}")
+        else:
+            near.append(f"`{model}`")
+    if near:
+        verdicts.insert(0, f"{', '.join(near)} {'is' if len(near) == 1 else 'are'} within 5 points of chance on both")
+    lines += ["", *wrap(f"On Path-Choice and Path-Voice, {'; '.join(verdicts)}."), ""]
     return "\n".join(lines)
 
 
@@ -71,18 +87,30 @@ def seed_table_section(report: dict[str, Any]) -> str:
     rows = report["rows"]
     tasks = list(rows[0]["tasks"])
     settings = report["settings"]
+    current = all("per_seed" in r for r in rows)
+    seeds = report.get("training", {}).get("seeds", [settings.get("seed")])
+    where = (
+        f"on this instrument, every row trained and benched under seeds {', '.join(map(str, seeds))}"
+        if current
+        else "as last measured, before the word-blind Path-Voice judge and the cluster intervals (one seed)"
+    )
     lines = [
-        "The seed's comparison on this instrument (`python benchmarks/seed_table.py`, "
-        f"base `{settings.get('base')}`, {settings.get('steps')} pre-training steps, {settings.get('dpo_steps')} DPO steps, "
-        f"bench seeds {settings.get('bench_seeds', 1)}; configuration, power and cautions in "
-        "[docs/training.md](docs/training.md#the-seeds-comparison)):",
+        *wrap(
+            f"The seed's comparison {where} (`python benchmarks/seed_table.py`: base `{settings.get('base')}`, "
+            f"{settings.get('steps')} pre-training steps, {settings.get('dpo_steps')} DPO steps, split "
+            f"`{settings.get('split')}`; configuration, power and cautions in "
+            "[docs/training.md](docs/training.md#the-seeds-comparison)):"
+        ),
         "",
         "| Row | PES [95% CI] | " + " | ".join(tasks) + " |",
         "|---|---|" + "---|" * len(tasks),
     ]
     for r in rows:
-        lines.append(f"| {r['row']} | {cell({'score': r['pes_score'], 'ci': r['ci'], 'reason': r.get('reason', '')})} | "
-                     + " | ".join(cell(r["tasks"][t]) for t in tasks) + " |")
+        lines.append(
+            f"| {r['row']} | {cell({'score': r['pes_score'], 'ci': r['ci'], 'reason': r.get('reason', '')})} | "
+            + " | ".join(cell(r["tasks"][t]) for t in tasks)
+            + " |"
+        )
     a, b, c = ({"score": r["pes_score"], "ci": r["ci"]} for r in rows[:3])
     finding = (
         "(b) multi-agent data beats (a) single-Path data with non-overlapping intervals"
@@ -91,8 +119,13 @@ def seed_table_section(report: dict[str, Any]) -> str:
         if not apart(b, a)
         else "(a) single-Path data beats (b)"
     )
-    dpo = "DPO changes nothing measurable" if not apart(c, b) else ("DPO helps" if c["score"] > b["score"] else "DPO hurts")
-    return "\n".join(lines) + f"\n\nOn this instrument {finding}; {dpo} ((c) against (b)).\n"
+    dpo = (
+        "DPO changes nothing measurable"
+        if not apart(c, b)
+        else ("DPO helps" if c["score"] > b["score"] else "DPO hurts")
+    )
+    said = f"{'On this instrument' if current else 'There'} {finding}; {dpo} ((c) against (b))."
+    return "\n".join([*lines, "", *wrap(said)]) + "\n"
 
 
 def results() -> str:
