@@ -60,7 +60,8 @@ def main() -> None:
     models = args.models.split(",")
     load_before = os.getloadavg()
     started = time.perf_counter()
-    boards, timings = {}, {}
+    boards: dict[str, dict[str, Any]] = {}
+    timings: dict[str, float] = {}
     for name in args.boards.split(","):
         tasks, split = BOARDS[name]
         began = time.perf_counter()
