@@ -125,3 +125,23 @@ def test_the_command_records_then_scores_then_reuses_its_data(tmp_path: Path):
     assert all([s["seed"] for s in r["per_seed"]] == [7, 8] for r in report["rows"])
     assert [r["row"] for r in report["rows"]] == ["(a) single-Path data", "(b) multi-agent data", "(c) (b) + DPO"]
     assert all(r["fallback_rate"] == 0 and set(r["tasks"]) == {"path_choice"} for r in report["rows"])
+
+
+def test_the_gpu_pages_commands_are_ones_the_script_takes_and_agree_on_settings():
+    """docs/training.md's seed-table commands parse, and the GPU run and the scoring here compare equal (a rerun
+    with other settings would be refused)."""
+    import re
+    import shlex
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    import seed_table
+
+    page = (REPO / "docs" / "training.md").read_text(encoding="utf-8")
+    section = page.split("### On a GPU machine: two commands", 1)[1].split("\n### ", 1)[0]
+    flat = " ".join(section.split())
+    commands = re.findall(r"python (?:benchmarks|wheelhouse)/seed_table\.py ([^`\n]+?)(?:`| python |$)", flat)
+    assert len(commands) == 3, commands
+    parsed = [seed_table.parse_args(shlex.split(c)) for c in commands]
+    compared = [{k: v for k, v in vars(a).items() if k not in seed_table.UNCOMPARED} for a in parsed[1:]]
+    assert compared[0] == compared[1], "the GPU run and the scoring here must agree on every compared setting"
+    assert parsed[1].device == "cuda" and parsed[1].record_only and parsed[1].seeds == 3
