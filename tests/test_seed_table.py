@@ -22,8 +22,9 @@ from tests.conftest import REPO
 SCRIPT = REPO / "benchmarks" / "seed_table.py"
 
 
-def test_the_bench_phase_runs_without_chroma_or_langgraph():
-    """A GPU image lacks both: with their import refused, the script loads and records Path-Choice and Path-Voice."""
+def test_the_bench_phase_runs_without_chroma_or_langgraph(tmp_path: Path):
+    """A GPU image lacks both: with their import refused, the script loads and records Path-Choice and Path-Voice,
+    and the word-blind judge scores the recorded speech (it needs the embedder, not the memory store)."""
     code = textwrap.dedent(
         f"""
         import asyncio, importlib.abc, sys
@@ -39,14 +40,21 @@ def test_the_bench_phase_runs_without_chroma_or_langgraph():
         from amphoreus_graph.policy.baselines import RandomPolicy  # as a PES model: no embedder, no memory
         policy = RecordingPolicy(RandomPolicy())
         asyncio.run(record_decisions(policy, ["path_choice", "path_voice"], BenchSettings(split="heldout")))
-        loaded = sorted(m for m in ("chromadb", "langgraph", "sentence_transformers") if m in sys.modules)
-        print(len(policy.entries), loaded)
+        recorded = sorted(m for m in ("chromadb", "langgraph", "sentence_transformers") if m in sys.modules)
+        from pathlib import Path
+        from amphoreus_graph.bench.leaderboard import bench_model
+        from amphoreus_graph.bench.replay import ReplayPolicy, write_record
+        write_record(policy, Path({str(tmp_path)!r}) / "random.jsonl")
+        replay = ReplayPolicy(Path({str(tmp_path)!r}) / "random.jsonl", "random")
+        row = asyncio.run(bench_model(replay, ["path_voice"], BenchSettings(split="heldout")))
+        scored = sorted(m for m in ("chromadb", "langgraph") if m in sys.modules)
+        print(len(policy.entries), row["tasks"]["path_voice"]["n"], recorded, scored)
         """
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    count, loaded = done.stdout.split(maxsplit=1)
-    assert int(count) > 0 and loaded.strip() == "[]"
+    count, judged, loaded = done.stdout.split(maxsplit=2)
+    assert int(count) > int(judged) > 0 and loaded.strip() == "[] []"
 
 
 def test_replayed_decisions_score_as_the_model_did(tmp_path: Path):
