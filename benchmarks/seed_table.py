@@ -53,6 +53,7 @@ from amphoreus_graph.train.configs import default_lr
 from amphoreus_graph.train.policy import DTYPES, load_pes_policy
 
 RESULTS = Path(__file__).with_name("results")
+BASELINES = ("random", "longest", "keywords")
 ROWS = {  # short: they label the plot's groups
     "a": "(a) single-Path data",
     "b": "(b) multi-agent data",
@@ -254,6 +255,14 @@ def seed_table(args: argparse.Namespace, root: Path, ledger: Ledger, tasks: list
         }
         for key in ROWS
     ]
+    baseline = settings.model_copy(update={"seeds": args.seeds})  # the same items, seeds and judge as the rows
+
+    def shortcut(name: str) -> dict[str, Any]:
+        return asyncio.run(bench_model(name, tasks, baseline))
+
+    shortcuts = [
+        {**ledger.run(f"baseline_{name}", lambda name=name: shortcut(name)), "model": name} for name in BASELINES
+    ]
     first = seeds[0]
     training = {
         "seeds": seeds,
@@ -275,7 +284,7 @@ def seed_table(args: argparse.Namespace, root: Path, ledger: Ledger, tasks: list
         "decode_device": recorded["a", first]["device"],
         "decode_dtype": args.dtype,
     }
-    return {"rows": rows_out, "training": training, "settings": settings}
+    return {"rows": rows_out, "baselines": shortcuts, "training": training, "settings": settings}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -346,24 +355,23 @@ def main(argv: list[str] | None = None) -> None:
         )
         return
     rows, settings = made["rows"], made["settings"]
-    board = {"models": rows, "tasks": tasks, "settings": settings.model_dump()}
+    board = {"models": rows + made["baselines"], "tasks": tasks, "settings": settings.model_dump()}
+
+    def entry(r: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "row": r["model"],
+            "pes_score": r["pes_score"],
+            "ci": r["ci"],
+            **({"reason": r["reason"]} if "reason" in r else {}),
+            "per_seed": r["per_seed"],
+            "fallback_rate": r["fallback_rate"],
+            "tasks": {t: {k: r["tasks"][t][k] for k in ("score", "ci", "reason") if k in r["tasks"][t]} for t in tasks},
+        }
+
     report = {
         "benchmark": "seed_table",
-        "rows": [
-            {
-                "row": r["model"],
-                "pes_score": r["pes_score"],
-                "ci": r["ci"],
-                **({"reason": r["reason"]} if "reason" in r else {}),
-                "per_seed": r["per_seed"],
-                "fallback_rate": r["fallback_rate"],
-                "tasks": {
-                    t: {k: r["tasks"][t][k] for k in ("score", "ci", "reason") if k in r["tasks"][t]} for t in tasks
-                },
-                "decoding": r["decoding"],
-            }
-            for r in rows
-        ],
+        "baselines": [entry(r) for r in made["baselines"]],
+        "rows": [{**entry(r), "decoding": r["decoding"]} for r in rows],
         "training": made["training"],
         "settings": {k: v for k, v in vars(args).items() if k not in ("json", "no_save")},
         "reused_phases": ledger.reused,
@@ -379,8 +387,8 @@ def main(argv: list[str] | None = None) -> None:
     table = "\n".join(
         f"{r['row']:<22} PES {interval(r['pes_score'], r['ci'])}  "
         + "  ".join(f"{t} {interval(r['tasks'][t]['score'], r['tasks'][t]['ci'])}" for t in tasks)
-        + f"  fallbacks {r['fallback_rate']:.0%}  action mass {r['decoding']['action_mass']:.2f}"
-        for r in report["rows"]
+        + (f"  action mass {r['decoding']['action_mass']:.2f}" if "decoding" in r else "  (baseline)")
+        for r in report["rows"] + report["baselines"]
     )
     publish(report, table, path=results / "seed_table.json", save=save, as_json=args.json)
 

@@ -46,3 +46,12 @@ def test_the_sentences_follow_the_intervals():
     assert "(b) multi-agent data beats (a) single-Path data" in said(20, 40, 40)
     assert "DPO changes nothing measurable" in said(20, 40, 42) and "DPO hurts" in said(20, 40, 20)
     assert "seeds 7, 8, 9" in said(20, 25, 25)
+
+
+def test_a_row_parts_from_the_shortcuts_only_above_every_one_of_them():
+    rows = [_row("(a) x", 20, [16, 24]), _row("(b) y", 40, [36, 44]), _row("(c) z", 30, [26, 34])]
+    shortcuts = [_row("random", 25, [21, 29]), _row("keywords", 27, [23, 31])]
+    said = readme_results.beyond_shortcuts(rows, shortcuts, ["path_choice"])
+    assert (
+        said == "Against the baselines: on path_choice (b) parts from every shortcut baseline (`random`, `keywords`)."
+    )

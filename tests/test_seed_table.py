@@ -120,7 +120,9 @@ def test_the_command_records_then_scores_then_reuses_its_data(tmp_path: Path):
     report = json.loads(done.stdout.strip().splitlines()[-1])
     trained = ["pretrain_a_s7", "pretrain_b_s7", "dpo_c_s7", "record_a_s7", "record_b_s7", "record_c_s7"]
     assert report["reused_phases"] == trained  # the societies are not even read: nothing left needs them
-    assert set(report["timings_s"]) == {"score_a", "score_b", "score_c", "total"}
+    scored = {"score_a", "score_b", "score_c", "baseline_random", "baseline_longest", "baseline_keywords", "total"}
+    assert set(report["timings_s"]) == scored
+    assert [b["row"] for b in report["baselines"]] == ["random", "longest", "keywords"]
     assert report["training"]["lr"] == 2e-3 and report["training"]["decode_dtype"] == "fp32"
     assert {"seed_table.json", "seed_table.md", "seed_table.png"} <= {p.name for p in first.iterdir()}
 

@@ -105,7 +105,7 @@ def seed_table_section(report: dict[str, Any]) -> str:
         "| Row | PES [95% CI] | " + " | ".join(tasks) + " |",
         "|---|---|" + "---|" * len(tasks),
     ]
-    for r in rows:
+    for r in rows + report.get("baselines", []):
         lines.append(
             f"| {r['row']} | {cell({'score': r['pes_score'], 'ci': r['ci'], 'reason': r.get('reason', '')})} | "
             + " | ".join(cell(r["tasks"][t]) for t in tasks)
@@ -125,7 +125,28 @@ def seed_table_section(report: dict[str, Any]) -> str:
         else ("DPO helps" if c["score"] > b["score"] else "DPO hurts")
     )
     said = f"{'On this instrument' if current else 'There'} {finding}; {dpo} ((c) against (b))."
+    if shortcuts := report.get("baselines", []):
+        said += " " + beyond_shortcuts(rows[:3], shortcuts, tasks)
     return "\n".join([*lines, "", *wrap(said)]) + "\n"
+
+
+def beyond_shortcuts(rows: list[dict[str, Any]], shortcuts: list[dict[str, Any]], tasks: list[str]) -> str:
+    """Per task, which rows score above every shortcut baseline with non-overlapping intervals."""
+    said = []
+    for task in tasks:
+        above = [
+            r["row"].split(" ", 1)[0]
+            for r in rows
+            if all(
+                apart(r["tasks"][task], b["tasks"][task]) and r["tasks"][task]["score"] > b["tasks"][task]["score"]
+                for b in shortcuts
+            )
+        ]
+        named = ", ".join(f"`{b['row']}`" for b in shortcuts)
+        said.append(
+            f"on {task} {' and '.join(above) if above else 'no row'} parts from every shortcut baseline ({named})"
+        )
+    return "Against the baselines: " + "; ".join(said) + "."
 
 
 def results() -> str:
