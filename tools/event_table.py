@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from generated import with_part, write_or_check
+
 from amphoreus_graph.contracts.events import markdown_table
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "studio.md"
@@ -16,21 +18,11 @@ BEGIN, END = "<!-- progress-events:begin -->\n", "<!-- progress-events:end -->"
 
 def with_table(text: str) -> str:
     """The page with the generated table between its markers."""
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}{markdown_table()}{END}{tail}"
+    return with_part(text, BEGIN, END, markdown_table())
 
 
 def main(argv: list[str]) -> int:
-    text = PAGE.read_text(encoding="utf-8")
-    fresh = with_table(text)
-    if "--check" in argv:
-        if fresh != text:
-            print(f"{PAGE}: the progress-events table is out of date; run python tools/event_table.py")
-            return 1
-        return 0
-    PAGE.write_text(fresh, encoding="utf-8")
-    return 0
+    return write_or_check(PAGE, with_table, argv, "the progress-events table is", "tools/event_table.py")
 
 
 if __name__ == "__main__":

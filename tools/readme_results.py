@@ -14,6 +14,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from generated import with_part, write_or_check
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -159,21 +161,11 @@ def results() -> str:
 
 def with_results(text: str) -> str:
     """The README with the generated Results between its markers."""
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}{results()}{END}{tail}"
+    return with_part(text, BEGIN, END, results())
 
 
 def main(argv: list[str]) -> int:
-    text = README.read_text(encoding="utf-8")
-    fresh = with_results(text)
-    if "--check" in argv:
-        if fresh != text:
-            print(f"{README}: the Results are out of date with benchmarks/results/; run python tools/readme_results.py")
-            return 1
-        return 0
-    README.write_text(fresh, encoding="utf-8")
-    return 0
+    return write_or_check(README, with_results, argv, "the Results are", "tools/readme_results.py")
 
 
 if __name__ == "__main__":

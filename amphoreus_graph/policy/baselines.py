@@ -11,10 +11,13 @@ where that Path is the right answer.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from random import Random
+
 from amphoreus_graph.catalogs.path_words import PathWordMask
 from amphoreus_graph.catalogs.scenario import catalog_for
 from amphoreus_graph.contracts.rng import stable_rng
-from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
+from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, TurnContext
 from amphoreus_graph.policy.offline import OfflinePathPolicy, compose_rationale, compose_speech
 
 
@@ -40,47 +43,60 @@ class RandomPolicy:
         )
 
 
-class LongestPolicy:
-    """Picks the option whose description is longest (ties drawn) and speaks that description."""
+class ShortcutPolicy(ABC):
+    """A reader of one surface feature: takes the option the feature scores highest (ties by a seeded draw)."""
 
-    name = "longest"
+    name = "shortcut"
 
     async def adecide(self, turn: TurnContext) -> PolicyResult:
         return PolicyResult(decision=self.decide(turn))
 
     def decide(self, turn: TurnContext) -> Decision:
-        rng = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, "longest")
-        most = max(len(o.help) for o in turn.options)
-        option = rng.choice(sorted((o for o in turn.options if len(o.help) == most), key=lambda o: o.action))
+        rng = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, self.name)
+        options = sorted(turn.options, key=lambda o: o.action)
+        scores = [self.score(option, turn) for option in options]
+        option = rng.choice([o for o, n in zip(options, scores, strict=True) if n == max(scores)])
         target = rng.choice(option.targets) if option.targets else None
         return Decision(
-            action=option.action, target=target, speech=option.help, rationale=compose_rationale(option, turn)
+            action=option.action,
+            target=target,
+            speech=self.speech(option, turn, rng),
+            rationale=compose_rationale(option, turn),
         )
 
+    @abstractmethod
+    def score(self, option: Option, turn: TurnContext) -> float:
+        """How much of the feature the option shows."""
 
-class KeywordPolicy:
+    @abstractmethod
+    def speech(self, option: Option, turn: TurnContext, rng: Random) -> str:
+        """What the reader says with its choice."""
+
+
+class LongestPolicy(ShortcutPolicy):
+    """Picks the option whose description is longest and speaks that description."""
+
+    name = "longest"
+
+    def score(self, option: Option, turn: TurnContext) -> float:
+        return len(option.help)
+
+    def speech(self, option: Option, turn: TurnContext, rng: Random) -> str:
+        return option.help
+
+
+class KeywordPolicy(ShortcutPolicy):
     """Speaks only its Path's lexicon words; chooses by counting them in each option's text."""
 
     name = "keywords"
 
-    async def adecide(self, turn: TurnContext) -> PolicyResult:
-        return PolicyResult(decision=self.decide(turn))
+    def score(self, option: Option, turn: TurnContext) -> float:
+        own = PathWordMask(catalog_for(turn.world)[turn.path].lexicon)
+        return len(own.spans(" ".join([option.action.replace("_", " "), option.verb, option.help])))
 
-    def decide(self, turn: TurnContext) -> Decision:
-        rng = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, "keywords")
-        path = catalog_for(turn.world)[turn.path]
-        own = PathWordMask(path.lexicon)
-        options = sorted(turn.options, key=lambda o: o.action)
-        counts = [len(own.spans(" ".join([o.action.replace("_", " "), o.verb, o.help]))) for o in options]
-        option = rng.choice([o for o, n in zip(options, counts, strict=True) if n == max(counts)])
-        target = rng.choice(option.targets) if option.targets else None
-        words = rng.sample(path.lexicon, k=min(3, len(path.lexicon)))
-        return Decision(
-            action=option.action,
-            target=target,
-            speech=", ".join(words).capitalize() + ".",
-            rationale=compose_rationale(option, turn),
-        )
+    def speech(self, option: Option, turn: TurnContext, rng: Random) -> str:
+        lexicon = catalog_for(turn.world)[turn.path].lexicon
+        return ", ".join(rng.sample(lexicon, k=min(3, len(lexicon)))).capitalize() + "."
 
 
 class SinglePathPolicy:
