@@ -22,7 +22,7 @@ def test_the_readme_results_are_what_the_results_files_say():
 
 def test_no_figure_in_the_results_section_is_outside_the_generated_part():
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Results\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("## Status and results\n", 1)[1].split("\n## ", 1)[0]
     head, rest = section.split(readme_results.BEGIN, 1)
     tail = rest.split(readme_results.END, 1)[1]
     assert not re.search(r"\d", head + tail), "a figure written by hand"

@@ -39,50 +39,50 @@ def apart(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return bool(a.get("ci") and b.get("ci")) and (a["ci"][0] > b["ci"][1] or b["ci"][0] > a["ci"][1])
 
 
+def shortcut_verdict(boards: dict[str, Any]) -> str:
+    """Which shortcut baselines sit within 5 points of chance on Path-Choice (both splits) and Path-Voice."""
+    scores: dict[str, list[tuple[str, float, float]]] = {}
+    for board, task, label in (
+        ("path_choice_dev", "path_choice", "Path-Choice dev"),
+        ("path_choice_heldout", "path_choice", "Path-Choice held-out"),
+        ("all_tasks", "path_voice", "Path-Voice"),
+    ):
+        for row in boards[board]["rows"]:
+            scores.setdefault(row["model"], []).append((label, row["tasks"][task]["score"], CHANCE[task]))
+    near, said = [], []
+    for model in (m for m in ("longest", "keywords", "random") if m in scores):
+        off = [f"{label} {score:.1f}" for label, score, chance in scores[model] if abs(score - chance) > NEAR_CHANCE]
+        if off:
+            said.append(f"`{model}` is more than 5 points off chance: {', '.join(off)}")
+        else:
+            near.append(f"`{model}`")
+    if near:
+        said.insert(0, f"{', '.join(near)} {'is' if len(near) == 1 else 'are'} within 5 points of chance on both tasks")
+    return "; ".join(said)
+
+
 def baselines_section(report: dict[str, Any]) -> str:
     boards = report["boards"]
-    dev, heldout, every = boards["path_choice_dev"], boards["path_choice_heldout"], boards["all_tasks"]
     seeds = report["seeds"]
     lines = [
         *wrap(
-            "Path-Choice, the benchmark's hand-written dilemmas (four options, each embodying a Path; chance 25), and "
-            f"every task on the `all` split; seeds {seeds[0]}-{seeds[-1]}, intervals from a bootstrap over Paths and "
-            f"seeds (`python benchmarks/baselines.py`, {report['date']}; Path-Voice's judge is word-blind: chance 5.6):"
+            "Written by `tools/readme_results.py` from `benchmarks/results/`. The baselines "
+            f"(`benchmarks/baselines.py`, {report['date']}, seeds {seeds[0]}-{seeds[-1]}, intervals over Paths and "
+            "seeds) on Path-Choice's hand-written dilemmas (chance 25), the word-blind Path-Voice (chance 5.6) and "
+            f"the PES; {shortcut_verdict(boards)}:"
         ),
         "",
         "| Policy | Path-Choice dev | Path-Choice held-out | Path-Voice | PES (all tasks) |",
         "|---|---|---|---|---|",
     ]
-    rows = {r["model"]: r for r in every["rows"]}
-    for d, h in zip(dev["rows"], heldout["rows"], strict=True):
-        every_row = rows[d["model"]]
+    every = {r["model"]: r for r in boards["all_tasks"]["rows"]}
+    for dev, heldout in zip(boards["path_choice_dev"]["rows"], boards["path_choice_heldout"]["rows"], strict=True):
+        row = every[dev["model"]]
         lines.append(
-            f"| {d['model']} | {cell(d['tasks']['path_choice'])} | {cell(h['tasks']['path_choice'])} | "
-            f"{cell(every_row['tasks']['path_voice'])} | {cell(every_row['pes'])} |"
+            f"| {dev['model']} | {cell(dev['tasks']['path_choice'])} | {cell(heldout['tasks']['path_choice'])} | "
+            f"{cell(row['tasks']['path_voice'])} | {cell(row['pes'])} |"
         )
-    shortcuts = [m for m in ("longest", "keywords", "random") if m in rows]
-    near, verdicts = [], []
-    for model in shortcuts:
-        off = [
-            f"{name} {entry['score']:.1f}"
-            for name, entry in (
-                ("Path-Choice dev", next(r for r in dev["rows"] if r["model"] == model)["tasks"]["path_choice"]),
-                (
-                    "Path-Choice held-out",
-                    next(r for r in heldout["rows"] if r["model"] == model)["tasks"]["path_choice"],
-                ),
-                ("Path-Voice", rows[model]["tasks"]["path_voice"]),
-            )
-            if abs(entry["score"] - CHANCE["path_voice" if name == "Path-Voice" else "path_choice"]) > NEAR_CHANCE
-        ]
-        if off:
-            verdicts.append(f"`{model}` is more than 5 points off chance: {', '.join(off)}")
-        else:
-            near.append(f"`{model}`")
-    if near:
-        verdicts.insert(0, f"{', '.join(near)} {'is' if len(near) == 1 else 'are'} within 5 points of chance on both")
-    lines += ["", *wrap(f"On Path-Choice and Path-Voice, {'; '.join(verdicts)}."), ""]
-    return "\n".join(lines)
+    return "\n".join([*lines, ""])
 
 
 def seed_table_section(report: dict[str, Any]) -> str:
@@ -98,16 +98,15 @@ def seed_table_section(report: dict[str, Any]) -> str:
     )
     lines = [
         *wrap(
-            f"The seed's comparison {where} (`python benchmarks/seed_table.py`: base `{settings.get('base')}`, "
-            f"{settings.get('steps')} pre-training steps, {settings.get('dpo_steps')} DPO steps, split "
-            f"`{settings.get('split')}`; configuration, power and cautions in "
-            "[docs/training.md](docs/training.md#the-seeds-comparison)):"
+            f"The seed's comparison {where} (`benchmarks/seed_table.py`: `{settings.get('base')}`, "
+            f"{settings.get('steps')} + {settings.get('dpo_steps')} DPO steps, `{settings.get('split')}` split; "
+            "configuration, power, baselines: [training.md](docs/training.md#the-seeds-comparison)):"
         ),
         "",
         "| Row | PES [95% CI] | " + " | ".join(tasks) + " |",
         "|---|---|" + "---|" * len(tasks),
     ]
-    for r in rows + report.get("baselines", []):
+    for r in rows:
         lines.append(
             f"| {r['row']} | {cell({'score': r['pes_score'], 'ci': r['ci'], 'reason': r.get('reason', '')})} | "
             + " | ".join(cell(r["tasks"][t]) for t in tasks)
