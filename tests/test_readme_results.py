@@ -46,6 +46,7 @@ def test_the_sentences_follow_the_intervals():
     assert "(b) multi-agent data beats (a) single-Path data" in said(20, 40, 40)
     assert "DPO changes nothing measurable" in said(20, 40, 42) and "DPO hurts" in said(20, 40, 20)
     assert "seeds 7, 8, 9" in said(20, 25, 25)
+    assert "when about 8 PES points apart" in said(20, 25, 25), "±4 each: 2.8 × √2 × 4/1.96"
 
 
 def test_a_row_parts_from_the_shortcuts_only_above_every_one_of_them():
