@@ -53,6 +53,7 @@ def test_a_row_parts_from_the_shortcuts_only_above_every_one_of_them():
     rows = [_row("(a) x", 20, [16, 24]), _row("(b) y", 40, [36, 44]), _row("(c) z", 30, [26, 34])]
     shortcuts = [_row("random", 25, [21, 29]), _row("keywords", 27, [23, 31])]
     said = readme_results.beyond_shortcuts(rows, shortcuts, ["path_choice"])
-    assert (
-        said == "Against the baselines: on path_choice (b) parts from every shortcut baseline (`random`, `keywords`)."
-    )
+    assert said == "Against every shortcut baseline (`random`, `keywords`): on path_choice (b) parts."
+    shortcuts.append(_row("longest", 41, [37, 45]))
+    said = readme_results.beyond_shortcuts(rows, shortcuts, ["path_choice"])
+    assert said == "No row parts from every shortcut baseline (`random`, `keywords`, `longest`) on any task."

@@ -145,9 +145,9 @@ def detectable_gap(a: dict[str, Any], b: dict[str, Any]) -> float | None:
 
 def beyond_shortcuts(rows: list[dict[str, Any]], shortcuts: list[dict[str, Any]], tasks: list[str]) -> str:
     """Per task, which rows score above every shortcut baseline with non-overlapping intervals."""
-    said = []
-    for task in tasks:
-        above = [
+    named = ", ".join(f"`{b['row']}`" for b in shortcuts)
+    above = {
+        task: [
             r["row"].split(" ", 1)[0]
             for r in rows
             if all(
@@ -155,11 +155,12 @@ def beyond_shortcuts(rows: list[dict[str, Any]], shortcuts: list[dict[str, Any]]
                 for b in shortcuts
             )
         ]
-        named = ", ".join(f"`{b['row']}`" for b in shortcuts)
-        said.append(
-            f"on {task} {' and '.join(above) if above else 'no row'} parts from every shortcut baseline ({named})"
-        )
-    return "Against the baselines: " + "; ".join(said) + "."
+        for task in tasks
+    }
+    if not any(above.values()):
+        return f"No row parts from every shortcut baseline ({named}) on any task."
+    said = [f"on {task} {' and '.join(found) if found else 'no row'} parts" for task, found in above.items()]
+    return f"Against every shortcut baseline ({named}): {'; '.join(said)}."
 
 
 def results() -> str:
