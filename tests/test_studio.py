@@ -109,6 +109,28 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
+@contextlib.contextmanager
+def studio_server(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Iterator[str]:
+    """`argv` (a Studio server command) on a free loopback port in its own process group, its output in `log`;
+    yields its URL once it answers, and stops it and its children afterwards."""
+    port = free_port()
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            [*argv, "--port", str(port), "--no-browser"],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", process, 120)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("studio")

@@ -13,7 +13,7 @@ import pytest
 
 import amphoreus_graph
 from amphoreus_graph.cli.studio import code_dirs
-from tests.test_studio import free_port, server_env, stop, wait_ready
+from tests.test_studio import server_env, studio_server
 
 AMPHOREUS = Path(sys.executable).with_name("amphoreus")
 GRAPH = """\
@@ -63,30 +63,17 @@ def test_a_missing_config_is_one_line(tmp_path: Path) -> None:
 def test_run_output_is_not_watched_but_code_is(tmp_path: Path) -> None:
     config = project(tmp_path / "proj")
     log = tmp_path / "server.log"
-    port = free_port()
-    with open(log, "wb") as sink:
-        process = subprocess.Popen(
-            [str(AMPHOREUS), "studio", "--config", str(config), "--port", str(port), "--no-browser"],
-            cwd=tmp_path,
-            env=server_env(tmp_path / "memory", tmp_path / "runs"),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            wait_ready(f"http://127.0.0.1:{port}", process, 120)
-            for folder in ("runs/r1/samples", "memory"):  # what a run writes, in the served project
-                (config.parent / folder).mkdir(parents=True)
-                for i in range(5):
-                    (config.parent / folder / f"cycle-{i}.jsonl").write_text("{}\n")
-            time.sleep(3)  # watchfiles reports within ~0.1-2 s
-            text = log.read_text(errors="replace")
-            assert "change" not in text, text[-3000:]
-            (config.parent / "app" / "graph.py").write_text(GRAPH + "\n# edited\n", encoding="utf-8")
-            deadline = time.monotonic() + 20
-            while "Reloading" not in log.read_text(errors="replace") and time.monotonic() < deadline:
-                time.sleep(0.5)
-            assert "Reloading" in log.read_text(errors="replace"), "a code change must still reload the server"
-        finally:
-            stop(process)
+    command = [str(AMPHOREUS), "studio", "--config", str(config)]
+    with studio_server(command, tmp_path, server_env(tmp_path / "memory", tmp_path / "runs"), log):
+        for folder in ("runs/r1/samples", "memory"):  # what a run writes, in the served project
+            (config.parent / folder).mkdir(parents=True)
+            for i in range(5):
+                (config.parent / folder / f"cycle-{i}.jsonl").write_text("{}\n")
+        time.sleep(3)  # watchfiles reports within ~0.1-2 s
+        text = log.read_text(errors="replace")
+        assert "change" not in text, text[-3000:]
+        (config.parent / "app" / "graph.py").write_text(GRAPH + "\n# edited\n", encoding="utf-8")
+        deadline = time.monotonic() + 20
+        while "Reloading" not in log.read_text(errors="replace") and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert "Reloading" in log.read_text(errors="replace"), "a code change must still reload the server"

@@ -169,27 +169,13 @@ def fresh_clone(into: Path) -> Path:
 def serving(command: list[str], cwd: Path, clone: Path, log: Path) -> Iterator[str]:
     """A Studio server as a user starts it (`command` on a free port, in `cwd`, no AMPHOREUS_* set), running the
     clone's code; yields its URL, and stops it."""
-    from tests.test_studio import free_port, server_env, stop, wait_ready
+    from tests.test_studio import server_env, studio_server
 
     env = {k: v for k, v in server_env(cwd, cwd).items() if not k.startswith("AMPHOREUS_")}
     env["PYTHONPATH"] = str(clone)  # the clone's code, not the editable install's
-    port = free_port()
-    with open(log, "wb") as sink:
-        server = subprocess.Popen(
-            [*command, "--port", str(port), "--no-browser", "--no-reload"],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        wait_ready(f"http://127.0.0.1:{port}", server, 120)
-        yield f"http://127.0.0.1:{port}"
+    with studio_server([*command, "--no-reload"], cwd, env, log) as url:
+        yield url
         assert "BlockingError" not in log.read_text(encoding="utf-8", errors="replace")
-    finally:
-        stop(server)
 
 
 Submitted = dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]
