@@ -30,6 +30,7 @@ from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Option, TurnContext
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.perception import build_turn
+from tests.test_path_choice import bench_user_items
 
 PATHS = ("Preservation", "Destruction", "Elation", "Nihility")
 
@@ -106,10 +107,7 @@ def test_bench_warns_about_a_users_unbalanced_file_and_still_runs(cli, tmp_path)
                      {"path": "Nihility", "text": "I sit."}]}
         for n, p in enumerate(["Order", "Preservation", "Remembrance", "Beauty"])
     ]  # fmt: skip
-    mine = tmp_path / "mine.jsonl"
-    mine.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    code, out, err = cli("bench", "--model", "random", "--task", "path_choice", "--items", str(mine),
-                         "--out", str(tmp_path / "board"))  # fmt: skip
+    code, out, err = bench_user_items(cli, tmp_path, rows, "random")
     assert code == 0, out + err
     assert "warning:" in err and "longest in 100% of items" in err and "chance 33.3" in err, err
     assert (tmp_path / "board" / "leaderboard.json").exists()

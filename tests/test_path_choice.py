@@ -139,6 +139,14 @@ def test_the_items_are_hand_written_for_every_path_with_a_held_out_split(items):
     assert not leaks, f"item texts use the Paths' lexicon words: {leaks[:10]}"
 
 
+def bench_user_items(cli, tmp_path, rows: list[dict], model: str) -> tuple[int, str, str]:
+    """`amphoreus bench` on Path-Choice with `rows` as the user's JSONL `--items`, its board in tmp_path/board."""
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return cli("bench", "--model", model, "--task", "path_choice", "--items", str(mine),
+               "--out", str(tmp_path / "board"))  # fmt: skip
+
+
 def test_bench_runs_a_users_jsonl_items(cli, tmp_path):
     catalog = load_paths()
     rows = [
@@ -146,10 +154,7 @@ def test_bench_runs_a_users_jsonl_items(cli, tmp_path):
          "options": [{"path": q, "text": catalog[q].summary} for q in (p, "Elation")]}
         for n, p in enumerate(["Order", "Preservation", "Remembrance"])
     ]  # fmt: skip
-    mine = tmp_path / "mine.jsonl"
-    mine.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    code, out, err = cli("bench", "--model", "offline", "--task", "path_choice", "--items", str(mine),
-                         "--out", str(tmp_path / "board"))  # fmt: skip
+    code, out, err = bench_user_items(cli, tmp_path, rows, "offline")
     assert code == 0, out + err
     board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
     assert board["models"][0]["tasks"]["path_choice"]["n"] == 3
