@@ -26,7 +26,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import environment, publish
 
-from amphoreus_graph.bench.leaderboard import bench_model
+from amphoreus_graph.bench.leaderboard import bench_model, cell
 from amphoreus_graph.bench.tasks.base import BenchSettings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "baselines.json"
@@ -41,11 +41,6 @@ BOARDS = {  # name: (tasks, split)
 def board(models: list[str], tasks: list[str], split: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     settings = BenchSettings(split=split, seed=args.seed, seeds=args.seeds)
     return [asyncio.run(bench_model(model, tasks, settings)) for model in models]
-
-
-def cell(entry: dict[str, Any]) -> str:
-    ci = entry.get("ci")
-    return f"{entry['score']:5.1f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{entry['score']:5.1f} ({entry['reason']})"
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from bench_common import environment, publish
 
 from amphoreus_graph.atomic import write_atomic
-from amphoreus_graph.bench.leaderboard import bench_model, markdown, plot, task_names
+from amphoreus_graph.bench.leaderboard import bench_model, cell, markdown, plot, task_names
 from amphoreus_graph.bench.replay import RecordingPolicy, ReplayPolicy, record_decisions, write_record
 from amphoreus_graph.bench.tasks.base import BenchSettings
 from amphoreus_graph.errors import AmphoreusError
@@ -328,10 +328,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def interval(score: float, ci: list[float] | None) -> str:
-    return f"{score:5.1f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{score:5.1f} (no interval)"
-
-
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     load_before = os.getloadavg()
@@ -385,8 +381,8 @@ def main(argv: list[str] | None = None) -> None:
         (results / "seed_table.md").write_text(markdown(board) + decoding_table(rows), encoding="utf-8")
         plot(board, results / "seed_table.png")
     table = "\n".join(
-        f"{r['row']:<22} PES {interval(r['pes_score'], r['ci'])}  "
-        + "  ".join(f"{t} {interval(r['tasks'][t]['score'], r['tasks'][t]['ci'])}" for t in tasks)
+        f"{r['row']:<22} PES {cell({'score': r['pes_score'], 'ci': r['ci'], 'reason': r.get('reason')})}  "
+        + "  ".join(f"{t} {cell(r['tasks'][t])}" for t in tasks)
         + (f"  action mass {r['decoding']['action_mass']:.2f}" if "decoding" in r else "  (baseline)")
         for r in report["rows"] + report["baselines"]
     )

@@ -17,6 +17,8 @@ from typing import Any
 
 from generated import with_part, write_or_check
 
+from amphoreus_graph.bench.leaderboard import cell
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -28,11 +30,6 @@ NEAR_CHANCE = 5.0  # points: the issue's bar for a shortcut baseline
 
 def wrap(text: str) -> list[str]:
     return textwrap.wrap(text, WIDTH, break_long_words=False, break_on_hyphens=False)
-
-
-def cell(entry: dict[str, Any]) -> str:
-    ci = entry.get("ci")
-    return f"{entry['score']:.1f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{entry['score']:.1f} ({entry['reason']})"
 
 
 def apart(a: dict[str, Any], b: dict[str, Any]) -> bool:
