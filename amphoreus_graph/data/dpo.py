@@ -282,6 +282,8 @@ def write_dpo(
     with open(target, "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
     agreement = panel_agreement(judgements)
+    probe = probe_pairs(rows)
+    written = [r for r in rows if not offline_written(r)]  # the pairs on which the probe can fail
     report = DpoReport(
         judged=counts["judged"],
         pairs=len(rows),
@@ -296,9 +298,9 @@ def write_dpo(
         decided_by_human=sum(r["decided_by"] == "human" for r in rows),
         agreement_rate=agreement.rate,
         pairs_panels_agree=sum(bool(r["panels_agree"]) for r in rows),
-        shortcut_probe=probe_pairs(rows),
-        offline_written=sum(map(offline_written, rows)),
-        model_written_probe=probe_pairs(written) if (written := [r for r in rows if not offline_written(r)]) else None,
+        shortcut_probe=probe,
+        offline_written=len(rows) - len(written),
+        model_written_probe=(probe if len(written) == len(rows) else probe_pairs(written)) if written else None,
         file=str(target),
     )
     (out / "README.md").write_text(dpo_card(report, rows, min_margin, min_score, balance_acts), encoding="utf-8")
