@@ -595,7 +595,7 @@ MALFORMED = [
     (
         "an effect amount of the wrong type",
         _edit("actions.5.effects.0", {"harm": "lots"}),
-        "actions[5].effects[0].harm.amount: Input should be a valid number",
+        "actions[5].effects[0].harm.amount: Value error, unknown name 'lots'",
     ),
     (
         "an unknown effect argument",

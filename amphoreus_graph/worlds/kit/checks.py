@@ -21,6 +21,7 @@ from amphoreus_graph.worlds.kit.compiled import (
     check_template,
     num,
 )
+from amphoreus_graph.worlds.kit.expr import Expr, ExprError
 from amphoreus_graph.worlds.kit.schema import (
     Bump,
     Chance,
@@ -38,6 +39,7 @@ from amphoreus_graph.worlds.kit.schema import (
     Move,
     PoolChange,
     Range,
+    RelationChange,
     ScoreSpec,
     Shield,
     StatChange,
@@ -45,11 +47,31 @@ from amphoreus_graph.worlds.kit.schema import (
     Take,
     TallyChange,
     Threshold,
+    Transfer,
     TrustChange,
     Who,
 )
+from amphoreus_graph.worlds.kit.scope import TRUST, names_of
 
 RESERVED_ENDINGS = ("round_limit", "all_fallen")
+# The agents each place of use binds for its expressions and effects (an action adds its target agent).
+ROLES: dict[str, tuple[str, ...]] = {
+    "action": ("actor",),
+    "transition": ("actor",),
+    "threshold": (),
+    "world": (),
+    "agent": ("actor",),
+    "pair": ("actor", "target"),
+}
+_WORLD_EFFECTS = (Harm, Heal, StatChange, ClockChange, PoolChange, End)
+ALLOWED: dict[str, tuple[type, ...] | None] = {
+    "action": None,
+    "transition": (*_WORLD_EFFECTS, TrustChange, TallyChange, Bump, Chance, RelationChange, Transfer),
+    "threshold": _WORLD_EFFECTS,
+    "world": (*_WORLD_EFFECTS, Chance),
+    "agent": (*_WORLD_EFFECTS, TallyChange, Chance),
+    "pair": (*_WORLD_EFFECTS, TallyChange, Chance, RelationChange, Transfer),
+}
 
 
 class Problem(Exception):
@@ -74,6 +96,11 @@ def _unique(field: str, kind: str, names: list[str]) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise Problem(field, f"duplicate {kind} names {dupes}; expected unique names")
+
+
+def _within(field: str, value: float, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise Problem(field, f"{num(value)} is outside [{num(low)}, {num(high)}]; expected a value in it")
 
 
 def _template(field: str, text: str, allowed: Iterable[str]) -> None:
@@ -103,6 +130,7 @@ class _Checker:
         self._actions()
         self._agents()
         self._endings()
+        self._society()
         for i, text in enumerate(spec.situations):
             _template(f"situations[{i}]", text, self.stakes | {"location"})
         _template("stakes", spec.stakes, self.stakes)
@@ -129,14 +157,19 @@ class _Checker:
                 raise Problem(f"agents[{i}].name", f"{name!r}; expected a name without '#' or outer spaces")
 
     def _names_apart(self) -> None:
-        """Pools and stats name template placeholders and gauges: they must not collide with the kit's own."""
+        """Pools, clocks and stats name template placeholders and gauges: they must not collide with the kit's
+        own, nor with each other; a relation must not be called like the kit's trust."""
         taken = set(STAKES_VARS) | {s.value for s in Status} | {CLOCK}
-        for name in self.spec.pools:
-            if name in taken or name in self.spec.stats:
-                raise Problem(
-                    f"pools.{name}",
-                    f"the name {name!r} is taken; expected a name other than {sorted(taken | set(self.spec.stats))}",
-                )
+        for section, names in (("pools", list(self.spec.pools)), ("clocks", list(self.spec.clocks))):
+            for name in names:
+                if name in taken or name in self.spec.stats:
+                    others = sorted(taken | set(self.spec.stats))
+                    raise Problem(
+                        f"{section}.{name}", f"the name {name!r} is taken; expected a name other than {others}"
+                    )
+                taken.add(name)
+        if TRUST in self.spec.relations:
+            raise Problem(f"relations.{TRUST}", "trust is every world's own relation; expected another name")
         if len([s for s in self.spec.stats.values() if s.vital]) > 1:
             raise Problem("stats", "more than one vital stat; expected at most one (the one whose min fells an agent)")
         for tag in self.spec.tags:
@@ -244,9 +277,32 @@ class _Checker:
                 _known(f"objectives[{i}].kind", "objective kind", obj.kind, self.w.kinds)
             _known(f"objectives[{i}].location", "location", obj.location, self.w.locations)
 
-    def _condition(self, field: str, cond: Condition | None) -> None:
+    def _expr(self, field: str, text: str, roles: tuple[str, ...], *, place: bool = False) -> None:
+        try:
+            Expr.parse(text).check(names_of(self.spec, roles, place=place))
+        except ExprError as error:
+            raise Problem(field, str(error)) from None
+
+    def _condition(
+        self, field: str, cond: Condition | None, roles: tuple[str, ...] = ("actor",), *, place: bool = False
+    ) -> None:
         if cond is None:
             return
+        if cond.test is not None:
+            self._expr(f"{field}.test", cond.test, roles, place=place)
+        for key, parts in (("all", cond.all_), ("any", cond.any_)):
+            for j, part in enumerate(parts or []):
+                self._condition(f"{field}.{key}[{j}]", part, roles, place=place)
+        if cond.not_ is not None:
+            self._condition(f"{field}.not", cond.not_, roles, place=place)
+        agent_fields: dict[str, object] = {
+            "holding": cond.holding is not None,
+            "at": cond.at,
+            "stat": cond.stat,
+            "objective_here": cond.objective_here,
+        }
+        if "actor" not in roles and (used := [k for k, v in agent_fields.items() if v]):
+            raise Problem(f"{field}.{used[0]}", "nobody acts here; expected a test of the world (test:, pool:, clock:)")
         for j, loc in enumerate(cond.at or []):
             _known(f"{field}.at[{j}]", "location", loc, self.w.locations)
         for stat, r in cond.stat.items():
@@ -272,7 +328,12 @@ class _Checker:
             for j, tag in enumerate(decl.tags):
                 if tag not in tags:
                     raise Problem(f"{field}.tags[{j}]", _one_of("tag", tag, tags) + " (or declare it under tags:)")
+            roles = ("actor", "target") if decl.target is TargetKind.AGENT else ("actor",)
             self._condition(f"{field}.when", decl.when)
+            if decl.targets.test is not None:
+                if decl.target is not TargetKind.AGENT:
+                    raise Problem(f"{field}.targets.test", "tests an agent target; expected target: agent")
+                self._expr(f"{field}.targets.test", decl.targets.test, ("actor", "target"))
             for j, rule in enumerate(decl.pressure):
                 self._condition(f"{field}.pressure[{j}].when", rule.when)
             for stat in decl.cost:
@@ -287,31 +348,32 @@ class _Checker:
             if decl.text is not None:
                 _template(f"{field}.text", decl.text, self.stakes | ACTION_VARS)
             _template(f"{field}.verb", decl.verb, {"target"})
-            self._effects(f"{field}.effects", decl.effects, context="action", target=decl.target, reach=decl.reach)
+            self._effects(
+                f"{field}.effects", decl.effects, context="action", target=decl.target, reach=decl.reach, roles=roles
+            )
 
-    def _effects(self, field: str, effects: list[Effect], *, context: str, target: TargetKind, reach: Reach) -> None:
+    def _effects(
+        self,
+        field: str,
+        effects: list[Effect],
+        *,
+        context: str,
+        target: TargetKind,
+        reach: Reach,
+        roles: tuple[str, ...] | None = None,
+    ) -> None:
         spec = self.spec
-        allowed = {
-            "action": None,
-            "transition": (
-                Harm,
-                Heal,
-                StatChange,
-                TrustChange,
-                ClockChange,
-                PoolChange,
-                TallyChange,
-                Bump,
-                Chance,
-                End,
-            ),
-            "threshold": (Harm, Heal, StatChange, ClockChange, PoolChange, End),
-        }[context]
+        allowed = ALLOWED[context]
+        roles = ROLES[context] if roles is None else roles
         from amphoreus_graph.worlds.kit import schema
 
         for i, effect in enumerate(effects):
             key = next(iter(type(effect).model_fields))
             here = f"{field}[{i}].{key}"
+            args = getattr(effect, key)
+            for name in ("amount", "delta"):
+                if isinstance(getattr(args, name, None), str):
+                    self._expr(f"{here}.{name}", getattr(args, name), roles)
             if allowed is not None and not isinstance(effect, allowed):
                 names = sorted(k for k, cls in schema.EFFECTS.items() if issubclass(cls, allowed))
                 raise Problem(f"{field}[{i}]", f"{key!r} cannot happen in a {context}; expected one of {names}")
@@ -349,8 +411,11 @@ class _Checker:
                     raise Problem(here, "the world has no stats; expected stats: first")
                 if stat is not None:
                     _known(f"{here}.{'name' if isinstance(effect, StatChange) else 'stat'}", "stat", stat, spec.stats)
-                if context == "threshold" and args.who is not Who.ALL:
-                    raise Problem(f"{here}.who", f"{args.who.value!r}; a threshold has no actor, expected who: all")
+                if "actor" not in roles and args.who is not Who.ALL:
+                    place = "threshold" if context == "threshold" else "rule of the whole world"
+                    raise Problem(f"{here}.who", f"{args.who.value!r}; a {place} has no actor, expected who: all")
+                if args.who is Who.TARGET and context in ("agent", "world") and "target" not in roles:
+                    raise Problem(f"{here}.who", f"{args.who.value!r}; there is no target here, expected actor or all")
                 if args.who is Who.TARGET and context == "action" and target is not TargetKind.AGENT:
                     raise Problem(f"{here}.who", agent_needed)
             elif isinstance(effect, Shield):
@@ -363,8 +428,22 @@ class _Checker:
                 if t.mutual is not None and context != "action":
                     raise Problem(f"{here}.mutual", f"mutual offers need a decision; not in a {context}")
             elif isinstance(effect, ClockChange):
-                if spec.clock is None:
+                if effect.clock.name is not None:
+                    _known(f"{here}.name", "clock", effect.clock.name, spec.clocks)
+                elif spec.clock is None:
                     raise Problem(here, "the world has no clock; expected a clock: section first")
+            elif isinstance(effect, RelationChange):
+                _known(f"{here}.name", "relation", effect.relation.name, [*spec.relations, TRUST])
+                if "target" in effect.relation.between and not (target is TargetKind.AGENT or "target" in roles):
+                    raise Problem(f"{here}.between", agent_needed)
+                if effect.relation.between[0] == effect.relation.between[1]:
+                    raise Problem(
+                        f"{here}.between", "an agent's relation to itself; expected [actor, target] or [target, actor]"
+                    )
+            elif isinstance(effect, Transfer):
+                _known(f"{here}.stat", "stat", effect.transfer.stat, spec.stats)
+                if not (target is TargetKind.AGENT or "target" in roles):
+                    raise Problem(here, agent_needed)
             elif isinstance(effect, PoolChange):
                 _known(f"{here}.name", "pool", effect.pool.name, spec.pools)
             elif isinstance(effect, Harvest):
@@ -381,8 +460,15 @@ class _Checker:
                     text = getattr(args, key2)
                     if text is not None:
                         _template(f"{here}.{key2}", text, self.stakes | ACTION_VARS)
-                self._effects(f"{here}.then", args.then, context=context, target=target, reach=reach)
-                self._effects(f"{here}.otherwise", args.otherwise, context=context, target=target, reach=reach)
+                for branch in ("then", "otherwise"):
+                    self._effects(
+                        f"{here}.{branch}",
+                        getattr(args, branch),
+                        context=context,
+                        target=target,
+                        reach=reach,
+                        roles=roles,
+                    )
 
     def _agents(self) -> None:
         names = [a.name for a in self.spec.agents]
@@ -394,11 +480,7 @@ class _Checker:
             for stat, value in agent.stats.items():
                 _known(f"{field}.stats.{stat}", "stat", stat, self.spec.stats)
                 declared = self.spec.stats[stat]
-                if not declared.min <= value <= declared.max:
-                    raise Problem(
-                        f"{field}.stats.{stat}",
-                        f"{num(value)} is outside [{num(declared.min)}, {num(declared.max)}]; expected a value in it",
-                    )
+                _within(f"{field}.stats.{stat}", value, declared.min, declared.max)
             if agent.seeks is not None:
                 _known(f"{field}.seeks", "objective", agent.seeks, self.w.objectives)
 
@@ -428,6 +510,8 @@ class _Checker:
                     self._range(f"{field}.when.pool.{pool}", r)
                 if cond.all_fallen and self.w.vital is None:
                     raise Problem(f"{field}.when.all_fallen", "nobody can fall; expected a stat with vital: true")
+                if cond.test is not None:
+                    self._expr(f"{field}.when.test", cond.test, ())
             if ending.score is not None:
                 self._score(f"{field}.score", ending.score)
         self._score("score", self.spec.score)
@@ -438,6 +522,67 @@ class _Checker:
         if score.clock and self.spec.clock is None:
             raise Problem(f"{field}.clock", "the world has no clock; expected a clock: section first")
         _ = [Status(s) for s in score.objectives]
+        if score.expr is not None:
+            self._expr(f"{field}.expr", score.expr, ())
+        if score.per_agent is not None:
+            self._expr(f"{field}.per_agent", score.per_agent, ("actor",))
+
+    def _society(self) -> None:
+        """Relations, named clocks, per-round rules, triggers and the director's events."""
+        spec = self.spec
+        for name, clock in spec.clocks.items():
+            for i, t in enumerate(clock.thresholds):
+                self._threshold(f"clocks.{name}.thresholds[{i}]", t, clock.min, clock.max)
+            if clock.on_action or clock.on_transition:
+                raise Problem(f"clocks.{name}", "on_action/on_transition belong to clock:; expected a clock effect")
+            if isinstance(clock.rise_per_round, str):
+                self._expr(f"clocks.{name}.rise_per_round", clock.rise_per_round, ())
+        if spec.clock is not None and isinstance(spec.clock.rise_per_round, str):
+            self._expr("clock.rise_per_round", spec.clock.rise_per_round, ())
+        names = [a.name for a in spec.agents]
+        for i, agent in enumerate(spec.agents):
+            for relation, row in agent.relations.items():
+                _known(f"agents[{i}].relations.{relation}", "relation", relation, spec.relations)
+                declared = spec.relations[relation]
+                for other, value in row.items():
+                    here = f"agents[{i}].relations.{relation}.{other}"
+                    _known(here, "agent", other, [n for n in names if n != agent.name])
+                    _within(here, value, declared.min, declared.max)
+        for i, rule in enumerate(spec.every_round):
+            field = f"every_round[{i}]"
+            if rule.relation is not None:
+                _known(f"{field}.relation", "relation", rule.relation, [*spec.relations, TRUST])
+            context = "world" if rule.each == "world" else rule.each
+            self._condition(f"{field}.when", rule.when, ROLES[context])
+            self._effects(
+                f"{field}.effects", rule.effects, context=context, target=TargetKind.NONE, reach=Reach.ANYWHERE
+            )
+            if rule.text is not None:
+                _template(f"{field}.text", rule.text, self.stakes | {"actor", "target", "location"})
+        ids = [t.id or f"trigger{i}" for i, t in enumerate(spec.triggers)]
+        _unique("triggers", "trigger", ids)
+        for i, trigger in enumerate(spec.triggers):
+            field = f"triggers[{i}]"
+            self._condition(f"{field}.when", trigger.when, ())
+            self._effects(
+                f"{field}.effects", trigger.effects, context="world", target=TargetKind.NONE, reach=Reach.ANYWHERE
+            )
+            _template(f"{field}.text", trigger.text, self.stakes)
+            if trigger.end is not None:
+                self._ending_ref(f"{field}.end", trigger.end)
+        for i, draw in enumerate(spec.director):
+            for j, event in enumerate(draw.events):
+                field = f"director[{i}].events[{j}]"
+                place = draw.per == "place"
+                if event.at is not None and not place:
+                    raise Problem(f"{field}.at", "places are for per: place draws; expected per: place, or no at:")
+                for k, loc in enumerate(event.at or []):
+                    _known(f"{field}.at[{k}]", "location", loc, self.w.locations)
+                self._condition(f"{field}.when", event.when, (), place=place)
+                self._effects(
+                    f"{field}.effects", event.effects, context="world", target=TargetKind.NONE, reach=Reach.ANYWHERE
+                )
+                _template(f"{field}.text", event.text, self.stakes | ({"location"} if place else set()))
 
 
 def check(world: Compiled) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from amphoreus_graph.contracts.actions import Reach, TargetKind
 from amphoreus_graph.contracts.turn import Option
+from amphoreus_graph.worlds.kit.expr import Expr
 from amphoreus_graph.worlds.kit.schema import (
     ActionDecl,
     AgentDecl,
@@ -30,6 +31,7 @@ from amphoreus_graph.worlds.kit.schema import (
     Take,
     Threshold,
 )
+from amphoreus_graph.worlds.kit.scope import Scope
 from amphoreus_graph.worlds.kit.state import KitState
 
 if TYPE_CHECKING:
@@ -148,7 +150,23 @@ class Compiled:
             self.thresholds += [_ref(CLOCK, t) for t in spec.clock.thresholds]
         for name, pool in spec.pools.items():
             self.thresholds += [_ref(name, t) for t in pool.thresholds]
+        for name, clock in spec.clocks.items():
+            self.thresholds += [_ref(name, t) for t in clock.thresholds]
         self.resolvers: dict[str, Resolver] = {}
+        self._exprs: dict[str, Expr] = {}
+
+    # ---------------------------------------------------------------------------------------- expressions
+
+    def expr(self, text: str) -> Expr:
+        """An expression of the YAML, parsed once (its syntax and names were checked at load)."""
+        found = self._exprs.get(text)
+        if found is None:
+            found = self._exprs[text] = Expr.parse(text)
+        return found
+
+    def amount(self, value: float | str, scope: Scope) -> float:
+        """A declared number, or what its expression computes now."""
+        return value if isinstance(value, float | int) else scope.number(self.expr(value))
 
     # ------------------------------------------------------------------------------------------ objectives
 
@@ -174,14 +192,26 @@ class Compiled:
     # ----------------------------------------------------------------------------------------------- gauges
 
     def gauge(self, state: KitState, name: str) -> float:
-        return float(state.clock or 0.0) if name == CLOCK else state.pools[name]
+        if name == CLOCK:
+            return float(state.clock or 0.0)
+        return state.clocks[name] if name in self.spec.clocks else state.pools[name]
 
     def gauge_range(self, name: str) -> tuple[float, float]:
         if name == CLOCK:
             assert self.spec.clock is not None
             return self.spec.clock.min, self.spec.clock.max
-        pool = self.spec.pools[name]
-        return pool.min, pool.max
+        gauge = self.spec.clocks[name] if name in self.spec.clocks else self.spec.pools[name]
+        return gauge.min, gauge.max
+
+    def gauge_label(self, name: str) -> str:
+        """How a gauge is shown: its label; a named clock without one, by its name."""
+        if name == CLOCK:
+            assert self.spec.clock is not None
+            return self.spec.clock.label
+        if name in self.spec.clocks:
+            clock = self.spec.clocks[name]
+            return clock.label if "label" in clock.model_fields_set else name
+        return self.spec.pools[name].label or name
 
     def in_force(self, state: KitState) -> list[ThresholdRef]:
         active = set(state.active)
@@ -269,17 +299,44 @@ class Compiled:
                 short[stat] = (amount, spare)
         return short
 
-    def holds(self, state: KitState, agent: str, cond: Condition | None) -> bool:
+    def holds(
+        self,
+        state: KitState,
+        agent: str | None,
+        cond: Condition | None,
+        *,
+        target: str | None = None,
+        place: str | None = None,
+    ) -> bool:
+        """Whether a condition holds for an agent (None: for the world, where the checker allowed only tests of
+        the world), its target and a place, where those are bound."""
         if cond is None:
             return True
+        scope = Scope(self.spec, state, actor=agent, target=target, place=place)
+        return self._holds(scope, cond)
+
+    def _holds(self, scope: Scope, cond: Condition) -> bool:
+        if cond.test is not None and not scope.holds(self.expr(cond.test)):
+            return False
+        if cond.all_ is not None and not all(self._holds(scope, c) for c in cond.all_):
+            return False
+        if cond.any_ is not None and not any(self._holds(scope, c) for c in cond.any_):
+            return False
+        if cond.not_ is not None and self._holds(scope, cond.not_):
+            return False
+        state, agent = scope.state, scope.roles["actor"]
+        world = (
+            cond.clock is None or cond.clock.holds(float(state.clock or 0.0)),
+            all(r.holds(state.pools[p]) for p, r in cond.pool.items()),
+            cond.round is None or cond.round.holds(state.round),
+        )
+        if agent is None or not all(world):
+            return all(world)
         me = state.agents[agent]
         checks = [
             cond.holding is None or bool(state.held_by(agent)) == cond.holding,
             cond.at is None or me.at in cond.at,
             all(r.holds(me.stats[s]) for s, r in cond.stat.items()),
-            cond.clock is None or cond.clock.holds(float(state.clock or 0.0)),
-            all(r.holds(state.pools[p]) for p, r in cond.pool.items()),
-            cond.round is None or cond.round.holds(state.round),
             cond.objective_here is None
             or any(o.at == me.at and o.status in cond.objective_here for o in state.objectives.values()),
         ]
@@ -303,9 +360,13 @@ class Compiled:
                 pool = [n for n in state.standing() if not state.agents[n].en_route]
             holding = flt.holding if flt.holding is not None else (True if _has(effects, Take) else None)
             carrying = state.carried()
-            return [
+            found = [
                 n for n in pool if (n != agent or flt.self_) and (holding is None or (n in carrying) == holding)
             ] + ([agent] if flt.self_ and agent not in pool else [])
+            if flt.test is None:
+                return found
+            test = self.expr(flt.test)
+            return [n for n in found if Scope(self.spec, state, actor=agent, target=n).holds(test)]
         if decl.target is TargetKind.LOCATION:
             if decl.reach is Reach.EDGE:
                 return list(self.neighbours(state, here))
@@ -426,12 +487,14 @@ class Compiled:
         for name, pool in self.spec.pools.items():
             values[name] = state.pools[name]
             values[f"{name}_max"] = pool.max
+        for name, named in self.spec.clocks.items():
+            values[name] = state.clocks[name]
+            values[f"{name}_max"] = named.max
         return values
 
     def stakes_names(self) -> set[str]:
-        return (
-            set(STAKES_VARS) | {s.value for s in Status} | set(self.spec.pools) | {f"{p}_max" for p in self.spec.pools}
-        )
+        gauges = [*self.spec.pools, *self.spec.clocks]
+        return set(STAKES_VARS) | {s.value for s in Status} | set(gauges) | {f"{g}_max" for g in gauges}
 
 
 def _ref(gauge: str, threshold: Threshold) -> ThresholdRef:

@@ -27,6 +27,7 @@ from amphoreus_graph.worlds.kit.schema import (
     Claim,
     ClockChange,
     Deliver,
+    DirectorEvent,
     Douse,
     Effect,
     End,
@@ -36,15 +37,20 @@ from amphoreus_graph.worlds.kit.schema import (
     Lose,
     Move,
     PoolChange,
+    RelationChange,
+    RoundRule,
     Shield,
     StatChange,
     Status,
     Take,
     TallyChange,
+    Transfer,
     Transition,
+    Trigger,
     TrustChange,
     Who,
 )
+from amphoreus_graph.worlds.kit.scope import TRUST, Scope
 from amphoreus_graph.worlds.kit.state import KitState
 
 DEFAULT_TEXT: dict[Transition, str] = {
@@ -78,6 +84,7 @@ class _Ctx:
     involved: list[str] = field(default_factory=list)
     bump: float = 0.0
     public: bool = False
+    computed: dict[str, float] = field(default_factory=dict)  # the current effect list's expressions, by text
 
 
 class Round:
@@ -165,13 +172,41 @@ class Round:
         self.s.pools[pool] = round(max(spec.min, min(spec.max, old + delta)), 4)
         return self.s.pools[pool] - old
 
-    def add_clock(self, delta: float) -> float:
+    def add_clock(self, delta: float, name: str | None = None) -> float:
+        """Move the world's clock (or a named one) within its range; returns the change made."""
+        if name is not None:
+            spec, old = self.w.spec.clocks[name], self.s.clocks[name]
+            self.s.clocks[name] = round(max(spec.min, min(spec.max, old + delta)), 4)
+            return self.s.clocks[name] - old
         clock = self.w.spec.clock
         if clock is None or self.s.clock is None or not delta:
             return 0.0
         old = self.s.clock
         self.s.clock = round(max(clock.min, min(clock.max, old + delta)), 4)
         return self.s.clock - old
+
+    def add_relation(self, name: str, holder: str, other: str, delta: float) -> float:
+        """Change how far `holder` stands to `other` within the relation's range (trust: within [-1, 1]);
+        nobody's relation to themself. Returns the change made."""
+        if holder == other or holder not in self.s.agents or other not in self.s.agents:
+            return 0.0
+        if name == TRUST:
+            old = self.s.trust_of(holder, other)
+            self.s.adjust_trust(holder, other, delta)
+            return self.s.trust_of(holder, other) - old
+        spec = self.w.spec.relations[name]
+        old = self.s.relation_of(name, holder, other)
+        self.s.set_relation(name, holder, other, round(max(spec.min, min(spec.max, old + delta)), 4))
+        return self.s.relation_of(name, holder, other) - old
+
+    def scope(self, ctx: _Ctx) -> Scope:
+        """What an effect's expressions read: the state as it is now, the action's actor and target bound."""
+        return Scope(self.w.spec, self.s, actor=ctx.actor or None, target=ctx.target, place=ctx.location or None)
+
+    def amount(self, ctx: _Ctx, value: float | str) -> float:
+        if isinstance(value, str) and value in ctx.computed:
+            return ctx.computed[value]
+        return self.w.amount(value, self.scope(ctx))
 
     def end(self, outcome: str) -> None:
         if self.s.outcome is None:
@@ -210,10 +245,17 @@ class Round:
         changed `s` itself): journeys, regrowth, the clock's rise, thresholds firing, endings."""
         self.s.limit = round_limit
         self._journeys()
+        for rule in self.w.spec.every_round:
+            self._round_rule(rule)
         self._regrow()
+        world = self._world_ctx()
         if self.w.spec.clock is not None:
-            self.add_clock(self.w.spec.clock.rise_per_round)
+            self.add_clock(self.amount(world, self.w.spec.clock.rise_per_round))
+        for name, clock in self.w.spec.clocks.items():
+            self.add_clock(self.amount(world, clock.rise_per_round), name)
         self._thresholds()
+        for i, trigger in enumerate(self.w.spec.triggers):
+            self._trigger(trigger.id or f"trigger{i}", trigger)
         if self.s.outcome is None:
             self.s.outcome = self._ending(round_limit)
 
@@ -325,8 +367,17 @@ class Round:
     # ------------------------------------------------------------------------------------------- effects
 
     def run_effects(self, ctx: _Ctx, effects: list[Effect]) -> None:
+        """Apply effects in order. Their expressions are computed together first, from the world as it stood
+        before any of them applied, so the order effects are listed in never changes what they compute (paying
+        a debt: the coin moved and the debt cleared are one amount)."""
+        outer = ctx.computed
+        texts = [text for effect in effects for text in _formulas(effect)]
+        if texts:
+            scope = self.scope(ctx)
+            ctx.computed = {text: scope.number(self.w.expr(text)) for text in texts}
         for effect in effects:
             self._effect(ctx, effect)
+        ctx.computed = outer
 
     def _who(self, ctx: _Ctx, who: Who | str) -> list[str]:
         standing = set(self.s.standing())
@@ -372,30 +423,39 @@ class Round:
                 if s.agents[agent].fallen:
                     continue
                 if isinstance(effect, Harm):
-                    amount = args.amount * self.shields.get(agent, 1.0)
+                    amount = max(0.0, self.amount(ctx, args.amount)) * self.shields.get(agent, 1.0)
                     done = -self.set_stat(agent, stat, s.agents[agent].stats[stat] - amount)
                     ctx.values["harm"] = done
                     self._maybe_fall(ctx, agent, ctx.actor)
                 else:
-                    ctx.values["heal"] = self.set_stat(agent, stat, s.agents[agent].stats[stat] + args.amount)
+                    healed = max(0.0, self.amount(ctx, args.amount))
+                    ctx.values["heal"] = self.set_stat(agent, stat, s.agents[agent].stats[stat] + healed)
                 if agent != ctx.actor and agent not in ctx.involved:
                     ctx.involved.append(agent)
         elif isinstance(effect, StatChange):
+            delta = self.amount(ctx, effect.stat.delta)
             for agent in self._who(ctx, effect.stat.who):
                 if not s.agents[agent].fallen:
-                    changed = self.set_stat(
-                        agent, effect.stat.name, s.agents[agent].stats[effect.stat.name] + effect.stat.delta
-                    )
+                    changed = self.set_stat(agent, effect.stat.name, s.agents[agent].stats[effect.stat.name] + delta)
                     ctx.values["amount"] = abs(changed)
                     self._maybe_fall(ctx, agent, ctx.actor)
         elif isinstance(effect, TrustChange):
             self._trust(ctx, effect)
         elif isinstance(effect, ClockChange):
-            self.add_clock(effect.clock.delta)
+            self.add_clock(self.amount(ctx, effect.clock.delta), effect.clock.name)
         elif isinstance(effect, PoolChange):
-            ctx.values["amount"] = abs(self.add_pool(effect.pool.name, effect.pool.delta))
+            ctx.values["amount"] = abs(self.add_pool(effect.pool.name, self.amount(ctx, effect.pool.delta)))
+        elif isinstance(effect, RelationChange):
+            pair = effect.relation
+            roles = {"actor": ctx.actor, "target": ctx.target}
+            holder, other = roles[pair.between[0]], roles[pair.between[1]]
+            if holder and other:
+                changed = self.add_relation(pair.name, holder, other, self.amount(ctx, pair.delta))
+                ctx.values["amount"] = abs(changed)
+        elif isinstance(effect, Transfer):
+            self._transfer(ctx, effect)
         elif isinstance(effect, Harvest):
-            caught = -self.add_pool(effect.harvest.pool, -effect.harvest.amount)
+            caught = -self.add_pool(effect.harvest.pool, -max(0.0, self.amount(ctx, effect.harvest.amount)))
             if effect.harvest.into:
                 stat = effect.harvest.into
                 self.set_stat(ctx.actor, stat, s.agents[ctx.actor].stats[stat] + caught)
@@ -403,7 +463,7 @@ class Round:
                 s.agents[ctx.actor].tally = round(s.agents[ctx.actor].tally + caught, 4)
             ctx.values["caught"] = caught
         elif isinstance(effect, TallyChange):
-            s.agents[ctx.actor].tally = round(s.agents[ctx.actor].tally + effect.tally.delta, 4)
+            s.agents[ctx.actor].tally = round(s.agents[ctx.actor].tally + self.amount(ctx, effect.tally.delta), 4)
         elif isinstance(effect, Bump):
             ctx.bump += effect.bump.amount
         elif isinstance(effect, Announce):
@@ -521,6 +581,25 @@ class Round:
         obj.status, obj.by = Status.DOUSED, None
         self.transition(ctx, objective, Transition.DOUSED, previous)
 
+    def _transfer(self, ctx: _Ctx, effect: Transfer) -> None:
+        """Move a stat from one agent to the other: no more than the giver can spare, nor than the receiver
+        can hold (what is left stays with the giver), so a trade never makes or destroys anything."""
+        args = effect.transfer
+        if ctx.target is None:
+            return
+        giver, receiver = (ctx.actor, ctx.target) if args.to == "target" else (ctx.target, ctx.actor)
+        spec = self.w.spec.stats[args.stat]
+        have, room = (
+            self.s.agents[giver].stats[args.stat] - spec.min,
+            spec.max - self.s.agents[receiver].stats[args.stat],
+        )
+        moved = round(max(0.0, min(self.amount(ctx, args.amount), have, room)), 4)
+        if moved:
+            self.set_stat(giver, args.stat, self.s.agents[giver].stats[args.stat] - moved)
+            self.set_stat(receiver, args.stat, self.s.agents[receiver].stats[args.stat] + moved)
+            self._maybe_fall(ctx, giver, None)
+        ctx.values["amount"] = moved
+
     def _take(self, ctx: _Ctx, chance: float) -> None:
         victim = ctx.target
         if victim is None:
@@ -613,6 +692,71 @@ class Round:
                 delta = growth.rate * (value - pool.min) * (1 - (value - pool.min) / (capacity - pool.min))
             self.add_pool(name, delta)
 
+    def _round_rule(self, rule: RoundRule) -> None:
+        """One `every_round` rule, for the world, every standing agent, or every pair its relation holds."""
+        if rule.each == "world":
+            visits: list[tuple[str, str | None]] = [("", None)]
+        elif rule.each == "agent":
+            visits = [(name, None) for name in self.s.standing()]
+        else:
+            assert rule.relation is not None
+            rows = self.s.trust if rule.relation == TRUST else self.s.relations.get(rule.relation, {})
+            standing = set(self.s.standing())
+            visits = [(a, b) for a, row in list(rows.items()) for b in list(row) if a in standing and b in standing]
+        for actor, target in visits:
+            where = self.s.agents[actor].at if actor else None
+            ctx = _Ctx(
+                actor=actor,
+                decision=Decision(action=""),
+                decl=self.w.spec.actions[0],
+                target=target,
+                objective=None,
+                location=where or "",
+                involved=[n for n in (actor, target) if n],
+            )
+            if not self.w.holds(self.s, actor or None, rule.when, target=target):
+                continue
+            ctx.values = {"actor": actor, "target": target or "", "location": where or ""}
+            self.run_effects(ctx, rule.effects)
+            text = " ".join([fmt(rule.text or "", ctx.values | self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
+            if text:
+                self.file(
+                    actor, text, location=where, involved=ctx.involved, public=not actor, importance=2.0 + ctx.bump
+                )
+
+    def director_event(self, event: DirectorEvent, place: str | None) -> str:
+        """Carry out a director's event drawn for a place (None: the whole world); what it says happened."""
+        ctx = self._world_ctx()
+        ctx.location = place or ""
+        self.run_effects(ctx, event.effects)
+        text = fmt(event.text, self.w.stakes_vars(self.s) | {"location": place or ""})
+        return " ".join([text, *ctx.sentences])
+
+    def _world_ctx(self) -> _Ctx:
+        """An effect's context where nobody acts: thresholds, triggers, the director."""
+        return _Ctx(
+            actor="",
+            decision=Decision(action=""),
+            decl=self.w.spec.actions[0],
+            target=None,
+            objective=None,
+            location="",
+        )
+
+    def _trigger(self, trigger_id: str, trigger: Trigger) -> None:
+        """A trigger whose condition holds at the round's end fires (once a cycle, unless it repeats)."""
+        if (trigger_id in self.s.fired and not trigger.repeat) or not self.w.holds(self.s, None, trigger.when):
+            return
+        if not trigger.repeat:
+            self.s.fired.append(trigger_id)
+        ctx = self._world_ctx()
+        self.run_effects(ctx, trigger.effects)
+        text = " ".join([fmt(trigger.text, self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
+        if text:
+            self.file("", text, location=None, involved=[], public=True, importance=6.0 + ctx.bump)
+        if trigger.end:
+            self.end(trigger.end)
+
     def _thresholds(self) -> None:
         """Thresholds crossed this round fire (text filed for everyone, one-off effects, ending); the set in
         force is what holds now plus sticky ones already in force."""
@@ -624,14 +768,7 @@ class Round:
             if now and not was:
                 fired.append(ref)
         for ref in fired:
-            ctx = _Ctx(
-                actor="",
-                decision=Decision(action=""),
-                decl=self.w.spec.actions[0],
-                target=None,
-                objective=None,
-                location="",
-            )
+            ctx = self._world_ctx()
             self.run_effects(ctx, ref.spec.effects)
             if ref.spec.text or ctx.sentences:
                 text = " ".join([fmt(ref.spec.text, self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
@@ -663,11 +800,19 @@ class Round:
                 checks.append(not s.standing())
             if cond.round_limit:
                 checks.append(s.round >= round_limit)
+            if cond.test is not None:
+                checks.append(Scope(w.spec, s).holds(w.expr(cond.test)))
             if all(checks):
                 return ending.id
         if w.vital is not None and not s.standing():
             return "all_fallen"
         return "round_limit" if s.round >= round_limit else None
+
+
+def _formulas(effect: Effect) -> list[str]:
+    """The expressions an effect computes its amounts with (a chance's branches compute theirs when drawn)."""
+    args = getattr(effect, next(iter(type(effect).model_fields)))
+    return [value for name in ("amount", "delta") if isinstance(value := getattr(args, name, None), str)]
 
 
 def why_not(world: Compiled, state: KitState, agent: str, decision: Decision) -> str | None:

@@ -8,14 +8,17 @@ an unknown location, an effect naming an unknown pool, a threshold outside its g
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
+    PlainValidator,
     Tag,
     field_validator,
     model_validator,
@@ -23,6 +26,33 @@ from pydantic import (
 
 from amphoreus_graph.contracts.actions import Reach, TargetKind
 from amphoreus_graph.contracts.world import WorldLabels
+from amphoreus_graph.worlds.kit.expr import Expr, ExprError
+
+
+def _parses(text: str) -> str:
+    try:
+        Expr.parse(text)
+    except ExprError as error:
+        raise ValueError(str(error)) from None
+    return text
+
+
+def _amount(value: Any, *, positive: bool = False) -> float | str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if positive and value <= 0:
+            raise ValueError(f"{value} is not above 0; expected a number > 0 or an expression")
+        return float(value)
+    if isinstance(value, str):
+        return _parses(value)
+    raise ValueError(f"expected a number or an expression, got {type(value).__name__}")
+
+
+# An expression of the kit's language (worlds/kit/expr.py): its syntax is checked here, its names when the
+# world's cross-references are (checks.py).
+Formula = Annotated[str, AfterValidator(_parses)]
+# A number, or an expression computing one when the effect applies.
+Amount = Annotated[float | str, PlainValidator(_amount)]
+PositiveAmount = Annotated[float | str, PlainValidator(partial(_amount, positive=True))]
 
 
 class _Strict(BaseModel):
@@ -87,7 +117,7 @@ class TakeArgs(_Strict):
 
 
 class AmountArgs(_Strict):
-    amount: float = Field(gt=0)
+    amount: PositiveAmount = Field(description="a number > 0, or an expression (below 0 counts as 0)")
     stat: str | None = Field(default=None, description="default: the world's vital stat")
     who: Who = Who.TARGET
 
@@ -99,7 +129,7 @@ class ShieldArgs(_Strict):
 
 class StatArgs(_Strict):
     name: str
-    delta: float
+    delta: Amount
     who: Who = Who.ACTOR
 
 
@@ -114,19 +144,37 @@ class TrustArgs(_Strict):
 
 
 class DeltaArgs(_Strict):
-    delta: float
+    delta: Amount
+
+
+class ClockArgs(DeltaArgs):
+    name: str | None = Field(default=None, description="one of clocks: (default: the world's clock)")
 
 
 class PoolArgs(_Strict):
     name: str
-    delta: float
+    delta: Amount
 
 
 class HarvestArgs(_Strict):
     pool: str
-    amount: float = Field(gt=0, description="what the actor takes, at most what the pool holds")
+    amount: PositiveAmount = Field(description="what the actor takes, at most what the pool holds")
     into: str | None = Field(default=None, description="a stat of the actor's that receives the catch")
     tally: bool = Field(default=True, description="the catch counts towards the actor's tally")
+
+
+class RelationArgs(_Strict):
+    name: str = Field(description="one of relations:, or trust")
+    delta: Amount
+    between: tuple[Literal["actor", "target"], Literal["actor", "target"]] = Field(
+        default=("actor", "target"), description="whose relation to whom: [actor, target] is the actor's to the target"
+    )
+
+
+class TransferArgs(_Strict):
+    stat: str
+    amount: PositiveAmount = Field(description="at most what the giver can spare")
+    to: Literal["actor", "target"] = Field(default="target", description="who receives; the other one gives")
 
 
 class BumpArgs(_Strict):
@@ -192,7 +240,7 @@ class TrustChange(_Strict):
 
 
 class ClockChange(_Strict):
-    clock: DeltaArgs
+    clock: ClockArgs
 
 
 class PoolChange(_Strict):
@@ -201,6 +249,14 @@ class PoolChange(_Strict):
 
 class Harvest(_Strict):
     harvest: HarvestArgs
+
+
+class RelationChange(_Strict):
+    relation: RelationArgs
+
+
+class Transfer(_Strict):
+    transfer: TransferArgs
 
 
 class TallyChange(_Strict):
@@ -242,6 +298,8 @@ EFFECTS: dict[str, type[_Strict]] = {
     "clock": ClockChange,
     "pool": PoolChange,
     "harvest": Harvest,
+    "relation": RelationChange,
+    "transfer": Transfer,
     "tally": TallyChange,
     "bump": Bump,
     "announce": Announce,
@@ -303,6 +361,8 @@ _Tagged = Annotated[
     | Annotated[ClockChange, Tag("clock")]
     | Annotated[PoolChange, Tag("pool")]
     | Annotated[Harvest, Tag("harvest")]
+    | Annotated[RelationChange, Tag("relation")]
+    | Annotated[Transfer, Tag("transfer")]
     | Annotated[TallyChange, Tag("tally")]
     | Annotated[Bump, Tag("bump")]
     | Annotated[Announce, Tag("announce")]
@@ -331,8 +391,21 @@ class Range(_Strict):
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
 
 
+def _test_shorthand(value: Any) -> Any:
+    """`when: "actor.coin >= price.grain"` is `when: {test: ...}`."""
+    return {"test": value} if isinstance(value, str) else value
+
+
 class Condition(_Strict):
-    """When an action is offered (or a pressure applies): every field given must hold for the actor."""
+    """When an action is offered (or a pressure applies): every field given must hold for the actor. `all`,
+    `any` and `not` nest conditions; `test` is an expression (worlds/kit/expr.py), e.g. `actor.coin >= 5`."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    test: Formula | None = Field(default=None, description="an expression that must be true (not 0)")
+    all_: list[When] | None = Field(default=None, alias="all", description="every one of these holds")
+    any_: list[When] | None = Field(default=None, alias="any", description="at least one of these holds")
+    not_: When | None = Field(default=None, alias="not", description="this does not hold")
 
     holding: bool | None = Field(default=None, description="true: holds some objective; false: holds none")
     at: list[str] | None = Field(default=None, description="the actor stands at one of these locations")
@@ -345,8 +418,14 @@ class Condition(_Strict):
     round: Range | None = None
 
 
+When = Annotated[Condition, BeforeValidator(_test_shorthand)]
+Condition.model_rebuild()
+
+
 class TargetFilter(_Strict):
     """Which targets an action offers, beyond its kind and reach."""
+
+    test: Formula | None = Field(default=None, description="agent targets: true for this target (`target.coin > 0`)")
 
     self_: bool = Field(default=False, alias="self", description="an agent action may target its own actor")
     holding: bool | None = Field(default=None, description="agent targets that hold (true) / hold no objective")
@@ -355,7 +434,7 @@ class TargetFilter(_Strict):
 
 
 class PressureRule(_Strict):
-    when: Condition
+    when: When
     add: float = Field(ge=-1, le=1)
 
 
@@ -372,7 +451,7 @@ class ActionDecl(_Strict):
     affinity: dict[str, float] = Field(default_factory=dict)
     text: str | None = Field(default=None, description="the event's narration: '{actor} lit the {objective}.'")
     public: bool = False
-    when: Condition | None = None
+    when: When | None = None
     cost: dict[str, float] = Field(default_factory=dict, description="stat -> what the action costs the actor")
     targets: TargetFilter = TargetFilter()
     effects: list[Effect] = Field(default_factory=list)
@@ -478,7 +557,9 @@ class Clock(_Strict):
     start: float = 0.0
     min: float = 0.0
     max: float
-    rise_per_round: float = 0.0
+    rise_per_round: Amount = Field(
+        default=0.0, description="a number, or an expression (a tide: `1 if round % 6 < 3 else -1`)"
+    )
     on_transition: dict[Transition, float] = Field(default_factory=dict, description="e.g. {doused: 2}")
     on_action: dict[str, float] = Field(default_factory=dict, description="action name -> change when taken")
     thresholds: list[Threshold] = Field(default_factory=list)
@@ -545,6 +626,21 @@ class Objective(_Strict):
 # ------------------------------------------------------------------------------------------- agents, endings
 
 
+class RelationDecl(_Strict):
+    """A number every ordered pair of agents has (what one owes another, whether one follows another), 0 unless
+    set; kept sparse, so a society of thousands pays only for the pairs that are not 0."""
+
+    label: str | None = None
+    min: float = 0.0
+    max: float
+    shown: bool = Field(default=True, description="an agent perceives its own relations of this kind")
+
+    @model_validator(mode="after")
+    def _range(self) -> RelationDecl:
+        _check_range(0.0, self.min, self.max)
+        return self
+
+
 class AgentDecl(_Strict):
     name: str = Field(min_length=1)
     title: str = ""
@@ -555,6 +651,9 @@ class AgentDecl(_Strict):
     start: str = Field(description="the location the agent starts each cycle at")
     relationships: dict[str, float] = Field(default_factory=dict, description="initial trust, -1 to 1")
     stats: dict[str, float] = Field(default_factory=dict, description="starting values other than the stat's")
+    relations: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="relation -> other agent -> starting value (debt: {Bo: 10})"
+    )
     seeks: str | None = Field(default=None, description="the objective the agent pursues")
     aim: str | None = Field(
         default=None, description="what the agent seeks, a noun phrase (default: from its objective's kind)"
@@ -582,11 +681,12 @@ class EndWhen(_Strict):
     pool: dict[str, Range] = Field(default_factory=dict)
     all_fallen: bool = False
     round_limit: bool = False
+    test: Formula | None = Field(default=None, description="an expression that must be true (no actor here)")
 
     @model_validator(mode="after")
     def _something(self) -> EndWhen:
-        if not (self.objectives or self.clock or self.pool or self.all_fallen or self.round_limit):
-            raise ValueError("an empty condition; expected objectives, clock, pool, all_fallen or round_limit")
+        if not (self.objectives or self.clock or self.pool or self.all_fallen or self.round_limit or self.test):
+            raise ValueError("an empty condition; expected objectives, clock, pool, all_fallen, round_limit or test")
         return self
 
 
@@ -599,6 +699,10 @@ class ScoreSpec(_Strict):
     tally: float = Field(default=0.0, description="× every agent's tally, summed")
     clock: float = Field(default=0.0, description="× (clock − min) / (max − min)")
     standing: float = Field(default=0.0, description="per agent still standing")
+    expr: Formula | None = Field(default=None, description="an expression added as it stands (no actor)")
+    per_agent: Formula | None = Field(
+        default=None, description="an expression for each agent (its `actor`), fallen or not, summed"
+    )
 
 
 class Ending(_Strict):
@@ -606,6 +710,54 @@ class Ending(_Strict):
     text: str = Field(min_length=1, description="what every agent remembers of the cycle")
     when: EndWhen | None = Field(default=None, description="none: reached only by a threshold or an effect")
     score: ScoreSpec | None = Field(default=None, description="default: the world's score")
+
+
+class RoundRule(_Strict):
+    """What happens at the end of every round, after journeys and before pools regrow: once (`each: world`),
+    for every standing agent (`each: agent`, its `actor`), or for every ordered pair whose `relation` is not 0
+    (`each: pair`, `actor` holding it towards `target`): interest on debts, income, decay."""
+
+    each: Literal["world", "agent", "pair"] = "world"
+    relation: str | None = Field(default=None, description="each: pair — the relation whose pairs are visited")
+    when: When | None = None
+    effects: list[Effect] = Field(min_length=1)
+    text: str | None = Field(default=None, description="filed for the actor (each: agent/pair) or for everyone")
+
+    @model_validator(mode="after")
+    def _pairs(self) -> RoundRule:
+        if (self.each == "pair") != (self.relation is not None):
+            raise ValueError("each: pair needs relation: (the pairs it visits), and only each: pair takes one")
+        return self
+
+
+class Trigger(_Strict):
+    """A rule watched after every round: when its condition comes to hold, its text is filed for everyone, its
+    effects apply and its ending (if any) ends the cycle. It fires once a cycle unless `repeat`."""
+
+    id: str | None = Field(default=None, description="default: trigger0, trigger1… in order")
+    when: When
+    repeat: bool = Field(default=False, description="fire every round at whose end the condition holds")
+    text: str = ""
+    effects: list[Effect] = Field(default_factory=list)
+    end: str | None = Field(default=None, description="an ending's id")
+
+
+class DirectorEvent(_Strict):
+    text: str = Field(min_length=1, description="what happens; {location} is the place, for per: place")
+    weight: float = Field(default=1.0, gt=0)
+    when: When | None = Field(default=None, description="per: place — `here.agents`, `here.lit`… name the place")
+    at: list[str] | None = Field(default=None, description="per: place — only these places")
+    effects: list[Effect] = Field(default_factory=list)
+
+
+class Draw(_Strict):
+    """The director's events: as each round opens, one is drawn (by weight, among those whose condition holds)
+    for the whole world (`per: round`) or for each place (`per: place`), with probability `chance`. Its text
+    joins the situation of those it concerns; its effects apply before anyone acts."""
+
+    per: Literal["round", "place"] = "round"
+    chance: float = Field(default=1.0, ge=0, le=1)
+    events: list[DirectorEvent] = Field(min_length=1)
 
 
 class KitLabels(WorldLabels):
@@ -628,6 +780,8 @@ class KitSpec(_Strict):
     stats: dict[str, Stat] = Field(default_factory=dict)
     pools: dict[str, Pool] = Field(default_factory=dict)
     clock: Clock | None = None
+    clocks: dict[str, Clock] = Field(default_factory=dict, description="more clocks, by name (clock.NAME)")
+    relations: dict[str, RelationDecl] = Field(default_factory=dict, description="numbers between two agents")
     objective_kinds: dict[str, ObjectiveKind] = Field(default_factory=dict)
     objectives: list[Objective] = Field(default_factory=list)
     actions: list[ActionDecl] = Field(min_length=1)
@@ -636,3 +790,6 @@ class KitSpec(_Strict):
     stakes: str = Field(default="", description="a line composed from the world's state, after each situation")
     score: ScoreSpec = ScoreSpec()
     endings: list[Ending] = Field(default_factory=list)
+    every_round: list[RoundRule] = Field(default_factory=list)
+    triggers: list[Trigger] = Field(default_factory=list)
+    director: list[Draw] = Field(default_factory=list)

@@ -38,7 +38,12 @@ class KitState(BaseModel):
     trust: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="who trusts whom how far, where not 0 (kept sparse: it grows with N²)"
     )
+    clocks: dict[str, float] = Field(default_factory=dict, description="the named clocks (clocks:)")
+    relations: dict[str, dict[str, dict[str, float]]] = Field(
+        default_factory=dict, description="relation -> holder -> other -> value, where not 0 (sparse, like trust)"
+    )
     active: list[str] = Field(default_factory=list)
+    fired: list[str] = Field(default_factory=list, description="triggers that fired this cycle")
     outcome: str | None = None
     limit: int | None = Field(default=None, description="the round limit the engine resolves the cycle under")
 
@@ -73,6 +78,22 @@ class KitState(BaseModel):
     def trust_row(self, truster: str) -> dict[str, float]:
         """How far `truster` trusts every other agent, in declaration order (0 where nothing was said)."""
         return {other: self.trust_of(truster, other) for other in self.agents if other != truster}
+
+    def relation_of(self, name: str, holder: str, other: str) -> float:
+        return self.relations.get(name, {}).get(holder, {}).get(other, 0.0)
+
+    def set_relation(self, name: str, holder: str, other: str, value: float) -> None:
+        """Stored sparse: a value of 0 leaves no entry behind."""
+        table = self.relations.setdefault(name, {})
+        row = table.setdefault(holder, {})
+        if value:
+            row[other] = value
+        else:
+            row.pop(other, None)
+        if not row:
+            del table[holder]
+        if not table:
+            del self.relations[name]
 
     def adjust_trust(self, truster: str, trusted: str, delta: float) -> None:
         """Within [-1, 1]; nobody's trust in themself, nor in anyone not of the world."""

@@ -22,7 +22,8 @@ from amphoreus_graph.contracts.world import (
     WorldState,
     WorldView,
 )
-from amphoreus_graph.worlds.kit.compiled import CLOCK, Compiled, fmt, num, walk
+from amphoreus_graph.worlds.kit.compiled import Compiled, fmt, num, walk
+from amphoreus_graph.worlds.kit.expr import ExprError
 from amphoreus_graph.worlds.kit.rules import Round, why_not
 from amphoreus_graph.worlds.kit.schema import (
     Claim,
@@ -39,6 +40,7 @@ from amphoreus_graph.worlds.kit.schema import (
     Status,
     Who,
 )
+from amphoreus_graph.worlds.kit.scope import Scope
 from amphoreus_graph.worlds.kit.state import AgentState, KitState, ObjectiveState
 
 DEFAULT_ENDINGS = {
@@ -115,6 +117,7 @@ class KitWorld:
             },
             objectives={o.name: ObjectiveState(at=o.location) for o in spec.objectives},
             clock=spec.clock.start if spec.clock else None,
+            clocks={name: clock.start for name, clock in spec.clocks.items()},
             pools={name: pool.start for name, pool in spec.pools.items()},
             trust={
                 a.name: {o: float(a.relationships[o]) for o in names if o != a.name and a.relationships.get(o)}
@@ -122,6 +125,10 @@ class KitWorld:
                 if any(a.relationships.get(o) for o in names if o != a.name)
             },
         )
+        for a in spec.agents:
+            for relation, row in a.relations.items():
+                for other, value in row.items():
+                    state.set_relation(relation, a.name, other, float(value))
         state.active = self.rules.holding_now(state)
         return state.dump()
 
@@ -141,6 +148,7 @@ class KitWorld:
         """Open a round: one situation per location (its own templates, else the world's), plus the stakes."""
         world = self._state(state)
         world.round += 1
+        world, news = self._director(world, rng)
         values = self.rules.stakes_vars(world)
         flavour = {}
         for loc in self.spec.locations:
@@ -151,8 +159,32 @@ class KitWorld:
         situations = {}
         for name in self.actors(world.dump()):
             here = world.agents[name].at or ""
-            situations[name] = " ".join(p for p in (flavour[here], stakes) if p) or f"A new round begins at {here}."
+            parts = (flavour[here], news.get(here, ""), news.get("", ""), stakes)
+            situations[name] = " ".join(p for p in parts if p) or f"A new round begins at {here}."
         return world.dump(), situations
+
+    def _director(self, world: KitState, rng: random.Random) -> tuple[KitState, dict[str, str]]:
+        """The director's draws as the round opens: the state after their effects, and what each place ("" for
+        the whole world) is told."""
+        if not self.spec.director:
+            return world, {}
+        now = Moment.of(world.cycle, world.round, self.rounds_per_cycle)
+        work = Round(self.rules, world, {}, rng, now)
+        news: dict[str, list[str]] = {}
+        for draw in self.spec.director:
+            for place in self.rules.locations if draw.per == "place" else [None]:
+                if draw.chance < 1 and rng.random() >= draw.chance:
+                    continue
+                fitting = [
+                    e
+                    for e in draw.events
+                    if (e.at is None or place in e.at) and self.rules.holds(work.s, None, e.when, place=place)
+                ]
+                if not fitting:
+                    continue
+                event = rng.choices(fitting, weights=[e.weight for e in fitting])[0]
+                news.setdefault(place or "", []).append(work.director_event(event, place))
+        return work.s, {place: " ".join(texts) for place, texts in news.items()}
 
     def memory_query(self, state: WorldState, agent: str, situation: str) -> str:
         world = self._read(state)
@@ -224,8 +256,14 @@ class KitWorld:
             status[self.labels.holding] = ", ".join(world.held_by(agent)) or "nothing"
         if self.spec.clock is not None and world.clock is not None:
             status[self.spec.clock.label] = f"{num(world.clock)}/{num(self.spec.clock.max)}"
+        for name, clock in self.spec.clocks.items():
+            status[self.rules.gauge_label(name)] = f"{num(world.clocks[name])}/{num(clock.max)}"
         for name, pool in self.spec.pools.items():
             status[pool.label or name] = f"{num(world.pools[name])}/{num(pool.max)}"
+        for name, relation in self.spec.relations.items():
+            row = world.relations.get(name, {}).get(agent, {})
+            if relation.shown and row:
+                status[relation.label or name] = ", ".join(f"{other} {num(v)}" for other, v in row.items())
         if me.tally:
             status[self.labels.score] = num(me.tally)
         return status
@@ -287,16 +325,20 @@ class KitWorld:
                         p += hurt
                     elif option.target is TargetKind.AGENT and option.targets:
                         p += 0.6 * max(self._hurt(world, other) for other in option.targets)
-                if isinstance(e, StatChange) and e.stat.name == vital and e.stat.who is Who.ACTOR:
-                    p += hurt if e.stat.delta > 0 else -hurt
-                if isinstance(e, ClockChange) and e.clock.delta < 0:
-                    p += 0.8 * urgency**2
-                if isinstance(e, ClockChange) and e.clock.delta > 0:
-                    p -= 0.5 * urgency**2
+                if (
+                    isinstance(e, StatChange)
+                    and e.stat.name == vital
+                    and e.stat.who is Who.ACTOR
+                    and (sign := self._sign(world, agent, e.stat.delta)) is not None
+                ):
+                    p += hurt if sign > 0 else -hurt
+                if isinstance(e, ClockChange) and e.clock.name is None:
+                    rise = self._sign(world, agent, e.clock.delta) or 0.0
+                    p += (0.8 if rise < 0 else 0.5) * -rise * urgency**2
                 if isinstance(e, Harvest):
                     p -= scarce.get(e.harvest.pool, 0.0)
-                if isinstance(e, PoolChange):
-                    p += scarce.get(e.pool.name, 0.0) * (1 if e.pool.delta > 0 else -1)
+                if isinstance(e, PoolChange) and (sign := self._sign(world, agent, e.pool.delta)) is not None:
+                    p += scarce.get(e.pool.name, 0.0) * (1 if sign > 0 else -1)
             for stat, cost in self.rules.costs(world, option.action).items():
                 spare = me.stats[stat] - self.spec.stats[stat].min
                 if cost >= spare:
@@ -307,6 +349,15 @@ class KitWorld:
             if p:
                 out[option.action] = round(max(-1.0, min(1.0, p)), 3)
         return out
+
+    def _sign(self, world: KitState, agent: str, value: float | str) -> float | None:
+        """Which way a declared change goes for this agent now: 1, -1 or 0; None for an expression that needs
+        the decision's target, which cannot be told before the decision."""
+        try:
+            amount = self.rules.amount(value, Scope(self.spec, world, actor=agent))
+        except ExprError:
+            return None
+        return float((amount > 0) - (amount < 0))
 
     def _hurt(self, world: KitState, agent: str) -> float:
         """How hurt an agent is: 0 with its vital stat at max, 1 at min (0 in a world where nobody falls)."""
@@ -356,6 +407,7 @@ class KitWorld:
                 "round": world.round,
                 **({self.spec.clock.label: world.clock} if self.spec.clock else {}),
                 **{pool.label or name: world.pools[name] for name, pool in self.spec.pools.items()},
+                **{self.rules.gauge_label(name): world.clocks[name] for name in self.spec.clocks},
                 **{s.value: n for s in Status if (n := sum(1 for o in world.objectives.values() if o.status is s))},
                 "fallen": sorted(n for n, a in world.agents.items() if a.fallen),
             },
@@ -372,6 +424,11 @@ class KitWorld:
         if spec.clock and self.spec.clock is not None and world.clock is not None:
             total += spec.clock * (world.clock - self.spec.clock.min) / (self.spec.clock.max - self.spec.clock.min)
         total += spec.standing * len(world.standing())
+        if spec.expr is not None:
+            total += Scope(self.spec, world).number(self.rules.expr(spec.expr))
+        if spec.per_agent is not None:
+            each = self.rules.expr(spec.per_agent)
+            total += sum(Scope(self.spec, world, actor=name).number(each) for name in world.agents)
         return round(total, 4)
 
     # -------------------------------------------------------------------------------------------- view
@@ -382,6 +439,9 @@ class KitWorld:
         if self.spec.clock is not None and world.clock is not None:
             c = self.spec.clock
             gauges.append(Gauge(name=c.label, value=world.clock, low=c.min, high=c.max))
+        for name, clock in self.spec.clocks.items():
+            label = self.rules.gauge_label(name)
+            gauges.append(Gauge(name=label, value=world.clocks[name], low=clock.min, high=clock.max))
         for name, pool in self.spec.pools.items():
             gauges.append(Gauge(name=pool.label or name, value=world.pools[name], low=pool.min, high=pool.max))
         agents = {}
@@ -444,11 +504,7 @@ class KitWorld:
         the turn's status lines (sticky thresholds whose gauge fell back are not seen)."""
         total = dict(self.rules.actions[action].cost)
         for ref in self.rules.thresholds:
-            if ref.gauge == CLOCK:
-                label = self.spec.clock.label if self.spec.clock else CLOCK
-            else:
-                label = self.spec.pools[ref.gauge].label or ref.gauge
-            value = _number(turn.status.get(label))
+            value = _number(turn.status.get(self.rules.gauge_label(ref.gauge)))
             if value is None or not ref.spec.holds(value):
                 continue
             for key in (action, "*"):
