@@ -82,6 +82,12 @@ class Env:
     def here(self, name: str) -> float:
         return 0.0
 
+    def reach(self, topic: str) -> float:
+        return 2.0
+
+    def posts(self, topic: str) -> float:
+        return 1.0
+
 
 NAMES = Names(
     stats=frozenset({"coin"}),
@@ -89,6 +95,7 @@ NAMES = Names(
     clocks=frozenset({""}),
     relations=frozenset({"debt"}),
     statuses=frozenset({"lit"}),
+    topics=frozenset({"rumour"}),
     roles=frozenset({"actor", "target"}),
 )
 
@@ -110,6 +117,7 @@ NAMES = Names(
         ("0 < actor.coin <= 5 < target.coin", 1.0),
         ("abs(-clock) + objectives.lit", 3.0),
         ("actor.coin > 9 or debt[actor, target] == 4", 1.0),
+        ("reach.rumour / count(agents) + posts.rumour", 2 / 3 + 1),
     ],
 )
 def test_an_expression_computes_what_it_says(text, value):

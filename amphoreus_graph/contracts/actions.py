@@ -38,6 +38,7 @@ class TargetKind(StrEnum):
     LOCATION = "location"
     OBJECTIVE = "objective"
     TEXT = "text"
+    ITEM = "item"  # something the world lists with an id (a post, a motion, an offer), e.g. "#12"
 
 
 class Reach(StrEnum):

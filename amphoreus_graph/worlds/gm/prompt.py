@@ -17,7 +17,7 @@ from amphoreus_graph.contracts.world import WorldState
 from amphoreus_graph.worlds.gm.config import GameMasterConfig
 from amphoreus_graph.worlds.gm.reply import Vocabulary
 from amphoreus_graph.worlds.kit import KitWorld
-from amphoreus_graph.worlds.kit.compiled import CLOCK, fmt, num
+from amphoreus_graph.worlds.kit.compiled import fmt, num
 from amphoreus_graph.worlds.kit.state import KitState
 
 MARKER = "Resolve this round as the game master."
@@ -114,10 +114,14 @@ def standing_rules(world: KitWorld, round_limit: int) -> list[str]:
             label = pool.label or name
             found.append(f"Regrowth of the {label} after every round: {growth.kind}, rate {num(growth.rate)}.")
     clock = spec.clock
-    if clock is not None and clock.rise_per_round:
-        found.append(f"The {clock.label} changes by {num(clock.rise_per_round)} after every round.")
+    for label, rise in [(clock.label, clock.rise_per_round)] if clock is not None else []:
+        if rise:
+            found.append(f"The {label} changes by {_said(rise)} after every round.")
+    for name, named in spec.clocks.items():
+        if named.rise_per_round:
+            found.append(f"The {rules.gauge_label(name)} changes by {_said(named.rise_per_round)} after every round.")
     for ref in rules.thresholds:
-        gauge = clock.label if ref.gauge == CLOCK and clock is not None else spec.pools[ref.gauge].label or ref.gauge
+        gauge = rules.gauge_label(ref.gauge)
         crossing = "reaches" if ref.spec.direction == "up" else "falls to"
         outcome = f" The cycle then ends ({ref.spec.end})." if ref.spec.end else ""
         text = fmt(ref.spec.text, values | {ref.gauge: ref.spec.at}) or "(no message)"
@@ -238,3 +242,8 @@ def names(vocabulary: Vocabulary) -> dict[str, Any]:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _said(amount: float | str) -> str:
+    """A declared amount as the game master reads it: a number, or its expression as written."""
+    return num(amount) if isinstance(amount, int | float) else f"({amount})"

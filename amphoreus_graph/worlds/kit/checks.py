@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from amphoreus_graph.catalogs.names import AMBIGUOUS, ambiguous, name_problem, shown
 from amphoreus_graph.contracts.actions import TAGS, Reach, TargetKind
+from amphoreus_graph.worlds.kit import social_checks
 from amphoreus_graph.worlds.kit.compiled import (
     ACTION_VARS,
     AIM_VARS,
@@ -126,6 +127,7 @@ class _Checker:
         self._names_apart()
         self._map()
         self._numbers()
+        social_checks.check_sections(self)
         self._objectives()
         self._actions()
         self._agents()
@@ -444,6 +446,8 @@ class _Checker:
                 _known(f"{here}.stat", "stat", effect.transfer.stat, spec.stats)
                 if not (target is TargetKind.AGENT or "target" in roles):
                     raise Problem(here, agent_needed)
+            elif isinstance(effect, social_checks.SOCIAL):
+                social_checks.check_effect(self, here, effect, target, context)
             elif isinstance(effect, PoolChange):
                 _known(f"{here}.name", "pool", effect.pool.name, spec.pools)
             elif isinstance(effect, Harvest):

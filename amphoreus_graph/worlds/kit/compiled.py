@@ -44,7 +44,7 @@ CLOCK = "clock"  # the gauge name of the world's clock in threshold ids; pools u
 # Placeholders every composed text may use (see docs/worlds-kit.md), besides one per status and per pool.
 STAKES_VARS = frozenset({"round", "rounds", "clock", "clock_min", "clock_max", "total", "standing", "fallen", "tally"})
 ACTION_VARS = frozenset(
-    {"actor", "target", "location", "objective", "noun", "destination", "harm", "heal", "amount", "caught"}
+    {"actor", "target", "location", "objective", "noun", "destination", "harm", "heal", "amount", "caught", "item"}
 )
 TRANSITION_VARS = frozenset({"actor", "target", "objective", "noun", "location", "winner", "rivals", "destination"})
 AIM_VARS = frozenset({"objective", "noun", "location", "destination"})
@@ -373,6 +373,11 @@ class Compiled:
             if decl.reach is Reach.HERE:
                 return [here] if here else []
             return [loc for loc in self.locations if loc != here]
+        if decl.target is TargetKind.ITEM:
+            from amphoreus_graph.worlds.kit import social
+
+            kind = social.item_kind(decl.effects)
+            return social.item_targets(kind, self.spec, state, agent) if kind else []
         if decl.target is TargetKind.OBJECTIVE:
             near = set(self.neighbours(state, here)) if decl.reach is Reach.EDGE else set()
             found = []

@@ -42,6 +42,7 @@ class Names:
     relations: frozenset[str] = frozenset()
     statuses: frozenset[str] = frozenset()
     here: frozenset[str] = frozenset()  # what `here.X` may say, where a place is bound (a director's event)
+    topics: frozenset[str] = frozenset()  # a feed's topics: reach.X (agents reached), posts.X (posts about it)
     roles: frozenset[str] = frozenset()  # which of actor/target are bound where the expression is used
     agent_fields: frozenset[str] = frozenset({"tally", "holding"})
 
@@ -58,6 +59,8 @@ class Env(Protocol):
     def relation(self, name: str, holder: str, other: str) -> float: ...
     def objectives(self, status: str) -> float: ...
     def here(self, name: str) -> float: ...
+    def reach(self, topic: str) -> float: ...
+    def posts(self, topic: str) -> float: ...
 
 
 class Node(ABC):
@@ -114,19 +117,14 @@ class Scalar(Node):
 
 @dataclass(frozen=True)
 class Named(Node):
-    """pool.X, clock.X, objectives.STATUS, here.X: one number of the world's."""
+    """pool.X, clock.X, objectives.STATUS, here.X, reach.TOPIC, posts.TOPIC: one number of the world's."""
 
     space: str
     name: str
 
     def value(self, env: Env) -> Value:
-        read: dict[str, Callable[[str], float]] = {
-            "pool": env.pool,
-            "clock": env.clock,
-            "objectives": env.objectives,
-            "here": env.here,
-        }
-        return read[self.space](self.name)
+        read: Callable[[str], float] = getattr(env, self.space)  # each space is the Env method of its name
+        return read(self.name)
 
     def check(self, names: Names) -> bool:
         known = {
@@ -134,6 +132,8 @@ class Named(Node):
             "clock": names.clocks - {""},
             "objectives": names.statuses,
             "here": names.here,
+            "reach": names.topics,
+            "posts": names.topics,
         }[self.space]
         if self.name not in known:
             where = "" if known else f" (the world has no {self.space} to name here)"
@@ -376,7 +376,7 @@ class Call(Node):
 
 
 FUNCTIONS = ("sum", "count", "mean", "min", "max", "abs")
-SPACES = ("pool", "clock", "objectives", "here")
+SPACES = ("pool", "clock", "objectives", "here", "reach", "posts")
 
 
 def _build(node: ast.AST) -> Node:

@@ -18,14 +18,17 @@ from amphoreus_graph.contracts import ids
 from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import Decision
+from amphoreus_graph.worlds.kit import social
 from amphoreus_graph.worlds.kit.compiled import Compiled, fmt, num
 from amphoreus_graph.worlds.kit.schema import (
+    Accept,
     ActionDecl,
     Announce,
     Bump,
     Chance,
     Claim,
     ClockChange,
+    Decline,
     Deliver,
     DirectorEvent,
     Douse,
@@ -34,10 +37,16 @@ from amphoreus_graph.worlds.kit.schema import (
     Harm,
     Harvest,
     Heal,
+    Like,
     Lose,
     Move,
+    OfferEffect,
     PoolChange,
+    PostEffect,
+    Propose,
     RelationChange,
+    Reply,
+    Repost,
     RoundRule,
     Shield,
     StatChange,
@@ -48,6 +57,7 @@ from amphoreus_graph.worlds.kit.schema import (
     Transition,
     Trigger,
     TrustChange,
+    Vote,
     Who,
 )
 from amphoreus_graph.worlds.kit.scope import TRUST, Scope
@@ -135,7 +145,8 @@ class Round:
         body = f"At {location}, {text}" if location else text
         if decision is not None and decision.speech:
             body += f' {owner} said: "{decision.speech}"'
-        witnesses = list(dict.fromkeys([*involved, *self.here(location)]))
+        private = location is not None and location in self.w.location and self.w.location[location].private
+        witnesses = list(dict.fromkeys([*involved, *([] if private else self.here(location))]))
         if public and not witnesses:
             witnesses = self.s.standing()
         event = MemoryEvent(
@@ -247,8 +258,9 @@ class Round:
         self._journeys()
         for rule in self.w.spec.every_round:
             self._round_rule(rule)
+        social.close_motions(self)
         self._regrow()
-        world = self._world_ctx()
+        world = self.world_ctx()
         if self.w.spec.clock is not None:
             self.add_clock(self.amount(world, self.w.spec.clock.rise_per_round))
         for name, clock in self.w.spec.clocks.items():
@@ -258,6 +270,7 @@ class Round:
             self._trigger(trigger.id or f"trigger{i}", trigger)
         if self.s.outcome is None:
             self.s.outcome = self._ending(round_limit)
+        social.tidy(self)
 
     def settle(self, agent: str) -> list[str]:
         """After a change made outside any action (a game master's): an agent whose vital stat is at its min
@@ -454,6 +467,24 @@ class Round:
                 ctx.values["amount"] = abs(changed)
         elif isinstance(effect, Transfer):
             self._transfer(ctx, effect)
+        elif isinstance(effect, PostEffect):
+            social.post(self, ctx, effect.post)
+        elif isinstance(effect, Reply):
+            social.reply(self, ctx, effect.reply)
+        elif isinstance(effect, Repost):
+            social.repost(self, ctx)
+        elif isinstance(effect, Like):
+            social.like(self, ctx)
+        elif isinstance(effect, Propose):
+            social.propose(self, ctx)
+        elif isinstance(effect, Vote):
+            social.vote(self, ctx, effect)
+        elif isinstance(effect, OfferEffect):
+            social.offer(self, ctx, effect)
+        elif isinstance(effect, Accept):
+            social.accept(self, ctx)
+        elif isinstance(effect, Decline):
+            social.decline(self, ctx)
         elif isinstance(effect, Harvest):
             caught = -self.add_pool(effect.harvest.pool, -max(0.0, self.amount(ctx, effect.harvest.amount)))
             if effect.harvest.into:
@@ -726,13 +757,13 @@ class Round:
 
     def director_event(self, event: DirectorEvent, place: str | None) -> str:
         """Carry out a director's event drawn for a place (None: the whole world); what it says happened."""
-        ctx = self._world_ctx()
+        ctx = self.world_ctx()
         ctx.location = place or ""
         self.run_effects(ctx, event.effects)
         text = fmt(event.text, self.w.stakes_vars(self.s) | {"location": place or ""})
         return " ".join([text, *ctx.sentences])
 
-    def _world_ctx(self) -> _Ctx:
+    def world_ctx(self) -> _Ctx:
         """An effect's context where nobody acts: thresholds, triggers, the director."""
         return _Ctx(
             actor="",
@@ -749,7 +780,7 @@ class Round:
             return
         if not trigger.repeat:
             self.s.fired.append(trigger_id)
-        ctx = self._world_ctx()
+        ctx = self.world_ctx()
         self.run_effects(ctx, trigger.effects)
         text = " ".join([fmt(trigger.text, self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
         if text:
@@ -768,7 +799,7 @@ class Round:
             if now and not was:
                 fired.append(ref)
         for ref in fired:
-            ctx = self._world_ctx()
+            ctx = self.world_ctx()
             self.run_effects(ctx, ref.spec.effects)
             if ref.spec.text or ctx.sentences:
                 text = " ".join([fmt(ref.spec.text, self.w.stakes_vars(self.s)), *ctx.sentences]).strip()

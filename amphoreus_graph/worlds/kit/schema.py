@@ -100,6 +100,10 @@ class Who(StrEnum):
 # ---------------------------------------------------------------------------------------------------- effects
 
 
+class NoArgs(_Strict):
+    pass
+
+
 class MoveArgs(_Strict):
     to: str | None = Field(default=None, description="a fixed destination; default: the decision's target")
 
@@ -175,6 +179,20 @@ class TransferArgs(_Strict):
     stat: str
     amount: PositiveAmount = Field(description="at most what the giver can spare")
     to: Literal["actor", "target"] = Field(default="target", description="who receives; the other one gives")
+
+
+class PostArgs(_Strict):
+    text: str | None = Field(default=None, description="a template; default: the decision's text, else its speech")
+    topic: str | None = Field(default=None, description="one of feed.topics, whose spread is counted")
+
+
+class VoteArgs(_Strict):
+    side: Literal["aye", "nay"]
+
+
+class OfferArgs(_Strict):
+    give: dict[str, Amount] = Field(min_length=1, description="stat -> what the actor gives")
+    get: dict[str, Amount] = Field(min_length=1, description="stat -> what the actor asks of the target")
 
 
 class BumpArgs(_Strict):
@@ -259,16 +277,48 @@ class Transfer(_Strict):
     transfer: TransferArgs
 
 
+class PostEffect(_Strict):
+    post: PostArgs
+
+
+class Reply(_Strict):
+    reply: PostArgs
+
+
+class Repost(_Strict):
+    repost: NoArgs
+
+
+class Like(_Strict):
+    like: NoArgs
+
+
+class Propose(_Strict):
+    propose: NoArgs
+
+
+class Vote(_Strict):
+    vote: VoteArgs
+
+
+class OfferEffect(_Strict):
+    offer: OfferArgs
+
+
+class Accept(_Strict):
+    accept: NoArgs
+
+
+class Decline(_Strict):
+    decline: NoArgs
+
+
 class TallyChange(_Strict):
     tally: DeltaArgs
 
 
 class Bump(_Strict):
     bump: BumpArgs
-
-
-class NoArgs(_Strict):
-    pass
 
 
 class Announce(_Strict):
@@ -300,6 +350,15 @@ EFFECTS: dict[str, type[_Strict]] = {
     "harvest": Harvest,
     "relation": RelationChange,
     "transfer": Transfer,
+    "post": PostEffect,
+    "reply": Reply,
+    "repost": Repost,
+    "like": Like,
+    "propose": Propose,
+    "vote": Vote,
+    "offer": OfferEffect,
+    "accept": Accept,
+    "decline": Decline,
     "tally": TallyChange,
     "bump": Bump,
     "announce": Announce,
@@ -321,6 +380,7 @@ SHORTHAND: dict[str, str] = {
     "tally": "delta",
     "bump": "amount",
     "end": "outcome",
+    "vote": "side",
 }
 
 
@@ -363,6 +423,15 @@ _Tagged = Annotated[
     | Annotated[Harvest, Tag("harvest")]
     | Annotated[RelationChange, Tag("relation")]
     | Annotated[Transfer, Tag("transfer")]
+    | Annotated[PostEffect, Tag("post")]
+    | Annotated[Reply, Tag("reply")]
+    | Annotated[Repost, Tag("repost")]
+    | Annotated[Like, Tag("like")]
+    | Annotated[Propose, Tag("propose")]
+    | Annotated[Vote, Tag("vote")]
+    | Annotated[OfferEffect, Tag("offer")]
+    | Annotated[Accept, Tag("accept")]
+    | Annotated[Decline, Tag("decline")]
     | Annotated[TallyChange, Tag("tally")]
     | Annotated[Bump, Tag("bump")]
     | Annotated[Announce, Tag("announce")]
@@ -480,6 +549,11 @@ class ActionDecl(_Strict):
 class Location(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
+    private: bool = Field(
+        default=False,
+        description="those here do not see each other (a network, a city): no one is listed as present, and what "
+        "one does here is witnessed only by those it involves",
+    )
     situations: list[str] = Field(default_factory=list, description="this place's own situation templates")
 
 
@@ -760,6 +834,53 @@ class Draw(_Strict):
     events: list[DirectorEvent] = Field(min_length=1)
 
 
+class SeedPost(_Strict):
+    author: str
+    text: str = Field(min_length=1)
+    topic: str | None = None
+
+
+class FeedSpec(_Strict):
+    """A social feed: what agents post, and what each one perceives of it each round (docs/worlds-kit.md,
+    "Feeds")."""
+
+    follows: str | None = Field(
+        default=None, description="a relation: an agent sees the posts of those it holds above 0 (none: everyone's)"
+    )
+    size: int = Field(default=5, ge=1, le=50, description="posts an agent perceives each round")
+    window: int = Field(default=3, ge=1, description="rounds a post stays in feeds after the one it was made in")
+    rank: Literal["recent", "popular"] = Field(
+        default="recent", description="newest first, or most liked and reposted first (then newest)"
+    )
+    own: bool = Field(default=False, description="an agent's feed shows its own posts too")
+    topics: list[str] = Field(
+        default_factory=list, description="what posts may be about; each topic's spread is counted"
+    )
+    seeds: list[SeedPost] = Field(default_factory=list, description="posts there as each cycle begins")
+
+
+class Outcome(_Strict):
+    text: str = ""
+    effects: list[Effect] = Field(default_factory=list)
+
+
+class VotesSpec(_Strict):
+    """Motions agents propose in their own words and vote on (docs/worlds-kit.md, "Votes")."""
+
+    open_for: int = Field(default=2, ge=1, description="rounds a motion stays open after the one it was proposed in")
+    deadline: int | None = Field(default=None, ge=1, description="a round by which every motion closes")
+    quorum: int = Field(default=1, ge=1, description="ballots a motion needs to be decided at all")
+    majority: float = Field(default=0.5, ge=0, lt=1, description="it passes when ayes exceed this share of ballots")
+    passed: Outcome = Outcome()
+    failed: Outcome = Outcome()
+
+
+class TradeSpec(_Strict):
+    """Offers between two agents (docs/worlds-kit.md, "Trade")."""
+
+    open_for: int = Field(default=1, ge=0, description="rounds an offer stays open after the one it was made in")
+
+
 class KitLabels(WorldLabels):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -793,3 +914,6 @@ class KitSpec(_Strict):
     every_round: list[RoundRule] = Field(default_factory=list)
     triggers: list[Trigger] = Field(default_factory=list)
     director: list[Draw] = Field(default_factory=list)
+    feed: FeedSpec | None = None
+    votes: VotesSpec | None = None
+    trade: TradeSpec | None = None

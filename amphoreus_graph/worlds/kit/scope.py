@@ -24,6 +24,7 @@ def names_of(spec: KitSpec, roles: Sequence[str] = (), *, place: bool = False) -
         statuses=frozenset(s.value for s in Status),
         here=HERE_COUNTS if place else frozenset(),
         roles=frozenset(roles),
+        topics=frozenset(spec.feed.topics if spec.feed else ()),
     )
 
 
@@ -93,6 +94,12 @@ class Scope:
 
     def objectives(self, status: str) -> float:
         return float(sum(1 for o in self.state.objectives.values() if o.status.value == status))
+
+    def reach(self, topic: str) -> float:
+        return float(len(self.state.reached.get(topic, [])))
+
+    def posts(self, topic: str) -> float:
+        return float(sum(1 for p in self.state.posts if p.topic == topic))
 
     def here(self, name: str) -> float:
         if name == "agents":

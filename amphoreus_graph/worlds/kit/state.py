@@ -26,6 +26,49 @@ class ObjectiveState(BaseModel):
     by: str | None = Field(default=None, description="its holder while held; who lit or delivered it")
 
 
+class Post(BaseModel):
+    """One post of a feed: written, replied, or reposted (`repost_of`, with the original's text)."""
+
+    id: str
+    author: str
+    text: str
+    round: int
+    topic: str | None = None
+    reply_to: str | None = None
+    repost_of: str | None = None
+    likes: list[str] = Field(default_factory=list)
+    reposts: int = 0
+
+    @property
+    def popularity(self) -> int:
+        return len(self.likes) + self.reposts
+
+
+class Motion(BaseModel):
+    """A proposal put to the vote: its text (the proposer's words), ballots, and the round it closes."""
+
+    id: str
+    author: str
+    text: str
+    round: int
+    closes: int
+    ayes: list[str] = Field(default_factory=list)
+    nays: list[str] = Field(default_factory=list)
+    outcome: str | None = Field(default=None, description="passed or failed, once decided")
+
+
+class Offer(BaseModel):
+    """A trade one agent offers another: what it gives and what it asks, open until accepted, declined or old."""
+
+    id: str
+    by: str
+    to: str
+    give: dict[str, float]
+    get: dict[str, float]
+    round: int
+    status: str = Field(default="open", description="open, accepted, declined, failed or expired")
+
+
 class KitState(BaseModel):
     """One cycle of a kit world. `active` lists the thresholds in force (their standing effects apply)."""
 
@@ -42,6 +85,13 @@ class KitState(BaseModel):
     relations: dict[str, dict[str, dict[str, float]]] = Field(
         default_factory=dict, description="relation -> holder -> other -> value, where not 0 (sparse, like trust)"
     )
+    posts: list[Post] = Field(default_factory=list)
+    reached: dict[str, list[str]] = Field(
+        default_factory=dict, description="topic -> the agents whose feed has shown a post of it (the spread)"
+    )
+    motions: list[Motion] = Field(default_factory=list)
+    offers: list[Offer] = Field(default_factory=list)
+    items: int = Field(default=0, description="ids given so far to posts, motions and offers (#1, #2…)")
     active: list[str] = Field(default_factory=list)
     fired: list[str] = Field(default_factory=list, description="triggers that fired this cycle")
     outcome: str | None = None
@@ -78,6 +128,10 @@ class KitState(BaseModel):
     def trust_row(self, truster: str) -> dict[str, float]:
         """How far `truster` trusts every other agent, in declaration order (0 where nothing was said)."""
         return {other: self.trust_of(truster, other) for other in self.agents if other != truster}
+
+    def new_id(self) -> str:
+        self.items += 1
+        return f"#{self.items}"
 
     def relation_of(self, name: str, holder: str, other: str) -> float:
         return self.relations.get(name, {}).get(holder, {}).get(other, 0.0)

@@ -22,6 +22,7 @@ from amphoreus_graph.contracts.world import (
     WorldState,
     WorldView,
 )
+from amphoreus_graph.worlds.kit import social
 from amphoreus_graph.worlds.kit.compiled import Compiled, fmt, num, walk
 from amphoreus_graph.worlds.kit.expr import ExprError
 from amphoreus_graph.worlds.kit.rules import Round, why_not
@@ -129,6 +130,7 @@ class KitWorld:
             for relation, row in a.relations.items():
                 for other, value in row.items():
                     state.set_relation(relation, a.name, other, float(value))
+        social.seed_posts(spec, state)
         state.active = self.rules.holding_now(state)
         return state.dump()
 
@@ -157,7 +159,9 @@ class KitWorld:
             flavour[loc.name] = fmt(text, values | {"location": loc.name})
         stakes = fmt(self.spec.stakes, values)
         situations = {}
-        for name in self.actors(world.dump()):
+        actors = self.actors(world.dump())
+        social.mark_reach(self.spec, world, actors)
+        for name in actors:
             here = world.agents[name].at or ""
             parts = (flavour[here], news.get(here, ""), news.get("", ""), stakes)
             situations[name] = " ".join(p for p in parts if p) or f"A new round begins at {here}."
@@ -272,13 +276,14 @@ class KitWorld:
         me = world.agents[agent]
         here = me.at or ""
         nearby = [n for n in world.present(here) if n != agent]
-        seen = [f"Present at {here}: {', '.join(nearby) if nearby else 'nobody else'}."]
+        private = here in self.rules.location and self.rules.location[here].private
+        seen = [] if private else [f"Present at {here}: {', '.join(nearby) if nearby else 'nobody else'}."]
         for name, obj in world.objectives.items():
             if obj.at == here and obj.status is not Status.HELD:
                 by = f" by {obj.by}" if obj.by and obj.status in (Status.LIT, Status.DELIVERED) else ""
                 seen.append(f"The {name} is here: {self.rules.word(name, obj.status)}{by}.")
         carried = world.carried()
-        for other, state in world.agents.items():
+        for other, state in [] if private else world.agents.items():
             if other == agent:
                 continue
             if held := carried.get(other):
@@ -287,6 +292,7 @@ class KitWorld:
                 seen.append(f"{other} has fallen.")
             elif state.en_route:
                 seen.append(f"{other} is on the way to {state.to}.")
+        seen += social.perceived(self.spec, world, agent)
         ways = self.rules.neighbours(world, here)
         if ways and not self.rules.complete:
             seen.append(
@@ -408,6 +414,13 @@ class KitWorld:
                 **({self.spec.clock.label: world.clock} if self.spec.clock else {}),
                 **{pool.label or name: world.pools[name] for name, pool in self.spec.pools.items()},
                 **{self.rules.gauge_label(name): world.clocks[name] for name in self.spec.clocks},
+                **{
+                    f"reach of {t}": len(world.reached.get(t, []))
+                    for t in (self.spec.feed.topics if self.spec.feed else [])
+                },
+                **{
+                    f"motions {o}": n for o in ("passed", "failed") if (n := sum(m.outcome == o for m in world.motions))
+                },
                 **{s.value: n for s in Status if (n := sum(1 for o in world.objectives.values() if o.status is s))},
                 "fallen": sorted(n for n, a in world.agents.items() if a.fallen),
             },
@@ -444,6 +457,9 @@ class KitWorld:
             gauges.append(Gauge(name=label, value=world.clocks[name], low=clock.min, high=clock.max))
         for name, pool in self.spec.pools.items():
             gauges.append(Gauge(name=pool.label or name, value=world.pools[name], low=pool.min, high=pool.max))
+        for topic in self.spec.feed.topics if self.spec.feed else []:
+            reached = float(len(world.reached.get(topic, [])))
+            gauges.append(Gauge(name=f"reach of {topic}", value=reached, low=0.0, high=float(len(world.agents))))
         agents = {}
         for name, a in world.agents.items():
             fields = {(stat.label or s): num(a.stats[s]) for s, stat in self.spec.stats.items() if stat.shown}

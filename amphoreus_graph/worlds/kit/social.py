@@ -1,0 +1,348 @@
+"""The kit's social building blocks: feeds (post, reply, repost, like; what each agent perceives of them), votes on
+motions agents propose in their own words, and trade offers a counterparty accepts in a later round.
+
+Everything an agent can aim at here is an *item* with an id (`#12`), listed in its perception; the round's
+effects come here through `Round` (rules.py), and the state stays bounded: posts leave it once no feed can
+show them, offers once they are settled, so a society's checkpoint does not grow with its history.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from amphoreus_graph.worlds.kit.compiled import fmt, num
+from amphoreus_graph.worlds.kit.schema import (
+    Accept,
+    Decline,
+    Effect,
+    FeedSpec,
+    KitSpec,
+    Like,
+    OfferEffect,
+    PostArgs,
+    Reply,
+    Repost,
+    Vote,
+)
+from amphoreus_graph.worlds.kit.state import KitState, Motion, Offer, Post
+
+if TYPE_CHECKING:
+    from amphoreus_graph.worlds.kit.rules import Round, _Ctx
+
+# Which items an action aims at, by the effect that acts on them.
+ITEM_KINDS: dict[type, str] = {
+    Reply: "post",
+    Repost: "post",
+    Like: "post",
+    Vote: "motion",
+    Accept: "offer",
+    Decline: "offer",
+}
+
+
+def item_kind(effects: list[Effect]) -> str | None:
+    """The kind of item (post, motion, offer) an action's effects act on, if any."""
+    return next((ITEM_KINDS[type(e)] for e in effects if type(e) in ITEM_KINDS), None)
+
+
+# ------------------------------------------------------------------------------------------------- feeds
+
+
+def feed(spec: FeedSpec, state: KitState, agent: str) -> list[Post]:
+    """The posts an agent perceives now: by those it follows (everyone's, without a follows relation), and
+    replies to its own posts, made within the window, ranked, at most `size`."""
+    followed = None
+    if spec.follows is not None:
+        followed = {other for other, v in state.relations.get(spec.follows, {}).get(agent, {}).items() if v > 0}
+    mine = {p.id for p in state.posts if p.author == agent}
+    shown = [
+        p
+        for p in state.posts
+        if state.round - p.round <= spec.window
+        and (p.author != agent or spec.own)
+        and (followed is None or p.author in followed or p.reply_to in mine or p.author == agent)
+    ]
+    if spec.rank == "popular":
+        shown.sort(key=lambda p: (-p.popularity, -p.round, -_number(p.id)))
+    else:
+        shown.sort(key=lambda p: (-p.round, -_number(p.id)))
+    return shown[: spec.size]
+
+
+def _number(item_id: str) -> int:
+    return int(item_id.lstrip("#"))
+
+
+def post_line(post: Post, now: int) -> str:
+    ago = now - post.round
+    when = "this round" if ago <= 0 else "last round" if ago == 1 else f"{ago} rounds ago"
+    counts = [f"{len(post.likes)} like{'s' * (len(post.likes) != 1)}"] if post.likes else []
+    counts += [f"{post.reposts} repost{'s' * (post.reposts != 1)}"] if post.reposts else []
+    how = (
+        f"replying to {post.reply_to}, " if post.reply_to else f"reposting {post.repost_of}, " if post.repost_of else ""
+    )
+    return f'{post.id} {post.author} ({how}{when}{", " if counts else ""}{", ".join(counts)}): "{post.text}"'
+
+
+def mark_reach(spec: KitSpec, state: KitState, agents: list[str]) -> None:
+    """Count, per topic, the agents a post of it has reached: those whose feed shows one now, and its authors."""
+    if spec.feed is None or not spec.feed.topics:
+        return
+    for agent in agents:
+        for post in feed(spec.feed, state, agent):
+            if post.topic is not None and agent not in state.reached.get(post.topic, []):
+                state.reached.setdefault(post.topic, []).append(agent)
+
+
+def seed_posts(spec: KitSpec, state: KitState) -> None:
+    """The posts a cycle begins with, written in round 0 (and their authors reached by what they wrote)."""
+    if spec.feed is None:
+        return
+    for seed in spec.feed.seeds:
+        state.posts.append(Post(id=state.new_id(), author=seed.author, text=seed.text, round=0, topic=seed.topic))
+        if seed.topic is not None and seed.author not in state.reached.get(seed.topic, []):
+            state.reached.setdefault(seed.topic, []).append(seed.author)
+
+
+# ------------------------------------------------------------------------------------------------- items
+
+
+def item_targets(kind: str, spec: KitSpec, state: KitState, agent: str) -> list[str]:
+    """The items of a kind an agent may act on now: posts in its feed, open motions it has not voted on,
+    open offers made to it."""
+    if kind == "post":
+        return [p.id for p in feed(spec.feed, state, agent)] if spec.feed is not None else []
+    if kind == "motion":
+        return [m.id for m in state.motions if m.outcome is None and agent not in m.ayes + m.nays]
+    return [o.id for o in state.offers if o.status == "open" and o.to == agent and o.round < state.round]
+
+
+def perceived(spec: KitSpec, state: KitState, agent: str) -> list[str]:
+    """What an agent perceives of the feed, the motions and the offers, one line each."""
+    lines = []
+    if spec.feed is not None:
+        shown = feed(spec.feed, state, agent)
+        lines.append("Your feed:" if shown else "Your feed is quiet.")
+        lines += [post_line(p, state.round) for p in shown]
+    for m in state.motions:
+        if m.outcome is None:
+            tally = f"{len(m.ayes)} aye{'s' * (len(m.ayes) != 1)}, {len(m.nays)} nay{'s' * (len(m.nays) != 1)}"
+            lines.append(f'Motion {m.id} by {m.author}, open until round {m.closes} ({tally}): "{m.text}"')
+    for o in state.offers:
+        if o.status == "open" and agent in (o.to, o.by):
+            terms = f"{_goods(o.give)} for {_goods(o.get)}"
+            who = f"{o.by} offers you" if o.to == agent else f"You offered {o.to}"
+            lines.append(f"Offer {o.id}: {who} {terms}.")
+    return lines
+
+
+def _goods(amounts: dict[str, float]) -> str:
+    return " and ".join(f"{num(v)} {stat}" for stat, v in amounts.items())
+
+
+# ------------------------------------------------------------------------------------------ in the round
+
+
+def written(r: Round, ctx: _Ctx, args: PostArgs) -> str:
+    """A post's words: its template, else the agent's own text (a text target), else its speech."""
+    if args.text is not None:
+        return fmt(args.text, ctx.values | r.w.stakes_vars(r.s))
+    target = ctx.decision.target if ctx.decl.target.value == "text" else None
+    return (target or ctx.decision.speech or "").strip()
+
+
+def post(r: Round, ctx: _Ctx, args: PostArgs, *, reply_to: Post | None = None) -> None:
+    text = written(r, ctx, args)
+    if not text:
+        ctx.sentences.append(f"{ctx.actor} had nothing to say.")
+        return
+    topic = args.topic or (reply_to.topic if reply_to is not None else None)
+    made = Post(
+        id=r.s.new_id(),
+        author=ctx.actor,
+        text=text,
+        round=r.s.round,
+        topic=topic,
+        reply_to=reply_to.id if reply_to else None,
+    )
+    r.s.posts.append(made)
+    if topic is not None and ctx.actor not in r.s.reached.get(topic, []):
+        r.s.reached.setdefault(topic, []).append(ctx.actor)  # who writes about it has it
+    ctx.values["item"] = made.id
+    if reply_to is not None:
+        _involve(ctx, reply_to.author)
+        ctx.sentences.append(f'{ctx.actor} replied to {reply_to.author}\'s post {reply_to.id}: "{text}"')
+    else:
+        ctx.sentences.append(f'{ctx.actor} posted {made.id}: "{text}"')
+
+
+def _target_post(r: Round, ctx: _Ctx) -> Post | None:
+    return next((p for p in r.s.posts if p.id == ctx.decision.target), None)
+
+
+def _involve(ctx: _Ctx, agent: str) -> None:
+    if agent not in ctx.involved:
+        ctx.involved.append(agent)
+
+
+def reply(r: Round, ctx: _Ctx, args: PostArgs) -> None:
+    original = _target_post(r, ctx)
+    if original is not None:
+        post(r, ctx, args, reply_to=original)
+
+
+def repost(r: Round, ctx: _Ctx) -> None:
+    original = _target_post(r, ctx)
+    if original is None:
+        return
+    original.reposts += 1
+    source = original.repost_of or original.id
+    r.s.posts.append(
+        Post(
+            id=r.s.new_id(),
+            author=ctx.actor,
+            text=original.text,
+            round=r.s.round,
+            topic=original.topic,
+            repost_of=source,
+        )
+    )
+    _involve(ctx, original.author)
+    ctx.sentences.append(f"{ctx.actor} reposted {original.author}'s post {original.id}.")
+
+
+def like(r: Round, ctx: _Ctx) -> None:
+    original = _target_post(r, ctx)
+    if original is None or ctx.actor in original.likes:
+        return
+    original.likes.append(ctx.actor)
+    _involve(ctx, original.author)
+    ctx.sentences.append(f"{ctx.actor} liked {original.author}'s post {original.id}.")
+
+
+def propose(r: Round, ctx: _Ctx) -> None:
+    votes = r.w.spec.votes
+    assert votes is not None  # checked at load
+    text = written(r, ctx, PostArgs())
+    if not text:
+        ctx.sentences.append(f"{ctx.actor} proposed nothing.")
+        return
+    closes = r.s.round + votes.open_for
+    if votes.deadline is not None:
+        closes = min(closes, max(votes.deadline, r.s.round + 1))
+    motion = Motion(id=r.s.new_id(), author=ctx.actor, text=text, round=r.s.round, closes=closes)
+    r.s.motions.append(motion)
+    ctx.public = True
+    ctx.sentences.append(f'{ctx.actor} proposed motion {motion.id}, open until round {closes}: "{text}"')
+
+
+def vote(r: Round, ctx: _Ctx, effect: Vote) -> None:
+    motion = next((m for m in r.s.motions if m.id == ctx.decision.target and m.outcome is None), None)
+    if motion is None or ctx.actor in motion.ayes + motion.nays:
+        return
+    (motion.ayes if effect.vote.side == "aye" else motion.nays).append(ctx.actor)
+    ctx.sentences.append(f"{ctx.actor} voted {effect.vote.side} on motion {motion.id}.")
+
+
+def close_motions(r: Round) -> None:
+    """Motions whose deadline is this round are decided: quorum, then majority; the outcome's effects apply."""
+    votes = r.w.spec.votes
+    if votes is None:
+        return
+    for motion in r.s.motions:
+        if motion.outcome is not None or motion.closes > r.s.round:
+            continue
+        ballots = len(motion.ayes) + len(motion.nays)
+        passed = ballots >= votes.quorum and len(motion.ayes) > votes.majority * ballots
+        motion.outcome = "passed" if passed else "failed"
+        outcome = votes.passed if passed else votes.failed
+        ctx = r.world_ctx()
+        r.run_effects(ctx, outcome.effects)
+        values = r.w.stakes_vars(r.s) | {
+            "motion": motion.id,
+            "text": motion.text,
+            "author": motion.author,
+            "ayes": len(motion.ayes),
+            "nays": len(motion.nays),
+        }
+        default = f'Motion {motion.id} ("{motion.text}") {motion.outcome}, {len(motion.ayes)} to {len(motion.nays)}.'
+        text = " ".join([fmt(outcome.text, values) if outcome.text else default, *ctx.sentences])
+        r.file("", text, location=None, involved=[], public=True, importance=6.0 + ctx.bump)
+
+
+def offer(r: Round, ctx: _Ctx, effect: OfferEffect) -> None:
+    """An offer to the target; a standing offer from the target with the same terms the other way round is
+    taken up at once (both agreed in the same round)."""
+    if ctx.target is None:
+        return
+    give = {stat: round(r.amount(ctx, v), 4) for stat, v in effect.offer.give.items()}
+    get = {stat: round(r.amount(ctx, v), 4) for stat, v in effect.offer.get.items()}
+    match = next(
+        (
+            o
+            for o in r.s.offers
+            if o.status == "open" and o.by == ctx.target and o.to == ctx.actor and o.give == get and o.get == give
+        ),
+        None,
+    )
+    if match is not None:
+        _settle(r, ctx, match)
+        return
+    made = Offer(id=r.s.new_id(), by=ctx.actor, to=ctx.target, give=give, get=get, round=r.s.round)
+    r.s.offers.append(made)
+    ctx.sentences.append(f"{ctx.actor} offered {ctx.target} {_goods(give)} for {_goods(get)} ({made.id}).")
+
+
+def accept(r: Round, ctx: _Ctx) -> None:
+    found = next((o for o in r.s.offers if o.id == ctx.decision.target and o.status == "open"), None)
+    if found is not None:
+        _settle(r, ctx, found)
+
+
+def decline(r: Round, ctx: _Ctx) -> None:
+    found = next((o for o in r.s.offers if o.id == ctx.decision.target and o.status == "open"), None)
+    if found is not None:
+        found.status = "declined"
+        _involve(ctx, found.by)
+        ctx.sentences.append(f"{ctx.actor} declined {found.by}'s offer {found.id}.")
+
+
+def _settle(r: Round, ctx: _Ctx, deal: Offer) -> None:
+    """Both sides hand over what they agreed, or, if either cannot, nothing moves and the offer fails."""
+    _involve(ctx, deal.by)
+    short = _short(r, deal.by, deal.give) or _short(r, ctx.actor, deal.get)
+    if short:
+        deal.status = "failed"
+        ctx.sentences.append(f"The trade {deal.id} between {deal.by} and {ctx.actor} fell through: {short}.")
+        return
+    for giver, taker, amounts in ((deal.by, ctx.actor, deal.give), (ctx.actor, deal.by, deal.get)):
+        for stat, amount in amounts.items():
+            r.set_stat(giver, stat, r.s.agents[giver].stats[stat] - amount)
+            r.set_stat(taker, stat, r.s.agents[taker].stats[stat] + amount)
+    deal.status = "accepted"
+    ctx.sentences.append(
+        f"{ctx.actor} and {deal.by} traded: {deal.by} gave {_goods(deal.give)} for {_goods(deal.get)} ({deal.id})."
+    )
+
+
+def _short(r: Round, agent: str, amounts: dict[str, float]) -> str:
+    """What an agent cannot hand over (or the other cannot hold), in words; "" if it can."""
+    for stat, amount in amounts.items():
+        spec = r.w.spec.stats[stat]
+        if r.s.agents[agent].stats[stat] - spec.min < amount - 1e-9:
+            return f"{agent} had not {num(amount)} {spec.label or stat}"
+    return ""
+
+
+def tidy(r: Round) -> None:
+    """End of round: offers past their time expire, settled ones leave the state, and posts no feed can show
+    any more leave it too."""
+    trade = r.w.spec.trade
+    if trade is not None:
+        for o in r.s.offers:
+            if o.status == "open" and r.s.round - o.round >= trade.open_for + (1 if trade.open_for else 0):
+                o.status = "expired"
+        r.s.offers = [o for o in r.s.offers if o.status == "open"]
+    if r.w.spec.feed is not None:
+        window = r.w.spec.feed.window
+        r.s.posts = [p for p in r.s.posts if r.s.round + 1 - p.round <= window]
