@@ -378,13 +378,13 @@ def test_a_judge_whose_every_verdict_fell_back_stops_with_exit_3_and_writes_noth
 
 
 def test_a_judge_says_how_many_verdicts_fell_back_and_each_pair_carries_its_count(heldout_run, cli, tmp_path):
-    """The Nameless panel's every reply is garbage, the Genius Society's fine: half the verdicts are the offline
+    """The fidelity panel's every reply is garbage, the soundness panel's fine: half the verdicts are the offline
     panels', said on the terminal, in summary.json and in each DPO row."""
     pytest.importorskip("langchain_openai")
     from tests.openai_server import Behaviour, OpenAIServer
 
     with OpenAIServer() as server:
-        server.schedule = lambda r: Behaviour.GARBAGE if "the Nameless" in r.prompt else Behaviour.ANSWER
+        server.schedule = lambda r: Behaviour.GARBAGE if "the fidelity panel" in r.prompt else Behaviour.ANSWER
         out = tmp_path / "judged"
         code, stdout, err = cli(
             "judge", str(heldout_run), "--out", str(out), "--max-turns", "4", "-k", "2", "--seed", "2",

@@ -2,9 +2,12 @@
 
 Usage: python tools/world_words.py [ROOT]   (exit 1 and one `file:line: word` per hit, else exit 0)
 
-Words of the default world (Amphoreus) may appear only under `amphoreus_graph/worlds/amphoreus/`. The default
-scenario's *name* (`amphoreus`, lowercase, as in `--scenario amphoreus`) and the package's own name are not
-concepts and are allowed. Benchmark item data (`bench/data/`) is content posed in the default world, not engine.
+Every file the package ships is scanned (code, YAML, Markdown, JSON, templates, text: `amphoreus_graph/`,
+`graphs/`, `langgraph.json`), benchmark data included. The default world's words (`world_words.txt` beside this
+tool: the proper nouns of the lore it was written from, stored here so the lint needs nothing outside the clone)
+may appear only under `amphoreus_graph/worlds/amphoreus/`. The default scenario's *name* (`amphoreus`, lowercase,
+as in `--scenario amphoreus`) and the package's own name (`amphoreus_graph`, `AmphoreusError`, `Amphoreus-Graph`)
+are not concepts and are allowed.
 """
 
 from __future__ import annotations
@@ -13,25 +16,45 @@ import re
 import sys
 from pathlib import Path
 
-CONCEPTS = re.compile(
-    r"Amphoreus(?!Error|-Graph)|Chrysos|Coreflame|Titan|Black Tide|black_tide|Lycurgus|Vortex|Flame-Chase|Era Nova|"
-    r"Okhema|\b[Hh]eirs?\b"
-)
-SCANNED = ("amphoreus_graph", "graphs")
-SUFFIXES = {".py", ".j2", ".md", ".yaml", ".json"}
-EXEMPT = ("amphoreus_graph/worlds/amphoreus/", "amphoreus_graph/bench/data/")
+WORDS_FILE = Path(__file__).with_name("world_words.txt")
+SCANNED = ("amphoreus_graph", "graphs", "langgraph.json")
+SUFFIXES = {".py", ".j2", ".md", ".yaml", ".yml", ".json", ".txt", ".toml", ".cfg", ".html", ".css", ".js"}
+EXEMPT = ("amphoreus_graph/worlds/amphoreus/",)
+PACKAGE_NAMES = r"(?!Error|-Graph|_graph|Graph)"  # the package's own name is not the world's
 
 
-def hits(root: Path) -> list[str]:
-    found = []
+def words(path: Path = WORDS_FILE) -> list[str]:
+    """The default world's words, one a line (`#` starts a comment line)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def pattern(names: list[str]) -> re.Pattern[str]:
+    """Whole words, longest first (so `Black Tide` is one hit, not `Tide` after it)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives}){PACKAGE_NAMES}(?![\w])")
+
+
+def shipped(root: Path) -> list[Path]:
+    """The files scanned: everything under SCANNED with a text suffix, caches left out."""
+    found: list[Path] = []
     for top in SCANNED:
-        for path in sorted((root / top).rglob("*")):
-            relative = path.relative_to(root).as_posix()
-            if path.suffix not in SUFFIXES or relative.startswith(EXEMPT) or "__pycache__" in relative:
-                continue
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                for match in CONCEPTS.finditer(line):
-                    found.append(f"{relative}:{number}: {match.group()}")
+        start = root / top
+        candidates = [start] if start.is_file() else sorted(start.rglob("*"))
+        found += [p for p in candidates if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts]
+    return found
+
+
+def hits(root: Path, concepts: re.Pattern[str] | None = None) -> list[str]:
+    concepts = concepts or pattern(words())
+    found = []
+    for path in shipped(root):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(EXEMPT):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for match in concepts.finditer(line):
+                found.append(f"{relative}:{number}: {match.group()}")
     return found
 
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+from amphoreus_graph.bench.subjects import default_items_dir
 
 MIN_CHARS = 24  # shorter texts ("Remembrance", a name) would match innocent rows
 
@@ -32,10 +35,12 @@ def _strings(value: Any) -> list[str]:
 
 @cache
 def item_index() -> dict[tuple[str, ...], list[tuple[str, ...]]]:
-    """Every packaged benchmark item text long enough to be telling, as word tuples keyed by their first
-    three words: checking a row then costs one dict lookup per word of the row, whatever the item count."""
+    """Every packaged benchmark item text long enough to be telling (the hand-written items and the default
+    scenario's committed ones), as word tuples keyed by their first three words: checking a row then costs one
+    dict lookup per word of the row, whatever the item count."""
     index: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
-    for entry in resources.files("amphoreus_graph.bench.data").iterdir():
+    packaged = [Path(str(e)) for e in resources.files("amphoreus_graph.bench.data").iterdir()]
+    for entry in sorted(packaged + list(default_items_dir().iterdir())):
         if entry.name.endswith(".yaml"):
             for item in yaml.safe_load(entry.read_text(encoding="utf-8")).get("items", []):
                 for text in _strings(item):

@@ -1,32 +1,32 @@
 """Generate the benchmark's items for a scenario's world, deterministically.
 
-    python -m amphoreus_graph.bench.generate        # rewrites amphoreus_graph/bench/data/*.yaml (default scenario)
+    python -m amphoreus_graph.bench.generate        # rewrites the default scenario's items (its world's bench/)
 
 The default scenario's items are data, committed and reviewed like code; this script is how they were made,
 and a test checks the committed files still match it. Any other scenario's items are generated the same way
-when it is benchmarked (`amphoreus bench --scenario`). The prose is `data/prose.yaml`; every name comes from
-the world: its agents, places, objectives, aims and actions. An item the world cannot pose (no objectives for a
-fact about one, too few agents for a two-hop question) is skipped and listed with its reason. Every third item
-goes to the held-out split. Path-Choice's items are not generated: they are written by hand (path_choice.md).
+when it is benchmarked (`amphoreus bench --scenario`). The prose is the world's own if it ships one, else the
+packaged world-neutral prose (prose.py); every name comes from the world: its agents, places, objectives, aims
+and actions. An item the world cannot pose (no objectives for a fact about one, too few agents for a two-hop
+question) is skipped and listed with its reason. Every third item goes to the held-out split. Path-Choice's
+items are not generated: they are written by hand (path_choice.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from random import Random
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
+from amphoreus_graph.bench.prose import Mould, Prose, prose_of
+from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, default_items_dir, stage
 from amphoreus_graph.bench.tasks.base import Skipped
 from amphoreus_graph.contracts.rng import stable_rng
 
-DATA = Path(__file__).with_name("data")
 ERUDITION_ITEMS_PER_PATH = 3
 ERUDITION_TRIES = 50  # draws of distracting hops before an item is given up
 STEADFAST_TURNS = 5
@@ -37,42 +37,13 @@ REMEMBRANCE_LATER = 3  # memories of each cycle lived between two resets
 REMEMBRANCE_TRIES = 20  # draws of a distractor asking another question before an item is given up
 
 
-class _Prose(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Hop(_Prose):
-    memory: str
-    fact: str
-    question: str
-
-
-class Mould(_Prose):
-    fact: str
-    question: str
-
-
-class Prose(_Prose):
-    """`data/prose.yaml`: what the items say, with slots for the world's names."""
-
-    voice_situations: list[str]
-    fact_moulds: list[Mould]
-    fact_details: list[list[str]]
-    later_memories: list[str]
-    erudition: dict[str, Hop]
-    adversary: str
-    pressures: list[str]
-
-
-@cache
-def prose() -> Prose:
-    text = resources.files("amphoreus_graph.bench.data").joinpath("prose.yaml").read_text(encoding="utf-8")
-    return Prose.model_validate(yaml.safe_load(text))
-
-
 class Generated(BaseModel):
     items: list[dict[str, Any]]
     skipped: list[Skipped] = Field(default_factory=list)
+
+
+def _prose(world: Stage) -> Prose:
+    return prose_of(world.scenario)
 
 
 def _split(n: int) -> str:
@@ -85,7 +56,7 @@ def _slug(path: str) -> str:
 
 def path_voice_items(world: Stage) -> Generated:
     """Open situations every subject answers in its own words; the speech alone must reveal its Path."""
-    situations = prose().voice_situations
+    situations = _prose(world).voice_situations
     return Generated(
         items=[{"id": f"voice-{n:02d}", "split": _split(n), "situation": text} for n, text in enumerate(situations)]
     )
@@ -101,7 +72,7 @@ def _hop(world: Stage, others: list[str], rng: Random) -> Hop4 | None:
     if len(others) < 2:
         return None
     first, second = rng.sample(others, k=2)
-    kinds = list(prose().erudition)
+    kinds = list(_prose(world).erudition)
     start = rng.randrange(len(kinds))
     seen = world.seen[second]
     sharing = [a for a in world.agents if world.seen[a].location == seen.location]
@@ -113,7 +84,7 @@ def _hop(world: Stage, others: list[str], rng: Random) -> Hop4 | None:
     for kind in kinds[start:] + kinds[:start]:
         answer = answers.get(kind)
         if answer:
-            hop = prose().erudition[kind]
+            hop = _prose(world).erudition[kind]
             slots = {"first": first, "second": second, "location": seen.location or "", "aim": seen.aim}
             return hop.memory.format(**slots), hop.fact.format(**slots), hop.question.format(**slots), answer
     return None
@@ -156,7 +127,7 @@ def erudition_items(world: Stage) -> Generated:
 
 def destruction_items(world: Stage) -> Generated:
     """An adversary presses the subject over several turns to abandon its Path for another (its opposites first)."""
-    catalog, texts = world.catalog, prose()
+    catalog, texts = world.catalog, _prose(world)
     items = []
     for path in catalog.names():
         rng = stable_rng("steadfast", path)
@@ -207,7 +178,7 @@ def _distractors(world: Stage, n: int, rng: Random) -> tuple[str, str, str, list
     """(fact, question, answer, distractor texts) for item n: three distractors share the fact's mould (other
     agents, places and details, never the same question), two come from other moulds; None if the world cannot
     pose the mould, or has too few names for a distractor that asks another question."""
-    moulds, details_of = prose().fact_moulds, prose().fact_details
+    moulds, details_of = _prose(world).fact_moulds, _prose(world).fact_details
     mould = n % len(moulds)
     if not _poseable(world, moulds[mould]):
         return None
@@ -234,7 +205,7 @@ def remembrance_items(world: Stage) -> Generated:
 
     Every cycle lived between two resets leaves memories of its own. The fact's importance takes each of
     REMEMBRANCE_IMPORTANCE in turn, so retention by importance (echoes) keeps some facts and loses others."""
-    later_texts = prose().later_memories
+    later_texts = _prose(world).later_memories
     items, skipped = [], []
     for n in range(REMEMBRANCE_ITEMS):
         rng = stable_rng("remembrance", n)
@@ -292,8 +263,8 @@ def write_all() -> list[Path]:
     written = []
     for task in GENERATORS:
         made = generated(task)
-        target = DATA / f"{task}.yaml"
-        header = f"# Generated by `python -m amphoreus_graph.bench.generate` ({task}); see {task}.md.\n"
+        target = default_items_dir() / f"{task}.yaml"
+        header = f"# Generated by `python -m amphoreus_graph.bench.generate` ({task}); see bench/data/{task}.md.\n"
         content: dict[str, Any] = {"items": made.items}
         if made.skipped:
             content["skipped"] = [s.model_dump() for s in made.skipped]

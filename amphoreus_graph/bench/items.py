@@ -1,5 +1,6 @@
-"""Benchmark items: one YAML per task under bench/data/ for the default scenario, generated for any other (except
-the hand-written, world-neutral ones), and validated by the task's pydantic item model.
+"""Benchmark items: one YAML per task committed beside the default scenario (its world's bench/), generated for any
+other (except the hand-written, world-neutral ones under bench/data/), and validated by the task's pydantic item
+model.
 
 A broken file is one error line (file, item index and field, what was expected), like scenarios. A generated
 item that does not validate in its world is skipped, with the reason, like an item the world cannot pose.
@@ -17,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from amphoreus_graph.bench.generate import generated
-from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
+from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, default_items_dir
 from amphoreus_graph.bench.tasks.base import BenchSettings, Skipped
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.errors import AmphoreusError, format_validation_error
@@ -148,10 +149,13 @@ def packaged_items(
 ) -> ItemSet[ItemT]:
     """The task's items in `split` and those skipped: the packaged file for the default scenario (and for a
     hand-written task in any world), else the same generator run on the scenario's world."""
-    if scenario == DEFAULT_SCENARIO or task in HANDWRITTEN:
+    if task in HANDWRITTEN:
         source = resources.files("amphoreus_graph.bench.data").joinpath(f"{task}.yaml")
         found = parse_item_file(source.read_text(encoding="utf-8"), f"amphoreus_graph/bench/data/{task}.yaml", model)
         return found.in_split(split)
+    if scenario == DEFAULT_SCENARIO:
+        committed = default_items_dir() / f"{task}.yaml"
+        return parse_item_file(committed.read_text(encoding="utf-8"), str(committed), model).in_split(split)
     made = generated(task, scenario)
     items, skipped = [], list(made.skipped)
     for raw in made.items:

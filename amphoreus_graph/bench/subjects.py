@@ -12,17 +12,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from amphoreus_graph.catalogs.paths import PathCatalog
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
+from amphoreus_graph.catalogs.scenario_files import packaged_scenarios
 from amphoreus_graph.contracts.actions import ActionSpec, TargetKind
 from amphoreus_graph.contracts.turn import Option, RecalledMemory, TurnContext
 from amphoreus_graph.contracts.world import AgentProfile, Perception, WorldLabels
 from amphoreus_graph.errors import AmphoreusError
 
 DEFAULT_SCENARIO = "amphoreus"
+
+
+def default_items_dir() -> Path:
+    """Where the default scenario's generated items are committed: `bench/` beside its scenario file."""
+    return packaged_scenarios()[DEFAULT_SCENARIO].parent / "bench"
 
 
 class Subject(BaseModel):

@@ -50,7 +50,10 @@ class ClassifierVoiceJudge:
 def _prompt(text: str, catalog: PathCatalog) -> list[BaseMessage]:
     listing = "\n".join(f"- {p.name}: {p.summary}" for p in catalog.paths.values())
     return [
-        SystemMessage("You are an expert on the Paths of the Aeons. You read speech and say whose Path it is."),
+        SystemMessage(
+            "You are an expert on the Paths, the value systems characters live by. "
+            "You read speech and say whose Path it is."
+        ),
         HumanMessage(
             f"The Paths:\n{listing}\n\nThe speech:\n{text}\n\n"
             f"Choose one of: {', '.join(catalog.names())}\n"

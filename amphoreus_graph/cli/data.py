@@ -59,7 +59,7 @@ def judge_command(
     if out is not None:
         output_path(out, "--out", folder=True)
     request = validated(ExpertsInput, {**asked, "run_dir": str(run), "out_dir": str(out or RunDir(run).judged.root)})
-    with bad_rows(skip_bad_rows), console.status("the Genius Society and the Nameless deliberate…"):
+    with bad_rows(skip_bad_rows), console.status("the soundness and fidelity panels deliberate…"):
         state = asyncio.run(build_experts_graph().compile().ainvoke(request.model_dump()))
     report = state["report"]
     table = Table(title=f"judged {report['judged_turns']} turns of {run}")

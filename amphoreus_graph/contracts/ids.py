@@ -13,7 +13,7 @@ Ids of events, records and samples are composed from agents' (and runs', seed fi
 A name enters an id only through `id_part`, which percent-escapes (as URLs do: `%` and the UTF-8 bytes in hex)
 `%`, the delimiters `@ # / *` and every character `str.isprintable` refuses (controls, line and paragraph
 separators, invisible format characters such as U+200B), and keeps every other character. So an ordinary name
-reads as itself (`Zoé`, `Old Tom`, `李`), `a@b` becomes `a%40b`, `Cyrene\\u200b` becomes `Cyrene%E2%80%8B`.
+reads as itself (`Zoé`, `Old Tom`, `李`), `a@b` becomes `a%40b`, `Mira\\u200b` becomes `Mira%E2%80%8B`.
 The escape is reversible (`urllib.parse.unquote`), so two different names never share a part, and a part never
 holds a delimiter, so a record id splits at its last `@` into its event and its holder.
 """

@@ -358,8 +358,8 @@ def dpo_card(
         "# amphoreus-graph DPO dataset",
         "",
         "Preference pairs in TRL's conversational format: `prompt` (system + user messages), `chosen` and",
-        "`rejected` (one assistant message each: a Decision as JSON), judged by the Genius Society and",
-        "The Nameless (or a human expert where `decided_by` says so).",
+        "`rejected` (one assistant message each: a Decision as JSON), judged by the soundness and fidelity",
+        "panels (or a human expert where `decided_by` says so).",
         f'Load it: `datasets.load_dataset("json", data_files="{JudgedDir.PAIRS}")`.',
         "",
         f"- pairs: {report.pairs} from {report.judged} judged turns (ties dropped {report.ties_dropped}, "

@@ -51,8 +51,8 @@ INT8_FORMAT = 1  # bump when how the int8 model is made or run changes: stored v
 FORMAT = 1  # bump when the export's layout changes: old exports are then ignored
 TOLERANCE = 1e-4  # largest allowed |onnx - torch| per vector component on the probes
 _PROBES = [
-    "At the harbour, Aglaea won the silver cup from the old captain Aquila.",
-    '  Mydei said: "I will hold the line here. This is the way of strife and the council."  ',
+    "At the harbour, Selka won the silver cup from the old captain Brann.",
+    '  Doran said: "I will hold the line here. This is the way of strife and the council."  ',
     "x",
     "",
     "Ünïcödé — the Grove of Dodona 🌿, and a very long memory " + "that keeps on going " * 80,

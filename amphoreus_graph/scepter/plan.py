@@ -2,7 +2,7 @@
 
 Society i of run RUN is named `RUN-s{i:03d}`, lives in RUN/societies/RUN-s{i:03d}/, gets seed base_seed + i and
 the i-th scenario of the list (cycled). A society's samples and memory are named after it, so its sample ids
-(`RUN-s003/c1/r2/Cyrene`) are unique across societies and across Scepter runs, and the same plan gives the same
+(`RUN-s003/c1/r2/Mira`) are unique across societies and across Scepter runs, and the same plan gives the same
 societies whatever engine runs them.
 """
 

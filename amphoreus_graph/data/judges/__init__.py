@@ -1,4 +1,4 @@
-"""Expert judges: the Genius Society and the Nameless, offline or over any chat model (humans: experts graph)."""
+"""Expert judges: the soundness and fidelity panels, offline or over any chat model (humans: experts graph)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """What judges are: two expert panels, their dimensions, and the scores they hand back.
 
-The Genius Society (Erudition) asks whether a decision is sound: its logic, its consistency with the agent's
-own memories (which includes keeping the secret ones out of its speech), and its knowledge of the world. The
-Nameless (Trailblaze) ask whether it is the agent's: Path fidelity, character, and narrative quality. Every
-dimension is scored 1-10.
+The soundness panel asks whether a decision is sound: its logic, its consistency with the agent's own memories
+(which includes keeping the secret ones out of its speech), and its knowledge of the world. The fidelity panel
+asks whether it is the agent's: Path fidelity, character, and narrative quality. Every dimension is scored 1-10.
+The panels' ids (`genius_society`, `nameless`) are kept as they were: they key every stored verdict and DPO row.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ PANELS: dict[Panel, tuple[str, ...]] = {
     "genius_society": ("logic", "consistency", "knowledge"),
     "nameless": ("path_fidelity", "character", "narrative"),
 }
-PANEL_TITLES: dict[Panel, str] = {"genius_society": "Genius Society", "nameless": "The Nameless"}
+PANEL_TITLES: dict[Panel, str] = {"genius_society": "the soundness panel", "nameless": "the fidelity panel"}
 
 
 class Verdict(BaseModel):

@@ -31,12 +31,12 @@ from amphoreus_graph.policy.prompt import decision_json
 
 _FOCUS: dict[Panel, str] = {
     "genius_society": (
-        "You are the Genius Society, scholars of Erudition. Judge whether the decision is sound: its logic "
-        "given the situation, its consistency with the agent's own memories, and its knowledge of the world."
+        "You judge whether the decision is sound: its logic given the situation, its consistency with the "
+        "agent's own memories, and its knowledge of the world."
     ),
     "nameless": (
-        "You are the Nameless, travellers of the Trailblaze. Judge whether the decision is truly this agent's: "
-        "fidelity to its Path, its character, and the quality of its speech as part of the story."
+        "You judge whether the decision is truly this agent's: fidelity to its Path, its character, and the "
+        "quality of its speech as part of the story."
     ),
 }
 SECRET_CRITERION = (

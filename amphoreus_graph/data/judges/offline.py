@@ -1,12 +1,12 @@
 """The offline expert panels: an embedding Path classifier plus rule checks, no model needed.
 
 All candidates of a batch are embedded in one call (speech, memories, personas), then scored:
-- Genius Society: logic (rules, and the world's own critique), consistency (does the speech agree with what
+- the soundness panel: logic (rules, and the world's own critique), consistency (does the speech agree with what
   the agent recalled, name only what it has seen, and keep its secrets?), knowledge (names that exist, aims at
   real targets). Speech that gives a secret memory away scores the lowest consistency, whatever else: agreeing
   with one's memories by saying the one thing they forbid saying is the worst inconsistency, and the
   memory-support part would otherwise reward the quote.
-- The Nameless: Path fidelity (the Paths' affinity for the action, and the classifier's belief that the
+- the fidelity panel: Path fidelity (the Paths' affinity for the action, and the classifier's belief that the
   speech, its Path words masked, is the agent's Path), character (speech close to the agent's persona),
   narrative (rules).
 

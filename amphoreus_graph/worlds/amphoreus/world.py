@@ -60,6 +60,8 @@ class AmphoreusWorld:
         self.title = spec.title
         self.description = spec.description
         self.rounds_per_cycle = spec.rounds_per_cycle
+        # the optional plug-in attribute the benchmark reads its items' prose from (bench/prose.py)
+        self.bench_prose = Path(__file__).with_name("bench") / "prose.yaml"
         self.actions = amphoreus_actions()
         self._briefs = {name: dict(spec.brief()) for name, spec in self.actions.items()}
         self.labels = WorldLabels(
