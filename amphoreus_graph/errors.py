@@ -39,14 +39,15 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def format_validation_error(source: str, exc: ValidationError) -> str:
-    """One line for the first problem pydantic found: file, field path, what was expected."""
+def format_validation_error(source: str, exc: ValidationError, at: tuple[int | str, ...] = ()) -> str:
+    """One line for the first problem pydantic found: file, field path (below `at`, where the data validated
+    lies in the file), what was expected."""
     first = exc.errors()[0]
     more = exc.error_count() - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     got = first.get("input")
     got_text = "" if first["type"] == "missing" or isinstance(got, dict | list) else f", got {got!r}"
-    return f"{source}: {field_path(first['loc'])}: {first['msg']}{got_text}{suffix}"
+    return f"{source}: {field_path((*at, *first['loc']))}: {first['msg']}{got_text}{suffix}"
 
 
 def stored_model(model: type[InputT], path: Path, written_by: str) -> InputT:

@@ -15,6 +15,7 @@ def test_through_the_cli_zoe_never_recalls_zoes_private_seed(tmp_path, cli):
     Zoë's private seed. The real CLI, a real run: Zoë recalls it, Zoé never does."""
     raw = yaml.safe_load(packaged_scenarios()["trio"].read_text(encoding="utf-8"))
     raw.pop("seeds")  # the packaged trio's seeds folder; this run names its own with --seeds-dir
+    raw["paths"] = str(packaged_scenarios()["trio"].parent / raw["paths"])  # packaged data: readable from anywhere
     names = {"Cyrene": "Zo\u00e9", "Phainon": "Zo\u00eb"}
     for heir in raw["heirs"]:
         heir["name"] = names.get(heir["name"], heir["name"])

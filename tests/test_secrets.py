@@ -263,6 +263,7 @@ def _small_amphoreus(folder: Path, keep: tuple[str, ...]) -> tuple[Path, Path]:
         if h["name"] in keep
     ]
     world["black_tide"]["rise_per_round"] = 6
+    world["paths"] = str(WORLD / world["paths"])  # the world's own Path catalog, packaged: readable from anywhere
     scenario = folder / "amphoreus.yaml"
     scenario.write_text(yaml.safe_dump(world, sort_keys=False), encoding="utf-8")
     seeds = folder / "seeds"

@@ -83,7 +83,8 @@ def test_a_plug_in_file_runs_from_the_cli_and_is_refused_by_a_data_only_server(c
 
 def test_a_module_a_scenario_names_is_code_but_a_registered_worlds_is_not(tmp_path, monkeypatch, cli):
     trio = yaml.safe_load(packaged_scenarios()["trio"].read_text())
-    trio["seeds"] = str(packaged_scenarios()["trio"].parent / trio["seeds"])  # packaged data: readable from anywhere
+    for key in ("seeds", "paths"):  # packaged data: readable from anywhere
+        trio[key] = str(packaged_scenarios()["trio"].parent / trio[key])
     (tmp_path / "by-module.yaml").write_text(yaml.safe_dump(trio | {"world": "json:loads"}))
     (tmp_path / "registered.yaml").write_text(
         yaml.safe_dump(trio | {"world": "amphoreus_graph.worlds.amphoreus:load_world"})

@@ -17,6 +17,7 @@ from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
 from amphoreus_graph.bench.voice_judge import ClassifierVoiceJudge, voice_probes
 from amphoreus_graph.catalogs.path_words import PathWordMask
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Decision, Option
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge
 from amphoreus_graph.data.judges.classifier import PathClassifier, prototype_texts
@@ -52,9 +53,9 @@ def user_catalog(tmp_path_factory) -> PathCatalog:
 
 
 def entries(catalog: PathCatalog) -> list[str]:
-    """Every Path word, Path name and Aeon name, without a leading article (no part of the word: "the trail"
+    """Every Path word, Path name and patron's name, without a leading article (no part of the word: "the trail"
     is "trail")."""
-    found = {e for p in catalog.paths.values() for e in (p.name, p.aeon, *p.lexicon) if e}
+    found = {e for p in catalog.paths.values() for e in (p.name, p.patron, *p.lexicon) if e}
     return sorted({bare(e) for e in found})
 
 
@@ -81,11 +82,12 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.casefold())
 
 
-@pytest.mark.parametrize("which", ["packaged", "user"])
+@pytest.mark.parametrize("which", ["packaged", "world", "user"])
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_path_word_survives_the_mask(which, data, request):
-    catalog = load_paths() if which == "packaged" else request.getfixturevalue("user_catalog")
+    catalogs = {"packaged": load_paths, "world": lambda: scenario_of("amphoreus").catalog}  # the world's: its Aeons
+    catalog = catalogs[which]() if which in catalogs else request.getfixturevalue("user_catalog")
     mask = PathWordMask.of(catalog)
     entry = data.draw(st.sampled_from(entries(catalog)))
     form = inflect(
@@ -102,7 +104,7 @@ def test_no_path_word_survives_the_mask(which, data, request):
 
 def test_the_judge_hears_none_of_the_speakers_words(user_catalog, embedder):
     """What the judge's prototypes are made of and what it hears of a speaker share no Path word."""
-    for catalog in (load_paths(), user_catalog):
+    for catalog in (load_paths(), scenario_of("amphoreus").catalog, user_catalog):
         mask = PathWordMask.of(catalog)
         for path in catalog.paths.values():
             for text in prototype_texts(path, mask):
@@ -112,8 +114,9 @@ def test_the_judge_hears_none_of_the_speakers_words(user_catalog, embedder):
         spoken = KeywordPolicy().decide(_turn(path)).speech
         heard = packaged.mask(spoken)
         assert spoken and not [e for e in entries(load_paths()) if re.search(rf"\b{re.escape(e)}\b", heard, re.I)]
-    # The packaged voice lines were written in no Path's words at all (nothing for the mask to take).
-    assert all(packaged.mask(line) == line for p in load_paths().paths.values() for line in p.voice)
+    # The packaged voice lines were written in no Path's words at all, nor the default world's Aeons' names.
+    aeons = PathWordMask.of(scenario_of("amphoreus").catalog)
+    assert all(aeons.mask(line) == line for p in load_paths().paths.values() for line in p.voice)
     # The probes the judge is measured on are not its prototypes.
     lines = {line for p in load_paths().paths.values() for line in p.voice}
     assert not lines & {p.text for p in voice_probes()}

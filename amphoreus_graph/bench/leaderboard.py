@@ -13,7 +13,7 @@ from amphoreus_graph.bench.items import read_user_items
 from amphoreus_graph.bench.stats import Score, score_runs
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO, Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, Task, TaskResult
-from amphoreus_graph.catalogs.paths import PACKAGED
+from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.contracts.events import TaskDone, TaskStarted
 from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
@@ -52,12 +52,12 @@ def task_names(spec: list[str]) -> list[str]:
 
 def benchable(scenario: str) -> Stage:
     """The scenario's stage, if the benchmark can pose its items there: its world loads (else one error line),
-    and its agents walk the packaged Paths, the only ones the voice judges know."""
+    and its agents walk the packaged Paths (patrons aside), the only ones the benchmark's items are written for."""
     found = stage(scenario)
-    if found.catalog.source != PACKAGED:
+    if not found.catalog.same_paths(load_paths()):
         raise AmphoreusError(
             f"--scenario {scenario}: its Paths come from {found.catalog.source}; "
-            "the benchmark's judges know only the packaged Path catalog"
+            "the benchmark's items and judges know only the packaged Paths (a catalog may change their patrons only)"
         )
     return found
 

@@ -2,7 +2,7 @@
 
 A Path judge that hears a Path's own words is a keyword counter: a speaker earns the Path by saying them.
 So every judge of which Path speech sounds like hears it masked: every lexicon entry of every Path of the
-catalog (both halves, phrases as phrases), every Path name and every Aeon name are taken out, whatever their
+catalog (both halves, phrases as phrases), every Path name and every patron's name are taken out, whatever their
 case, accents or inflection (plural, -ed, -ing, -er, -ly, -ness, -ful…). A leading article of an entry is not
 part of it ("the trail" masks "trail" too). Occurrences are deleted, not replaced by a visible placeholder:
 a placeholder is itself a token the embedder hears, so adding a word would still move a verdict; deleted,
@@ -64,7 +64,7 @@ def roots(word: str, suffixes: tuple[str, ...] = _SUFFIXES) -> frozenset[str]:
 
 
 class PathWordMask:
-    """A set of words and phrases (`of(catalog)`: every Path word, Path name and Aeon name of a catalog), and
+    """A set of words and phrases (`of(catalog)`: every Path word, Path name and patron name of a catalog), and
     `mask` to delete them from text."""
 
     def __init__(self, entries: Iterable[str]) -> None:
@@ -75,7 +75,7 @@ class PathWordMask:
 
     @classmethod
     def of(cls, catalog: PathCatalog) -> PathWordMask:
-        return cls(name for path in catalog.paths.values() for name in (path.name, path.aeon, *path.lexicon))
+        return cls(name for path in catalog.paths.values() for name in (path.name, path.patron, *path.lexicon))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) in `text` of every Path word, longest entry first, never overlapping."""

@@ -61,19 +61,19 @@ def paths(
         Path | None, typer.Option(help="a Path catalog YAML file to check and list (default: the packaged one)")
     ] = None,
 ) -> None:
-    """Print a catalog of Paths: Aeon, the kinds of act (tags) each favours and shuns, opposed Paths."""
+    """Print a catalog of Paths: patron, the kinds of act (tags) each favours and shuns, opposed Paths."""
     from amphoreus_graph.catalogs.paths import load_paths
 
     loaded = load_paths(str(catalog) if catalog is not None else None)
     table = Table(title=f"The Paths ({loaded.source})")
-    for column in ("Path", "Aeon", "Favours", "Shuns", "Opposes", "Lexicon"):
+    for column in ("Path", loaded.patron_title or "Patron", "Favours", "Shuns", "Opposes", "Lexicon"):
         table.add_column(column)
     for path in loaded.paths.values():
         favours = [f"{t} {path.rating(t):+.1f}" for t in path.favoured() if path.rating(t) > 0]
         shuns = [f"{t} {path.rating(t):+.1f}" for t in path.shunned() if path.rating(t) < 0]
         table.add_row(
             path.name,
-            path.aeon or "–",
+            path.patron or "–",
             ", ".join(favours) or "–",
             ", ".join(shuns) or "–",
             ", ".join(path.opposed) or "–",

@@ -26,12 +26,14 @@ SECRET_RULE = (
 
 
 def system_prompt(turn: TurnContext) -> str:
-    path = catalog_for(turn.world)[turn.path]
+    catalog = catalog_for(turn.world)
+    path = catalog[turn.path]
+    patron = catalog.patron_of(path.name)
     who = ", ".join(part for part in (turn.agent, turn.title, turn.role) if part)
     lines = [
         f"You are {one_line(who)}.",
         turn.persona,
-        f"You walk the Path of {path.name} (Aeon {path.aeon}): {path.summary}",
+        f"You walk the Path of {path.name}{f' ({patron})' if patron else ''}: {path.summary}",
         "Your tenets: " + " ".join(path.tenets),
     ]
     if turn.secondary_path:
