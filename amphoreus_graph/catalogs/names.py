@@ -8,8 +8,8 @@ A name is refused when it holds
   U+2060, the BOM…) dropped and the whitespace around it stripped.
 
 Two agents' names are refused as ambiguous when they are equal once normalised for comparison (`name_key`: NFKC,
-case folded, format characters dropped, whitespace runs as one space and none around): `Cyrene` and
-`Cyrene\\u200b`, `ｃ` and `c`, `Zoé` typed composed and decomposed, `Zoe` and `zoe`. They would be two
+case folded, format characters dropped, whitespace runs as one space and none around): `Corin` and
+`Corin\\u200b`, `ｃ` and `c`, `Zoé` typed composed and decomposed, `Zoe` and `zoe`. They would be two
 identities to memory that a reader, or a model, cannot tell apart. Names that differ visibly (`Zoé`, `Zoë`,
 `Zo e`) stay apart. Error lines show names with `ascii()` (`shown`), so look-alikes show their difference.
 """

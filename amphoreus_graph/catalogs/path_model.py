@@ -132,7 +132,7 @@ class PathCatalog(BaseModel):
         )
 
     def patron_of(self, name: str) -> str:
-        """The Path's patron as a prompt names it ("Aeon Nanook", "patron: Mère Douce"); "" for none."""
+        """The Path's patron as a prompt names it ("Aeon X" with a title, "patron: X" without); "" for none."""
         patron = self[name].patron
         if not patron:
             return ""
