@@ -22,8 +22,8 @@ from amphoreus_graph.worlds.gm.reply import (
     TrustChange,
 )
 from amphoreus_graph.worlds.kit import KitWorld, Status
-from amphoreus_graph.worlds.kit.compiled import num
 from amphoreus_graph.worlds.kit.rules import Round
+from amphoreus_graph.worlds.kit.texts import num
 
 TOLERANCE = 1e-9  # a sum of decimal deltas may land a hair outside a range it meets exactly
 

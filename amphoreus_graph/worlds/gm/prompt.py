@@ -17,8 +17,8 @@ from amphoreus_graph.contracts.world import WorldState
 from amphoreus_graph.worlds.gm.config import GameMasterConfig
 from amphoreus_graph.worlds.gm.reply import Vocabulary
 from amphoreus_graph.worlds.kit import KitWorld
-from amphoreus_graph.worlds.kit.compiled import fmt, num
 from amphoreus_graph.worlds.kit.state import KitState
+from amphoreus_graph.worlds.kit.texts import fmt, num
 
 MARKER = "Resolve this round as the game master."
 

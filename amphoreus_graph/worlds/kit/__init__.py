@@ -3,7 +3,8 @@ resolvers in the world's own folder for what YAML cannot say. Reference: docs/wo
 
 from amphoreus_graph.worlds.kit.act import Act, ObjectiveInfo
 from amphoreus_graph.worlds.kit.loader import ENGINE_KEYS, load_kit_file, load_kit_world
-from amphoreus_graph.worlds.kit.schema import KitSpec, Status, Transition
+from amphoreus_graph.worlds.kit.schema import KitSpec
+from amphoreus_graph.worlds.kit.terms import Status, Transition
 from amphoreus_graph.worlds.kit.world import KitWorld
 
 __all__ = [

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.worlds.kit.rules import Round, _Ctx
-from amphoreus_graph.worlds.kit.schema import Status, Transition
+from amphoreus_graph.worlds.kit.terms import Status, Transition
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Act:
     def change_stat(self, agent: str, name: str, delta: float) -> float:
         """Change a stat within its range; returns the change made. The vital stat at its min fells the agent."""
         changed = self._r.set_stat(agent, name, self.stat(agent, name) + delta)
-        self._r._maybe_fall(self._ctx, agent, self.actor)
+        self._r.maybe_fall(self._ctx, agent, self.actor)
         return changed
 
     def tally(self, agent: str) -> float:

@@ -19,78 +19,35 @@ from amphoreus_graph.worlds.kit.compiled import (
     STAKES_VARS,
     TRANSITION_VARS,
     Compiled,
-    check_template,
-    num,
+)
+from amphoreus_graph.worlds.kit.effects import (
+    ACTION,
+    AGENT,
+    EFFECTS,
+    PAIR,
+    THRESHOLD,
+    TRANSITION,
+    WORLD,
+    Effect,
+    EffectCheck,
 )
 from amphoreus_graph.worlds.kit.expr import Expr, ExprError
-from amphoreus_graph.worlds.kit.schema import (
-    Bump,
-    Chance,
-    Claim,
-    ClockChange,
-    Condition,
-    Deliver,
-    Douse,
-    Effect,
-    End,
-    Harm,
-    Harvest,
-    Heal,
-    Lose,
-    Move,
-    PoolChange,
-    Range,
-    RelationChange,
-    ScoreSpec,
-    Shield,
-    StatChange,
-    Status,
-    Take,
-    TallyChange,
-    Threshold,
-    Transfer,
-    TrustChange,
-    Who,
-)
+from amphoreus_graph.worlds.kit.problems import Problem, known, one_of
+from amphoreus_graph.worlds.kit.schema import Condition, Range, ScoreSpec, Threshold
 from amphoreus_graph.worlds.kit.scope import TRUST, names_of
+from amphoreus_graph.worlds.kit.terms import Status
+from amphoreus_graph.worlds.kit.texts import check_template, num
 
 RESERVED_ENDINGS = ("round_limit", "all_fallen")
 # The agents each place of use binds for its expressions and effects (an action adds its target agent).
 ROLES: dict[str, tuple[str, ...]] = {
-    "action": ("actor",),
-    "transition": ("actor",),
-    "threshold": (),
-    "world": (),
-    "agent": ("actor",),
-    "pair": ("actor", "target"),
+    ACTION: ("actor",),
+    TRANSITION: ("actor",),
+    THRESHOLD: (),
+    WORLD: (),
+    AGENT: ("actor",),
+    PAIR: ("actor", "target"),
 }
-_WORLD_EFFECTS = (Harm, Heal, StatChange, ClockChange, PoolChange, End)
-ALLOWED: dict[str, tuple[type, ...] | None] = {
-    "action": None,
-    "transition": (*_WORLD_EFFECTS, TrustChange, TallyChange, Bump, Chance, RelationChange, Transfer),
-    "threshold": _WORLD_EFFECTS,
-    "world": (*_WORLD_EFFECTS, Chance),
-    "agent": (*_WORLD_EFFECTS, TallyChange, Chance),
-    "pair": (*_WORLD_EFFECTS, TallyChange, Chance, RelationChange, Transfer),
-}
-
-
-class Problem(Exception):
-    def __init__(self, field: str, expected: str) -> None:
-        super().__init__(f"{field}: {expected}")
-        self.field = field
-        self.expected = expected
-
-
-def _one_of(kind: str, value: object, options: Iterable[str]) -> str:
-    """Names shown with `ascii()`: a look-alike of a known name shows how it differs."""
-    return f"unknown {kind} {value!a}; expected one of [{shown(sorted(options))}]"
-
-
-def _known(field: str, kind: str, value: str, options: Iterable[str]) -> None:
-    options = list(options)
-    if value not in options:
-        raise Problem(field, _one_of(kind, value, options))
 
 
 def _unique(field: str, kind: str, names: list[str]) -> None:
@@ -182,7 +139,7 @@ class _Checker:
         if len(pair) != 2:
             raise Problem(field, f"{pair!r}; expected a pair [from, to]")
         for j, loc in enumerate(pair):
-            _known(f"{field}[{j}]", "location", loc, self.w.locations)
+            known(f"{field}[{j}]", "location", loc, self.w.locations)
         if pair[0] == pair[1]:
             raise Problem(field, f"{pair!r} joins a place to itself; expected two different locations")
         if not self.w.complete and (pair[0], pair[1]) not in self.w.edges and (pair[1], pair[0]) not in self.w.edges:
@@ -193,7 +150,7 @@ class _Checker:
         for i, edge in enumerate(self.spec.edges):
             a, b = edge.between
             for j, loc in enumerate(edge.between):
-                _known(f"edges[{i}].between[{j}]", "location", loc, self.w.locations)
+                known(f"edges[{i}].between[{j}]", "location", loc, self.w.locations)
             if a == b:
                 raise Problem(f"edges[{i}].between", f"{edge.between!r} joins a place to itself; expected two places")
             pairs = {(a, b)} if edge.one_way else {(a, b), (b, a)}
@@ -209,7 +166,7 @@ class _Checker:
         clock = spec.clock
         if clock is not None:
             for key in clock.on_action:
-                _known(f"clock.on_action.{key}", "action", key, self.w.actions)
+                known(f"clock.on_action.{key}", "action", key, self.w.actions)
             for i, t in enumerate(clock.thresholds):
                 self._threshold(f"clock.thresholds[{i}]", t, clock.min, clock.max)
         for name, pool in spec.pools.items():
@@ -235,20 +192,20 @@ class _Checker:
                 self._pair(f"{field}.{key}[{j}]", pair)
         for action, costs in t.costs.items():
             if action != "*":
-                _known(f"{field}.costs.{action}", "action", action, self.w.actions)
+                known(f"{field}.costs.{action}", "action", action, self.w.actions)
             for stat, amount in costs.items():
-                _known(f"{field}.costs.{action}.{stat}", "stat", stat, self.spec.stats)
+                known(f"{field}.costs.{action}.{stat}", "stat", stat, self.spec.stats)
                 if amount < 0:
                     raise Problem(f"{field}.costs.{action}.{stat}", f"{num(amount)}; expected an extra cost ≥ 0")
         for j, action in enumerate(t.forbid):
-            _known(f"{field}.forbid[{j}]", "action", action, self.w.actions)
+            known(f"{field}.forbid[{j}]", "action", action, self.w.actions)
         if t.end is not None:
             self._ending_ref(f"{field}.end", t.end)
         _template(f"{field}.text", t.text, self.stakes)
         self._effects(f"{field}.effects", t.effects, context="threshold", target=TargetKind.NONE, reach=Reach.ANYWHERE)
 
     def _ending_ref(self, field: str, outcome: str) -> None:
-        _known(field, "ending", outcome, [*self.w.endings, *RESERVED_ENDINGS])
+        known(field, "ending", outcome, [*self.w.endings, *RESERVED_ENDINGS])
 
     def _objectives(self) -> None:
         spec = self.spec
@@ -257,9 +214,9 @@ class _Checker:
             for attr in ("chance_stat", "contest_stat"):
                 stat = getattr(kind, attr)
                 if stat is not None:
-                    _known(f"{field}.{attr}", "stat", stat, spec.stats)
+                    known(f"{field}.{attr}", "stat", stat, spec.stats)
             for j, loc in enumerate(kind.deliver_to):
-                _known(f"{field}.deliver_to[{j}]", "location", loc, self.w.locations)
+                known(f"{field}.deliver_to[{j}]", "location", loc, self.w.locations)
             if kind.aim is not None:
                 _template(f"{field}.aim", kind.aim, AIM_VARS)
             for what, rule in kind.transitions.items():
@@ -276,8 +233,8 @@ class _Checker:
             if obj.kind is None and len(self.w.kinds) > 1:
                 raise Problem(f"objectives[{i}].kind", f"missing; expected one of {sorted(self.w.kinds)}")
             if obj.kind is not None:
-                _known(f"objectives[{i}].kind", "objective kind", obj.kind, self.w.kinds)
-            _known(f"objectives[{i}].location", "location", obj.location, self.w.locations)
+                known(f"objectives[{i}].kind", "objective kind", obj.kind, self.w.kinds)
+            known(f"objectives[{i}].location", "location", obj.location, self.w.locations)
 
     def _expr(self, field: str, text: str, roles: tuple[str, ...], *, place: bool = False) -> None:
         try:
@@ -306,12 +263,12 @@ class _Checker:
         if "actor" not in roles and (used := [k for k, v in agent_fields.items() if v]):
             raise Problem(f"{field}.{used[0]}", "nobody acts here; expected a test of the world (test:, pool:, clock:)")
         for j, loc in enumerate(cond.at or []):
-            _known(f"{field}.at[{j}]", "location", loc, self.w.locations)
+            known(f"{field}.at[{j}]", "location", loc, self.w.locations)
         for stat, r in cond.stat.items():
-            _known(f"{field}.stat.{stat}", "stat", stat, self.spec.stats)
+            known(f"{field}.stat.{stat}", "stat", stat, self.spec.stats)
             self._range(f"{field}.stat.{stat}", r)
         for pool, r in cond.pool.items():
-            _known(f"{field}.pool.{pool}", "pool", pool, self.spec.pools)
+            known(f"{field}.pool.{pool}", "pool", pool, self.spec.pools)
             self._range(f"{field}.pool.{pool}", r)
         if cond.clock is not None:
             if self.spec.clock is None:
@@ -329,7 +286,7 @@ class _Checker:
             field = f"actions[{i}]"
             for j, tag in enumerate(decl.tags):
                 if tag not in tags:
-                    raise Problem(f"{field}.tags[{j}]", _one_of("tag", tag, tags) + " (or declare it under tags:)")
+                    raise Problem(f"{field}.tags[{j}]", one_of("tag", tag, tags) + " (or declare it under tags:)")
             roles = ("actor", "target") if decl.target is TargetKind.AGENT else ("actor",)
             self._condition(f"{field}.when", decl.when)
             if decl.targets.test is not None:
@@ -339,14 +296,14 @@ class _Checker:
             for j, rule in enumerate(decl.pressure):
                 self._condition(f"{field}.pressure[{j}].when", rule.when)
             for stat in decl.cost:
-                _known(f"{field}.cost.{stat}", "stat", stat, self.spec.stats)
+                known(f"{field}.cost.{stat}", "stat", stat, self.spec.stats)
             flt = decl.targets
             if (flt.self_ or flt.holding is not None) and decl.target is not TargetKind.AGENT:
                 raise Problem(f"{field}.targets", "self/holding filter agent targets; expected target: agent")
             if (flt.status is not None or flt.kinds is not None) and decl.target is not TargetKind.OBJECTIVE:
                 raise Problem(f"{field}.targets", "status/kinds filter objective targets; expected target: objective")
             for j, kind in enumerate(flt.kinds or []):
-                _known(f"{field}.targets.kinds[{j}]", "objective kind", kind, self.w.kinds)
+                known(f"{field}.targets.kinds[{j}]", "objective kind", kind, self.w.kinds)
             if decl.text is not None:
                 _template(f"{field}.text", decl.text, self.stakes | ACTION_VARS)
             _template(f"{field}.verb", decl.verb, {"target"})
@@ -364,129 +321,29 @@ class _Checker:
         reach: Reach,
         roles: tuple[str, ...] | None = None,
     ) -> None:
-        spec = self.spec
-        allowed = ALLOWED[context]
         roles = ROLES[context] if roles is None else roles
-        from amphoreus_graph.worlds.kit import schema
-
         for i, effect in enumerate(effects):
-            key = next(iter(type(effect).model_fields))
-            here = f"{field}[{i}].{key}"
-            args = getattr(effect, key)
-            for name in ("amount", "delta"):
-                if isinstance(getattr(args, name, None), str):
-                    self._expr(f"{here}.{name}", getattr(args, name), roles)
-            if allowed is not None and not isinstance(effect, allowed):
-                names = sorted(k for k, cls in schema.EFFECTS.items() if issubclass(cls, allowed))
-                raise Problem(f"{field}[{i}]", f"{key!r} cannot happen in a {context}; expected one of {names}")
-            agent_needed = f"{here}: needs an agent target; expected the action's target: agent"
-
-            def need(kind: TargetKind, why: str, here: str = here) -> None:
-                if target is not kind:
-                    raise Problem(here, f"{why}; expected the action to have target: {kind.value}")
-
-            if isinstance(effect, Move):
-                if effect.move.to is not None:
-                    _known(f"{here}.to", "location", effect.move.to, self.w.locations)
-                else:
-                    need(TargetKind.LOCATION, "moves to the action's target")
-                    if reach is Reach.HERE:
-                        raise Problem(
-                            f"{field}[{i}]", "a move with reach: here goes nowhere; expected reach: edge or anywhere"
-                        )
-            elif isinstance(effect, Claim | Deliver | Douse | Lose):
-                args = getattr(effect, key)
-                if args.objective is not None:
-                    _known(f"{here}.objective", "objective", args.objective, self.w.objectives)
-                elif not isinstance(effect, Deliver):
-                    need(TargetKind.OBJECTIVE, f"{key} acts on the action's target")
-                if not self.w.objectives:
-                    raise Problem(here, "the world has no objectives; expected objectives: first")
-            elif isinstance(effect, Take):
-                need(TargetKind.AGENT, "takes from the action's target")
-            elif isinstance(effect, Harm | Heal | StatChange):
-                args = getattr(effect, key)
-                stat = args.name if isinstance(effect, StatChange) else args.stat
-                if stat is None and spec.stats and self.w.vital is None:
-                    raise Problem(f"{here}.stat", "no vital stat to default to; expected a stat name")
-                if stat is None and not spec.stats:
-                    raise Problem(here, "the world has no stats; expected stats: first")
-                if stat is not None:
-                    _known(f"{here}.{'name' if isinstance(effect, StatChange) else 'stat'}", "stat", stat, spec.stats)
-                if "actor" not in roles and args.who is not Who.ALL:
-                    place = "threshold" if context == "threshold" else "rule of the whole world"
-                    raise Problem(f"{here}.who", f"{args.who.value!r}; a {place} has no actor, expected who: all")
-                if args.who is Who.TARGET and context in ("agent", "world") and "target" not in roles:
-                    raise Problem(f"{here}.who", f"{args.who.value!r}; there is no target here, expected actor or all")
-                if args.who is Who.TARGET and context == "action" and target is not TargetKind.AGENT:
-                    raise Problem(f"{here}.who", agent_needed)
-            elif isinstance(effect, Shield):
-                if effect.shield.who == "target" and target is not TargetKind.AGENT:
-                    raise Problem(f"{here}.who", agent_needed)
-            elif isinstance(effect, TrustChange):
-                t = effect.trust
-                if (t.target or t.actor or t.mutual) and context == "action" and target is not TargetKind.AGENT:
-                    raise Problem(here, "target/actor/mutual trust need a target agent; expected target: agent")
-                if t.mutual is not None and context != "action":
-                    raise Problem(f"{here}.mutual", f"mutual offers need a decision; not in a {context}")
-            elif isinstance(effect, ClockChange):
-                if effect.clock.name is not None:
-                    _known(f"{here}.name", "clock", effect.clock.name, spec.clocks)
-                elif spec.clock is None:
-                    raise Problem(here, "the world has no clock; expected a clock: section first")
-            elif isinstance(effect, RelationChange):
-                _known(f"{here}.name", "relation", effect.relation.name, [*spec.relations, TRUST])
-                if "target" in effect.relation.between and not (target is TargetKind.AGENT or "target" in roles):
-                    raise Problem(f"{here}.between", agent_needed)
-                if effect.relation.between[0] == effect.relation.between[1]:
-                    raise Problem(
-                        f"{here}.between", "an agent's relation to itself; expected [actor, target] or [target, actor]"
-                    )
-            elif isinstance(effect, Transfer):
-                _known(f"{here}.stat", "stat", effect.transfer.stat, spec.stats)
-                if not (target is TargetKind.AGENT or "target" in roles):
-                    raise Problem(here, agent_needed)
-            elif isinstance(effect, social_checks.SOCIAL):
-                social_checks.check_effect(self, here, effect, target, context)
-            elif isinstance(effect, PoolChange):
-                _known(f"{here}.name", "pool", effect.pool.name, spec.pools)
-            elif isinstance(effect, Harvest):
-                _known(f"{here}.pool", "pool", effect.harvest.pool, spec.pools)
-                if effect.harvest.into is not None:
-                    _known(f"{here}.into", "stat", effect.harvest.into, spec.stats)
-            elif isinstance(effect, End):
-                self._ending_ref(f"{here}.outcome", effect.end.outcome)
-            elif isinstance(effect, Chance):
-                args = effect.chance
-                if args.stat is not None:
-                    _known(f"{here}.stat", "stat", args.stat, spec.stats)
-                for key2 in ("text", "else_text"):
-                    text = getattr(args, key2)
-                    if text is not None:
-                        _template(f"{here}.{key2}", text, self.stakes | ACTION_VARS)
-                for branch in ("then", "otherwise"):
-                    self._effects(
-                        f"{here}.{branch}",
-                        getattr(args, branch),
-                        context=context,
-                        target=target,
-                        reach=reach,
-                        roles=roles,
-                    )
+            here = f"{field}[{i}].{effect.key}"
+            for name, text in effect.expressions().items():
+                self._expr(f"{here}.{name}", text, roles)
+            if context not in effect.places:
+                names = sorted(k for k, cls in EFFECTS.items() if context in cls.places)
+                raise Problem(f"{field}[{i}]", f"{effect.key!r} cannot happen in a {context}; expected one of {names}")
+            effect.check(EffectCheck(self, here, context, target, reach, roles))
 
     def _agents(self) -> None:
         names = [a.name for a in self.spec.agents]
         for i, agent in enumerate(self.spec.agents):
             field = f"agents[{i}]"
-            _known(f"{field}.start", "location", agent.start, self.w.locations)
+            known(f"{field}.start", "location", agent.start, self.w.locations)
             for other in agent.relationships:
-                _known(f"{field}.relationships.{other}", "agent", other, [n for n in names if n != agent.name])
+                known(f"{field}.relationships.{other}", "agent", other, [n for n in names if n != agent.name])
             for stat, value in agent.stats.items():
-                _known(f"{field}.stats.{stat}", "stat", stat, self.spec.stats)
+                known(f"{field}.stats.{stat}", "stat", stat, self.spec.stats)
                 declared = self.spec.stats[stat]
                 _within(f"{field}.stats.{stat}", value, declared.min, declared.max)
             if agent.seeks is not None:
-                _known(f"{field}.seeks", "objective", agent.seeks, self.w.objectives)
+                known(f"{field}.seeks", "objective", agent.seeks, self.w.objectives)
 
     def _endings(self) -> None:
         for i, ending in enumerate(self.spec.endings):
@@ -496,7 +353,7 @@ class _Checker:
             if cond is not None:
                 if cond.objectives is not None:
                     for j, name in enumerate(cond.objectives.which or []):
-                        _known(f"{field}.when.objectives.which[{j}]", "objective", name, self.w.objectives)
+                        known(f"{field}.when.objectives.which[{j}]", "objective", name, self.w.objectives)
                     count = len(cond.objectives.which or self.w.objectives)
                     if not count:
                         raise Problem(f"{field}.when.objectives", "the world has no objectives; expected some first")
@@ -510,7 +367,7 @@ class _Checker:
                         raise Problem(f"{field}.when.clock", "the world has no clock; expected a clock: section first")
                     self._range(f"{field}.when.clock", cond.clock)
                 for pool, r in cond.pool.items():
-                    _known(f"{field}.when.pool.{pool}", "pool", pool, self.spec.pools)
+                    known(f"{field}.when.pool.{pool}", "pool", pool, self.spec.pools)
                     self._range(f"{field}.when.pool.{pool}", r)
                 if cond.all_fallen and self.w.vital is None:
                     raise Problem(f"{field}.when.all_fallen", "nobody can fall; expected a stat with vital: true")
@@ -522,7 +379,7 @@ class _Checker:
 
     def _score(self, field: str, score: ScoreSpec) -> None:
         for pool in score.pools:
-            _known(f"{field}.pools.{pool}", "pool", pool, self.spec.pools)
+            known(f"{field}.pools.{pool}", "pool", pool, self.spec.pools)
         if score.clock and self.spec.clock is None:
             raise Problem(f"{field}.clock", "the world has no clock; expected a clock: section first")
         _ = [Status(s) for s in score.objectives]
@@ -546,16 +403,16 @@ class _Checker:
         names = [a.name for a in spec.agents]
         for i, agent in enumerate(spec.agents):
             for relation, row in agent.relations.items():
-                _known(f"agents[{i}].relations.{relation}", "relation", relation, spec.relations)
+                known(f"agents[{i}].relations.{relation}", "relation", relation, spec.relations)
                 declared = spec.relations[relation]
                 for other, value in row.items():
                     here = f"agents[{i}].relations.{relation}.{other}"
-                    _known(here, "agent", other, [n for n in names if n != agent.name])
+                    known(here, "agent", other, [n for n in names if n != agent.name])
                     _within(here, value, declared.min, declared.max)
         for i, rule in enumerate(spec.every_round):
             field = f"every_round[{i}]"
             if rule.relation is not None:
-                _known(f"{field}.relation", "relation", rule.relation, [*spec.relations, TRUST])
+                known(f"{field}.relation", "relation", rule.relation, [*spec.relations, TRUST])
             context = "world" if rule.each == "world" else rule.each
             self._condition(f"{field}.when", rule.when, ROLES[context])
             self._effects(
@@ -581,7 +438,7 @@ class _Checker:
                 if event.at is not None and not place:
                     raise Problem(f"{field}.at", "places are for per: place draws; expected per: place, or no at:")
                 for k, loc in enumerate(event.at or []):
-                    _known(f"{field}.at[{k}]", "location", loc, self.w.locations)
+                    known(f"{field}.at[{k}]", "location", loc, self.w.locations)
                 self._condition(f"{field}.when", event.when, (), place=place)
                 self._effects(
                     f"{field}.effects", event.effects, context="world", target=TargetKind.NONE, reach=Reach.ANYWHERE

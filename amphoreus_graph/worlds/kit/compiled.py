@@ -4,35 +4,28 @@ edges are open, what an action costs now, which targets an agent may choose, wha
 from __future__ import annotations
 
 import heapq
-import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from amphoreus_graph.contracts.actions import Reach, TargetKind
 from amphoreus_graph.contracts.turn import Option
+from amphoreus_graph.worlds.kit.effects import item_kind, walk
 from amphoreus_graph.worlds.kit.expr import Expr
 from amphoreus_graph.worlds.kit.schema import (
     ActionDecl,
     AgentDecl,
-    Claim,
     Condition,
-    Deliver,
-    Douse,
-    Effect,
     Ending,
-    Harvest,
     KitSpec,
-    Lose,
-    Move,
     Objective,
     ObjectiveKind,
-    Status,
-    Take,
     Threshold,
 )
 from amphoreus_graph.worlds.kit.scope import Scope
 from amphoreus_graph.worlds.kit.state import KitState
+from amphoreus_graph.worlds.kit.terms import Status
+from amphoreus_graph.worlds.kit.texts import num
 
 if TYPE_CHECKING:
     from amphoreus_graph.worlds.kit.act import Act
@@ -50,76 +43,11 @@ TRANSITION_VARS = frozenset({"actor", "target", "objective", "noun", "location",
 AIM_VARS = frozenset({"objective", "noun", "location", "destination"})
 
 
-def num(value: float) -> str:
-    """A number as the world shows it: 12, 2.5, 0.33 (never 12.0)."""
-    rounded = round(float(value), 2)
-    return str(int(rounded)) if rounded == int(rounded) else f"{rounded:.2f}".rstrip("0").rstrip(".")
-
-
-def placeholders(template: str) -> list[str]:
-    """The field names a template uses (raises ValueError on a malformed one)."""
-    names = []
-    for _, field, _, _ in string.Formatter().parse(template):
-        if field is not None:
-            names.append(field.split(".", 1)[0].split("[", 1)[0])
-    return names
-
-
-class _Formatter(string.Formatter):
-    """Numbers without a format spec are shown as the world shows them (`num`); `{fish:.0f}` works too;
-    a name the template uses but the moment does not have is shown as nothing."""
-
-    def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
-        return kwargs.get(key, "") if isinstance(key, str) else ""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if not format_spec and isinstance(value, int | float) and not isinstance(value, bool):
-            return num(value)
-        if format_spec and not (isinstance(value, int | float) and not isinstance(value, bool)):
-            return str(value)
-        return format(value, format_spec)
-
-
-_FORMATTER = _Formatter()
-
-
-def fmt(template: str, values: dict[str, Any]) -> str:
-    """Fill a template with the moment's values, spaces collapsed."""
-    return " ".join(_FORMATTER.vformat(template, (), values).split())
-
-
-def check_template(template: str, allowed: Iterable[str]) -> str | None:
-    """Why a template cannot be filled (None: it can): a malformed brace, an unknown name, a bad spec."""
-    allowed = set(allowed)
-    try:
-        names = placeholders(template)
-    except ValueError as exc:
-        return f"malformed template ({exc}); expected text with {{placeholders}}"
-    for name in names:
-        if name not in allowed:
-            return f"unknown placeholder {{{name}}}; expected one of {sorted(allowed)}"
-    try:
-        _FORMATTER.vformat(template, (), dict.fromkeys(allowed, 1.5))
-    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
-        return f"bad format spec ({exc}); expected e.g. {{name}} or {{name:.0f}}"
-    return None
-
-
 @dataclass(frozen=True)
 class ThresholdRef:
     id: str
     gauge: str  # CLOCK or a pool's name
     spec: Threshold
-
-
-def walk(effects: Iterable[Effect]) -> Iterable[Effect]:
-    """Every effect, nested chance branches included."""
-    for effect in effects:
-        yield effect
-        branches = getattr(effect, "chance", None)
-        if branches is not None:
-            yield from walk(branches.then)
-            yield from walk(branches.otherwise)
 
 
 class Compiled:
@@ -358,7 +286,8 @@ class Compiled:
                 pool = [n for n in state.standing() if state.agents[n].at in near]
             else:
                 pool = [n for n in state.standing() if not state.agents[n].en_route]
-            holding = flt.holding if flt.holding is not None else (True if _has(effects, Take) else None)
+            wanted = next((e.wants_holding for e in effects if e.wants_holding is not None), None)
+            holding = flt.holding if flt.holding is not None else wanted
             carrying = state.carried()
             found = [
                 n for n in pool if (n != agent or flt.self_) and (holding is None or (n in carrying) == holding)
@@ -376,7 +305,7 @@ class Compiled:
         if decl.target is TargetKind.ITEM:
             from amphoreus_graph.worlds.kit import social
 
-            kind = social.item_kind(decl.effects)
+            kind = item_kind(decl.effects)
             return social.item_targets(kind, self.spec, state, agent) if kind else []
         if decl.target is TargetKind.OBJECTIVE:
             near = set(self.neighbours(state, here)) if decl.reach is Reach.EDGE else set()
@@ -391,14 +320,9 @@ class Compiled:
                     continue
                 if flt.status is not None:
                     fits = obj.status in flt.status
-                elif _has(effects, Claim):
-                    fits = self.claimable(state, name)
-                elif _has(effects, Douse):
-                    fits = obj.status is Status.LIT and obj.by != agent  # rivals put out what others lit
-                elif _has(effects, Deliver):
-                    fits = self.deliverable(state, agent, name)
                 else:
-                    fits = obj.status is not Status.LOST
+                    said = (e.fits(self, state, agent, name) for e in effects)
+                    fits = next((f for f in said if f is not None), obj.status is not Status.LOST)
                 if fits:
                     found.append(name)
             return found
@@ -421,33 +345,7 @@ class Compiled:
             return False
         if not self.holds(state, agent, decl.when) or self.short_of(state, agent, decl.name):
             return False
-        for effect in decl.effects:
-            if isinstance(effect, Deliver) and not self._can_deliver(state, agent, decl, effect):
-                return False
-            if isinstance(effect, Claim) and effect.claim.objective is not None:
-                objective = effect.claim.objective
-                if not self.claimable(state, objective) or state.objectives[objective].at != me.at:
-                    return False
-            if isinstance(effect, Douse | Lose) and _fixed(effect) is not None:
-                fixed = _fixed(effect) or ""
-                if state.objectives[fixed].status in (Status.LOST, Status.DELIVERED):
-                    return False
-            if (
-                isinstance(effect, Harvest)
-                and state.pools[effect.harvest.pool] <= self.spec.pools[effect.harvest.pool].min
-            ):
-                return False
-            if isinstance(effect, Move) and effect.move.to is not None and effect.move.to == me.at:
-                return False
-        return True
-
-    def _can_deliver(self, state: KitState, agent: str, decl: ActionDecl, effect: Deliver) -> bool:
-        fixed = effect.deliver.objective
-        if fixed is not None:
-            return self.deliverable(state, agent, fixed)
-        if decl.target is TargetKind.NONE:
-            return any(self.deliverable(state, agent, o) for o in state.held_by(agent))
-        return True
+        return not any(effect.blocks(self, state, agent, decl) for effect in decl.effects)
 
     def offers_anything(self, state: KitState, agent: str) -> bool:
         """Whether `options` would offer the agent anything (stops at the first action it offers)."""
@@ -506,11 +404,3 @@ def _ref(gauge: str, threshold: Threshold) -> ThresholdRef:
     return ThresholdRef(
         id=f"{gauge}{'>=' if threshold.direction == 'up' else '<='}{num(threshold.at)}", gauge=gauge, spec=threshold
     )
-
-
-def _has(effects: list[Effect], kind: type) -> bool:
-    return any(isinstance(e, kind) for e in effects)
-
-
-def _fixed(effect: Douse | Lose) -> str | None:
-    return effect.douse.objective if isinstance(effect, Douse) else effect.lose.objective

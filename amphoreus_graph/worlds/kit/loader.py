@@ -11,9 +11,11 @@ from pydantic import ValidationError
 from amphoreus_graph.catalogs.scenario_files import read_yaml
 from amphoreus_graph.catalogs.trust import import_code, takes
 from amphoreus_graph.errors import ScenarioError, field_path
-from amphoreus_graph.worlds.kit.checks import Problem, check
+from amphoreus_graph.worlds.kit.checks import check
 from amphoreus_graph.worlds.kit.compiled import Resolver
-from amphoreus_graph.worlds.kit.schema import EFFECTS, KitSpec
+from amphoreus_graph.worlds.kit.effects import EFFECTS
+from amphoreus_graph.worlds.kit.problems import Problem
+from amphoreus_graph.worlds.kit.schema import KitSpec
 from amphoreus_graph.worlds.kit.world import KitWorld
 
 # The scenario loader's own keys: it reads them and hands the kit the rest of the file.

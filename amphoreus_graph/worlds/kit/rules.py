@@ -19,49 +19,13 @@ from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.worlds.kit import social
-from amphoreus_graph.worlds.kit.compiled import Compiled, fmt, num
-from amphoreus_graph.worlds.kit.schema import (
-    Accept,
-    ActionDecl,
-    Announce,
-    Bump,
-    Chance,
-    Claim,
-    ClockChange,
-    Decline,
-    Deliver,
-    DirectorEvent,
-    Douse,
-    Effect,
-    End,
-    Harm,
-    Harvest,
-    Heal,
-    Like,
-    Lose,
-    Move,
-    OfferEffect,
-    PoolChange,
-    PostEffect,
-    Propose,
-    RelationChange,
-    Reply,
-    Repost,
-    RoundRule,
-    Shield,
-    StatChange,
-    Status,
-    Take,
-    TallyChange,
-    Transfer,
-    Transition,
-    Trigger,
-    TrustChange,
-    Vote,
-    Who,
-)
+from amphoreus_graph.worlds.kit.compiled import Compiled
+from amphoreus_graph.worlds.kit.effects import Effect
+from amphoreus_graph.worlds.kit.schema import ActionDecl, DirectorEvent, RoundRule, Trigger
 from amphoreus_graph.worlds.kit.scope import TRUST, Scope
 from amphoreus_graph.worlds.kit.state import KitState
+from amphoreus_graph.worlds.kit.terms import Status, Transition, Who
+from amphoreus_graph.worlds.kit.texts import fmt, num
 
 DEFAULT_TEXT: dict[Transition, str] = {
     Transition.SOUGHT: "{actor} sought the {objective} but did not win it.",
@@ -112,6 +76,7 @@ class Round:
         self.events: list[MemoryEvent] = []
         self.counts: dict[str, int] = {}
         self.shields: dict[str, float] = {}
+        self.claimants: dict[str, list[str]] = {}  # objective -> who claims it this round, in agent order
         self.contests: dict[str, tuple[str | None, list[str]]] = {}
         self.moves: dict[str, tuple[str, int]] = {}
         self.where = {name: a.at for name, a in state.agents.items()}  # positions while the round resolves
@@ -245,8 +210,7 @@ class Round:
                     importance=1.0,
                     decision=decision,
                 )
-        self._shields()
-        self._contests()
+        self._prepare()
         for name, decision in self.valid.items():
             self._act(name, decision)
         self.finish(round_limit)
@@ -284,27 +248,17 @@ class Round:
             objective=None,
             location=self.where[agent] or "",
         )
-        self._maybe_fall(ctx, agent, None)
+        self.maybe_fall(ctx, agent, None)
         return ctx.sentences
 
-    def _shields(self) -> None:
+    def _prepare(self) -> None:
+        """Before any action is carried out: shields are raised and claims gathered (effects' `prepare`), then
+        each objective claimed by several is contested by its kind's rule."""
         for name, decision in self.valid.items():
             for effect in self.w.actions[decision.action].effects:
-                if isinstance(effect, Shield):
-                    who = name if effect.shield.who == "actor" else decision.target
-                    if who is not None:
-                        self.shields[who] = min(self.shields.get(who, 1.0), effect.shield.factor)
-
-    def _contests(self) -> None:
-        claimants: dict[str, list[str]] = {}
-        for name, decision in self.valid.items():
-            for effect in self.w.actions[decision.action].effects:
-                if isinstance(effect, Claim):
-                    objective = effect.claim.objective or decision.target
-                    if objective is not None and name not in claimants.get(objective, []):
-                        claimants.setdefault(objective, []).append(name)
+                effect.prepare(self, name, decision)
         for objective in self.w.objectives:
-            rivals = claimants.get(objective, [])
+            rivals = self.claimants.get(objective, [])
             if len(rivals) < 2:
                 continue
             kind = self.w.kind(objective)
@@ -349,7 +303,7 @@ class Round:
         }
         for stat, amount in self.w.costs(self.start, decl.name).items():
             self.set_stat(name, stat, self.s.agents[name].stats[stat] - amount)
-            self._maybe_fall(ctx, name, None)
+            self.maybe_fall(ctx, name, None)
         if decl.name in (self.w.spec.clock.on_action if self.w.spec.clock else {}):
             assert self.w.spec.clock is not None
             self.add_clock(self.w.spec.clock.on_action[decl.name])
@@ -384,15 +338,15 @@ class Round:
         before any of them applied, so the order effects are listed in never changes what they compute (paying
         a debt: the coin moved and the debt cleared are one amount)."""
         outer = ctx.computed
-        texts = [text for effect in effects for text in _formulas(effect)]
+        texts = [text for effect in effects for text in effect.expressions().values()]
         if texts:
             scope = self.scope(ctx)
             ctx.computed = {text: scope.number(self.w.expr(text)) for text in texts}
         for effect in effects:
-            self._effect(ctx, effect)
+            effect.apply(self, ctx)
         ctx.computed = outer
 
-    def _who(self, ctx: _Ctx, who: Who | str) -> list[str]:
+    def who(self, ctx: _Ctx, who: Who | str) -> list[str]:
         standing = set(self.s.standing())
         if who == Who.ACTOR:
             found = [ctx.actor]
@@ -405,111 +359,6 @@ class Round:
         else:
             found = list(self.s.agents)
         return [n for n in found if n in standing or n == ctx.actor]
-
-    def _effect(self, ctx: _Ctx, effect: Effect) -> None:
-        s = self.s
-        if isinstance(effect, Move):
-            destination = effect.move.to or ctx.decision.target
-            here = self.where[ctx.actor]
-            if destination and here and destination != here:
-                time = self.w.travel_time(self.start, here, destination, ctx.decl.reach)
-                self.moves[ctx.actor] = (destination, time)
-                ctx.values["destination"] = destination
-        elif isinstance(effect, Claim):
-            self._claim(ctx, effect.claim.objective or ctx.objective)
-        elif isinstance(effect, Deliver):
-            self._deliver(ctx, effect.deliver.objective)
-        elif isinstance(effect, Douse):
-            self._douse(ctx, effect.douse.objective or ctx.objective, effect.douse.chance)
-        elif isinstance(effect, Lose):
-            name = effect.lose.objective or ctx.objective
-            if name and s.objectives[name].status not in (Status.LOST, Status.DELIVERED):
-                previous = s.objectives[name].by
-                s.objectives[name].status, s.objectives[name].at, s.objectives[name].by = Status.LOST, None, None
-                self.transition(ctx, name, Transition.LOST, previous)
-        elif isinstance(effect, Take):
-            self._take(ctx, effect.take.chance)
-        elif isinstance(effect, Harm | Heal):
-            args = effect.harm if isinstance(effect, Harm) else effect.heal
-            stat = args.stat or self.w.vital or ""
-            for agent in self._who(ctx, args.who):
-                if s.agents[agent].fallen:
-                    continue
-                if isinstance(effect, Harm):
-                    amount = max(0.0, self.amount(ctx, args.amount)) * self.shields.get(agent, 1.0)
-                    done = -self.set_stat(agent, stat, s.agents[agent].stats[stat] - amount)
-                    ctx.values["harm"] = done
-                    self._maybe_fall(ctx, agent, ctx.actor)
-                else:
-                    healed = max(0.0, self.amount(ctx, args.amount))
-                    ctx.values["heal"] = self.set_stat(agent, stat, s.agents[agent].stats[stat] + healed)
-                if agent != ctx.actor and agent not in ctx.involved:
-                    ctx.involved.append(agent)
-        elif isinstance(effect, StatChange):
-            delta = self.amount(ctx, effect.stat.delta)
-            for agent in self._who(ctx, effect.stat.who):
-                if not s.agents[agent].fallen:
-                    changed = self.set_stat(agent, effect.stat.name, s.agents[agent].stats[effect.stat.name] + delta)
-                    ctx.values["amount"] = abs(changed)
-                    self._maybe_fall(ctx, agent, ctx.actor)
-        elif isinstance(effect, TrustChange):
-            self._trust(ctx, effect)
-        elif isinstance(effect, ClockChange):
-            self.add_clock(self.amount(ctx, effect.clock.delta), effect.clock.name)
-        elif isinstance(effect, PoolChange):
-            ctx.values["amount"] = abs(self.add_pool(effect.pool.name, self.amount(ctx, effect.pool.delta)))
-        elif isinstance(effect, RelationChange):
-            pair = effect.relation
-            roles = {"actor": ctx.actor, "target": ctx.target}
-            holder, other = roles[pair.between[0]], roles[pair.between[1]]
-            if holder and other:
-                changed = self.add_relation(pair.name, holder, other, self.amount(ctx, pair.delta))
-                ctx.values["amount"] = abs(changed)
-        elif isinstance(effect, Transfer):
-            self._transfer(ctx, effect)
-        elif isinstance(effect, PostEffect):
-            social.post(self, ctx, effect.post)
-        elif isinstance(effect, Reply):
-            social.reply(self, ctx, effect.reply)
-        elif isinstance(effect, Repost):
-            social.repost(self, ctx)
-        elif isinstance(effect, Like):
-            social.like(self, ctx)
-        elif isinstance(effect, Propose):
-            social.propose(self, ctx)
-        elif isinstance(effect, Vote):
-            social.vote(self, ctx, effect)
-        elif isinstance(effect, OfferEffect):
-            social.offer(self, ctx, effect)
-        elif isinstance(effect, Accept):
-            social.accept(self, ctx)
-        elif isinstance(effect, Decline):
-            social.decline(self, ctx)
-        elif isinstance(effect, Harvest):
-            caught = -self.add_pool(effect.harvest.pool, -max(0.0, self.amount(ctx, effect.harvest.amount)))
-            if effect.harvest.into:
-                stat = effect.harvest.into
-                self.set_stat(ctx.actor, stat, s.agents[ctx.actor].stats[stat] + caught)
-            if effect.harvest.tally:
-                s.agents[ctx.actor].tally = round(s.agents[ctx.actor].tally + caught, 4)
-            ctx.values["caught"] = caught
-        elif isinstance(effect, TallyChange):
-            s.agents[ctx.actor].tally = round(s.agents[ctx.actor].tally + self.amount(ctx, effect.tally.delta), 4)
-        elif isinstance(effect, Bump):
-            ctx.bump += effect.bump.amount
-        elif isinstance(effect, Announce):
-            ctx.public = True
-        elif isinstance(effect, End):
-            self.end(effect.end.outcome)
-        elif isinstance(effect, Chance):
-            branch = effect.chance
-            p = branch.p + (branch.per_point * s.agents[ctx.actor].stats[branch.stat] if branch.stat else 0.0)
-            if self.rng.random() < max(0.0, min(1.0, p)):
-                ctx.lead = branch.text or ctx.lead
-                self.run_effects(ctx, branch.then)
-            else:
-                ctx.lead = branch.else_text or ctx.lead
-                self.run_effects(ctx, branch.otherwise)
 
     def transition(self, ctx: _Ctx, objective: str, what: Transition, other: str | None, **values: Any) -> None:
         """An objective changed: its kind's declared text, importance, publicity and effects (their `target` is
@@ -554,121 +403,7 @@ class Round:
                 ctx.bump += sub.bump
                 ctx.public = ctx.public or sub.public
 
-    def _claim(self, ctx: _Ctx, objective: str | None) -> None:
-        if objective is None:
-            return
-        obj = self.s.objectives[objective]
-        if objective in self.contests:
-            winner, rivals = self.contests[objective]
-            if winner != ctx.actor:
-                others = ", ".join(r for r in rivals if r != ctx.actor)
-                self.transition(ctx, objective, Transition.CONTESTED, winner, winner=winner or "nobody", rivals=others)
-                return
-        if not self.w.claimable(self.s, objective):
-            word = self.w.word(objective, obj.status)
-            ctx.sentences.append(f"{ctx.actor} reached for the {objective}, but it was already {word}.")
-            return
-        kind = self.w.kind(objective)
-        chance = kind.chance + (
-            kind.per_point * self.s.agents[ctx.actor].stats[kind.chance_stat] if kind.chance_stat else 0
-        )
-        if chance < 1 and self.rng.random() >= max(0.0, chance):
-            self.transition(ctx, objective, Transition.SOUGHT, None)
-            return
-        was = obj.status
-        if kind.mode == "in_place":
-            obj.status, obj.by = Status.LIT, ctx.actor
-            self.transition(ctx, objective, Transition.RELIT if was is Status.DOUSED else Transition.LIT, None)
-        else:
-            obj.status, obj.by, obj.at = Status.HELD, ctx.actor, None
-            self.transition(ctx, objective, Transition.CLAIMED, None)
-
-    def _deliver(self, ctx: _Ctx, fixed: str | None) -> None:
-        names = [fixed] if fixed else [o for o in self.s.held_by(ctx.actor) if self.w.deliverable(self.s, ctx.actor, o)]
-        if ctx.objective and not fixed:
-            names = [ctx.objective] if self.w.deliverable(self.s, ctx.actor, ctx.objective) else []
-        names = [n for n in names if self.w.deliverable(self.s, ctx.actor, n)]
-        if not names:
-            ctx.sentences.append(f"{ctx.actor} had nothing to deliver at {ctx.location}.")
-            return
-        for name in names:
-            obj = self.s.objectives[name]
-            obj.status, obj.at, obj.by = Status.DELIVERED, self.where[ctx.actor], ctx.actor
-            self.transition(ctx, name, Transition.DELIVERED, None)
-
-    def _douse(self, ctx: _Ctx, objective: str | None, chance: float) -> None:
-        if objective is None:
-            return
-        obj = self.s.objectives[objective]
-        if obj.status is not Status.LIT:
-            ctx.sentences.append(
-                f"{ctx.actor} went for the {objective}, but it was {self.w.word(objective, obj.status)}."
-            )
-            return
-        if chance < 1 and self.rng.random() >= chance:
-            ctx.sentences.append(f"{ctx.actor} tried to undo the {objective} and failed.")
-            return
-        previous = obj.by
-        obj.status, obj.by = Status.DOUSED, None
-        self.transition(ctx, objective, Transition.DOUSED, previous)
-
-    def _transfer(self, ctx: _Ctx, effect: Transfer) -> None:
-        """Move a stat from one agent to the other: no more than the giver can spare, nor than the receiver
-        can hold (what is left stays with the giver), so a trade never makes or destroys anything."""
-        args = effect.transfer
-        if ctx.target is None:
-            return
-        giver, receiver = (ctx.actor, ctx.target) if args.to == "target" else (ctx.target, ctx.actor)
-        spec = self.w.spec.stats[args.stat]
-        have, room = (
-            self.s.agents[giver].stats[args.stat] - spec.min,
-            spec.max - self.s.agents[receiver].stats[args.stat],
-        )
-        moved = round(max(0.0, min(self.amount(ctx, args.amount), have, room)), 4)
-        if moved:
-            self.set_stat(giver, args.stat, self.s.agents[giver].stats[args.stat] - moved)
-            self.set_stat(receiver, args.stat, self.s.agents[receiver].stats[args.stat] + moved)
-            self._maybe_fall(ctx, giver, None)
-        ctx.values["amount"] = moved
-
-    def _take(self, ctx: _Ctx, chance: float) -> None:
-        victim = ctx.target
-        if victim is None:
-            return
-        held = self.s.held_by(victim)
-        if not held:
-            ctx.sentences.append(f"{victim} had nothing to take.")
-            return
-        if chance < 1 and self.rng.random() >= chance:
-            ctx.sentences.append(f"{ctx.actor} tried to take the {held[0]} from {victim} and failed.")
-            return
-        self.s.objectives[held[0]].by = ctx.actor
-        self.transition(ctx, held[0], Transition.TAKEN, victim)
-
-    def _trust(self, ctx: _Ctx, effect: TrustChange) -> None:
-        args, s, actor, target = effect.trust, self.s, ctx.actor, ctx.target
-        if target is not None:
-            theirs = self.valid.get(target)
-            mutual = (
-                args.mutual is not None
-                and theirs is not None
-                and theirs.action == ctx.decision.action
-                and theirs.target == actor
-            )
-            if mutual:
-                assert args.mutual is not None
-                s.adjust_trust(target, actor, args.mutual)
-                s.adjust_trust(actor, target, args.mutual)
-            else:
-                s.adjust_trust(target, actor, args.target)
-                s.adjust_trust(actor, target, args.actor)
-        for bystander in self.here(ctx.location):
-            if bystander not in (actor, target):
-                s.adjust_trust(bystander, actor, args.bystanders)
-        for other in s.agents:
-            s.adjust_trust(other, actor, args.everyone)
-
-    def _maybe_fall(self, ctx: _Ctx, agent: str, by: str | None) -> None:
+    def maybe_fall(self, ctx: _Ctx, agent: str, by: str | None) -> None:
         """An agent whose vital stat is at its min falls: what it holds is dropped, lost, or taken."""
         vital = self.w.vital
         me = self.s.agents[agent]
@@ -838,12 +573,6 @@ class Round:
         if w.vital is not None and not s.standing():
             return "all_fallen"
         return "round_limit" if s.round >= round_limit else None
-
-
-def _formulas(effect: Effect) -> list[str]:
-    """The expressions an effect computes its amounts with (a chance's branches compute theirs when drawn)."""
-    args = getattr(effect, next(iter(type(effect).model_fields)))
-    return [value for name in ("amount", "delta") if isinstance(value := getattr(args, name, None), str)]
 
 
 def why_not(world: Compiled, state: KitState, agent: str, decision: Decision) -> str | None:

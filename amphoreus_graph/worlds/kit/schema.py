@@ -1,456 +1,27 @@
-"""The rules kit's YAML schema: a world's map, stats, pools, clock, objectives, actions, agents and endings.
+"""The rules kit's YAML schema: a world's map, stats, pools, clocks, relations, objectives, actions, agents,
+endings, and its society's rules (every round, triggers, the director, feeds, votes, trade).
 
 Every model forbids unknown keys, so a misspelt field is one error line naming it. Cross-references (an edge to
 an unknown location, an effect naming an unknown pool, a threshold outside its gauge's range…) are checked in
-`checks.py` once the shapes are valid. See docs/worlds-kit.md for the reference a world's author reads.
+`checks.py` once the shapes are valid. The effects are in effects.py. See docs/worlds-kit.md for the reference
+a world's author reads.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
-from functools import partial
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Discriminator,
-    Field,
-    PlainValidator,
-    Tag,
-    field_validator,
-    model_validator,
-)
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from amphoreus_graph.contracts.actions import Reach, TargetKind
 from amphoreus_graph.contracts.world import WorldLabels
-from amphoreus_graph.worlds.kit.expr import Expr, ExprError
-
-
-def _parses(text: str) -> str:
-    try:
-        Expr.parse(text)
-    except ExprError as error:
-        raise ValueError(str(error)) from None
-    return text
-
-
-def _amount(value: Any, *, positive: bool = False) -> float | str:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if positive and value <= 0:
-            raise ValueError(f"{value} is not above 0; expected a number > 0 or an expression")
-        return float(value)
-    if isinstance(value, str):
-        return _parses(value)
-    raise ValueError(f"expected a number or an expression, got {type(value).__name__}")
-
-
-# An expression of the kit's language (worlds/kit/expr.py): its syntax is checked here, its names when the
-# world's cross-references are (checks.py).
-Formula = Annotated[str, AfterValidator(_parses)]
-# A number, or an expression computing one when the effect applies.
-Amount = Annotated[float | str, PlainValidator(_amount)]
-PositiveAmount = Annotated[float | str, PlainValidator(partial(_amount, positive=True))]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Status(StrEnum):
-    """Where an objective stands: free (waiting where it is), held (carried by an agent), lit (claimed in
-    place), doused (lit once, put out: it may be relit), delivered (brought home: done), lost (gone)."""
-
-    FREE = "free"
-    HELD = "held"
-    LIT = "lit"
-    DOUSED = "doused"
-    DELIVERED = "delivered"
-    LOST = "lost"
-
-
-class Transition(StrEnum):
-    """What can happen to an objective; each may declare its own text and effects (`transitions:`)."""
-
-    SOUGHT = "sought"  # a claim that failed its chance
-    CLAIMED = "claimed"  # a carried objective taken into hand (-> held)
-    LIT = "lit"  # an in-place objective claimed for the first time (-> lit)
-    RELIT = "relit"  # a doused one claimed again (-> lit)
-    CONTESTED = "contested"  # each claimant who lost a contest (several claimed it in one round)
-    DELIVERED = "delivered"  # a held objective brought to where it belongs (-> delivered)
-    DOUSED = "doused"  # a lit one put out (-> doused)
-    LOST = "lost"  # gone for the rest of the cycle (-> lost)
-    TAKEN = "taken"  # wrested from its holder (-> held by the taker)
-    DROPPED = "dropped"  # its holder fell and it lies where they fell (-> free)
-
-
-class Who(StrEnum):
-    """Whom an effect touches: the actor, the decision's target agent, the others at the actor's place,
-    everyone there (actor included), or every standing agent."""
-
-    ACTOR = "actor"
-    TARGET = "target"
-    OTHERS_HERE = "others_here"
-    EVERYONE_HERE = "everyone_here"
-    ALL = "all"
-
-
-# ---------------------------------------------------------------------------------------------------- effects
-
-
-class NoArgs(_Strict):
-    pass
-
-
-class MoveArgs(_Strict):
-    to: str | None = Field(default=None, description="a fixed destination; default: the decision's target")
-
-
-class ObjectiveArgs(_Strict):
-    objective: str | None = Field(default=None, description="a fixed objective; default: the decision's target")
-
-
-class DouseArgs(ObjectiveArgs):
-    chance: float = Field(default=1.0, ge=0, le=1)
-
-
-class TakeArgs(_Strict):
-    chance: float = Field(default=1.0, ge=0, le=1)
-
-
-class AmountArgs(_Strict):
-    amount: PositiveAmount = Field(description="a number > 0, or an expression (below 0 counts as 0)")
-    stat: str | None = Field(default=None, description="default: the world's vital stat")
-    who: Who = Who.TARGET
-
-
-class ShieldArgs(_Strict):
-    who: Literal["actor", "target"] = "target"
-    factor: float = Field(default=0.5, ge=0, le=1, description="harm to the shielded is multiplied by this")
-
-
-class StatArgs(_Strict):
-    name: str
-    delta: Amount
-    who: Who = Who.ACTOR
-
-
-class TrustArgs(_Strict):
-    target: float = Field(default=0.0, ge=-2, le=2, description="the target's trust in the actor")
-    actor: float = Field(default=0.0, ge=-2, le=2, description="the actor's trust in the target")
-    bystanders: float = Field(default=0.0, ge=-2, le=2, description="others at the actor's place, in the actor")
-    everyone: float = Field(default=0.0, ge=-2, le=2, description="every other agent's trust in the actor")
-    mutual: float | None = Field(
-        default=None, ge=-2, le=2, description="if the target chose the same action at the actor: both ways"
-    )
-
-
-class DeltaArgs(_Strict):
-    delta: Amount
-
-
-class ClockArgs(DeltaArgs):
-    name: str | None = Field(default=None, description="one of clocks: (default: the world's clock)")
-
-
-class PoolArgs(_Strict):
-    name: str
-    delta: Amount
-
-
-class HarvestArgs(_Strict):
-    pool: str
-    amount: PositiveAmount = Field(description="what the actor takes, at most what the pool holds")
-    into: str | None = Field(default=None, description="a stat of the actor's that receives the catch")
-    tally: bool = Field(default=True, description="the catch counts towards the actor's tally")
-
-
-class RelationArgs(_Strict):
-    name: str = Field(description="one of relations:, or trust")
-    delta: Amount
-    between: tuple[Literal["actor", "target"], Literal["actor", "target"]] = Field(
-        default=("actor", "target"), description="whose relation to whom: [actor, target] is the actor's to the target"
-    )
-
-
-class TransferArgs(_Strict):
-    stat: str
-    amount: PositiveAmount = Field(description="at most what the giver can spare")
-    to: Literal["actor", "target"] = Field(default="target", description="who receives; the other one gives")
-
-
-class PostArgs(_Strict):
-    text: str | None = Field(default=None, description="a template; default: the decision's text, else its speech")
-    topic: str | None = Field(default=None, description="one of feed.topics, whose spread is counted")
-
-
-class VoteArgs(_Strict):
-    side: Literal["aye", "nay"]
-
-
-class OfferArgs(_Strict):
-    give: dict[str, Amount] = Field(min_length=1, description="stat -> what the actor gives")
-    get: dict[str, Amount] = Field(min_length=1, description="stat -> what the actor asks of the target")
-
-
-class BumpArgs(_Strict):
-    amount: float
-
-
-class EndArgs(_Strict):
-    outcome: str
-
-
-class ChanceArgs(_Strict):
-    p: float = Field(ge=0, le=1)
-    stat: str | None = Field(default=None, description="the actor's stat that raises the chance")
-    per_point: float = Field(default=0.0, description="chance added per point of that stat")
-    then: list[Effect] = Field(default_factory=list)
-    otherwise: list[Effect] = Field(default_factory=list)
-    text: str | None = Field(default=None, description="replaces the action's text when the chance succeeds")
-    else_text: str | None = Field(default=None, description="replaces the action's text when it fails")
-
-
-class Move(_Strict):
-    move: MoveArgs
-
-
-class Claim(_Strict):
-    claim: ObjectiveArgs
-
-
-class Deliver(_Strict):
-    deliver: ObjectiveArgs
-
-
-class Douse(_Strict):
-    douse: DouseArgs
-
-
-class Lose(_Strict):
-    lose: ObjectiveArgs
-
-
-class Take(_Strict):
-    take: TakeArgs
-
-
-class Harm(_Strict):
-    harm: AmountArgs
-
-
-class Heal(_Strict):
-    heal: AmountArgs
-
-
-class Shield(_Strict):
-    shield: ShieldArgs
-
-
-class StatChange(_Strict):
-    stat: StatArgs
-
-
-class TrustChange(_Strict):
-    trust: TrustArgs
-
-
-class ClockChange(_Strict):
-    clock: ClockArgs
-
-
-class PoolChange(_Strict):
-    pool: PoolArgs
-
-
-class Harvest(_Strict):
-    harvest: HarvestArgs
-
-
-class RelationChange(_Strict):
-    relation: RelationArgs
-
-
-class Transfer(_Strict):
-    transfer: TransferArgs
-
-
-class PostEffect(_Strict):
-    post: PostArgs
-
-
-class Reply(_Strict):
-    reply: PostArgs
-
-
-class Repost(_Strict):
-    repost: NoArgs
-
-
-class Like(_Strict):
-    like: NoArgs
-
-
-class Propose(_Strict):
-    propose: NoArgs
-
-
-class Vote(_Strict):
-    vote: VoteArgs
-
-
-class OfferEffect(_Strict):
-    offer: OfferArgs
-
-
-class Accept(_Strict):
-    accept: NoArgs
-
-
-class Decline(_Strict):
-    decline: NoArgs
-
-
-class TallyChange(_Strict):
-    tally: DeltaArgs
-
-
-class Bump(_Strict):
-    bump: BumpArgs
-
-
-class Announce(_Strict):
-    announce: NoArgs
-
-
-class End(_Strict):
-    end: EndArgs
-
-
-class Chance(_Strict):
-    chance: ChanceArgs
-
-
-EFFECTS: dict[str, type[_Strict]] = {
-    "move": Move,
-    "claim": Claim,
-    "deliver": Deliver,
-    "douse": Douse,
-    "lose": Lose,
-    "take": Take,
-    "harm": Harm,
-    "heal": Heal,
-    "shield": Shield,
-    "stat": StatChange,
-    "trust": TrustChange,
-    "clock": ClockChange,
-    "pool": PoolChange,
-    "harvest": Harvest,
-    "relation": RelationChange,
-    "transfer": Transfer,
-    "post": PostEffect,
-    "reply": Reply,
-    "repost": Repost,
-    "like": Like,
-    "propose": Propose,
-    "vote": Vote,
-    "offer": OfferEffect,
-    "accept": Accept,
-    "decline": Decline,
-    "tally": TallyChange,
-    "bump": Bump,
-    "announce": Announce,
-    "end": End,
-    "chance": Chance,
-}
-# A scalar after an effect's key fills this field: `harm: 2` is `harm: {amount: 2}`.
-SHORTHAND: dict[str, str] = {
-    "move": "to",
-    "claim": "objective",
-    "deliver": "objective",
-    "douse": "objective",
-    "lose": "objective",
-    "take": "chance",
-    "harm": "amount",
-    "heal": "amount",
-    "shield": "factor",
-    "clock": "delta",
-    "tally": "delta",
-    "bump": "amount",
-    "end": "outcome",
-    "vote": "side",
-}
-
-
-def _effect_key(value: Any) -> str | None:
-    if isinstance(value, dict) and len(value) == 1:
-        key = next(iter(value))
-        return key if key in EFFECTS else None
-    if isinstance(value, BaseModel):
-        return next(iter(type(value).model_fields))
-    return None
-
-
-def _normalise(value: Any) -> Any:
-    """`- move` is `{move: {}}`, `{harm: 2}` is `{harm: {amount: 2}}`, `{claim: null}` is `{claim: {}}`."""
-    if isinstance(value, str) and value in EFFECTS:
-        return {value: {}}
-    if isinstance(value, dict) and len(value) == 1:
-        key, args = next(iter(value.items()))
-        if args is None:
-            return {key: {}}
-        if key in SHORTHAND and not isinstance(args, dict | list):
-            return {key: {SHORTHAND[key]: args}}
-    return value
-
-
-_Tagged = Annotated[
-    Annotated[Move, Tag("move")]
-    | Annotated[Claim, Tag("claim")]
-    | Annotated[Deliver, Tag("deliver")]
-    | Annotated[Douse, Tag("douse")]
-    | Annotated[Lose, Tag("lose")]
-    | Annotated[Take, Tag("take")]
-    | Annotated[Harm, Tag("harm")]
-    | Annotated[Heal, Tag("heal")]
-    | Annotated[Shield, Tag("shield")]
-    | Annotated[StatChange, Tag("stat")]
-    | Annotated[TrustChange, Tag("trust")]
-    | Annotated[ClockChange, Tag("clock")]
-    | Annotated[PoolChange, Tag("pool")]
-    | Annotated[Harvest, Tag("harvest")]
-    | Annotated[RelationChange, Tag("relation")]
-    | Annotated[Transfer, Tag("transfer")]
-    | Annotated[PostEffect, Tag("post")]
-    | Annotated[Reply, Tag("reply")]
-    | Annotated[Repost, Tag("repost")]
-    | Annotated[Like, Tag("like")]
-    | Annotated[Propose, Tag("propose")]
-    | Annotated[Vote, Tag("vote")]
-    | Annotated[OfferEffect, Tag("offer")]
-    | Annotated[Accept, Tag("accept")]
-    | Annotated[Decline, Tag("decline")]
-    | Annotated[TallyChange, Tag("tally")]
-    | Annotated[Bump, Tag("bump")]
-    | Annotated[Announce, Tag("announce")]
-    | Annotated[End, Tag("end")]
-    | Annotated[Chance, Tag("chance")],
-    Discriminator(
-        _effect_key,
-        custom_error_type="effect",
-        custom_error_message=f"expected one effect: a mapping with one key from [{', '.join(EFFECTS)}]",
-    ),
-]
-Effect = Annotated[_Tagged, BeforeValidator(_normalise)]
-ChanceArgs.model_rebuild()
-
+from amphoreus_graph.worlds.kit.effects import Effect
+from amphoreus_graph.worlds.kit.terms import Amount, Formula, Status, Strict, Transition
 
 # ------------------------------------------------------------------------------------------------ conditions
 
 
-class Range(_Strict):
+class Range(Strict):
     """Inclusive bounds; either may be left out."""
 
     min: float | None = None
@@ -465,7 +36,7 @@ def _test_shorthand(value: Any) -> Any:
     return {"test": value} if isinstance(value, str) else value
 
 
-class Condition(_Strict):
+class Condition(Strict):
     """When an action is offered (or a pressure applies): every field given must hold for the actor. `all`,
     `any` and `not` nest conditions; `test` is an expression (worlds/kit/expr.py), e.g. `actor.coin >= 5`."""
 
@@ -491,7 +62,7 @@ When = Annotated[Condition, BeforeValidator(_test_shorthand)]
 Condition.model_rebuild()
 
 
-class TargetFilter(_Strict):
+class TargetFilter(Strict):
     """Which targets an action offers, beyond its kind and reach."""
 
     test: Formula | None = Field(default=None, description="agent targets: true for this target (`target.coin > 0`)")
@@ -502,12 +73,12 @@ class TargetFilter(_Strict):
     kinds: list[str] | None = Field(default=None, description="objective targets of these kinds")
 
 
-class PressureRule(_Strict):
+class PressureRule(Strict):
     when: When
     add: float = Field(ge=-1, le=1)
 
 
-class ActionDecl(_Strict):
+class ActionDecl(Strict):
     """One action, as one YAML entry."""
 
     name: str = Field(min_length=1)
@@ -546,7 +117,7 @@ class ActionDecl(_Strict):
 # ------------------------------------------------------------------------------------------ map and numbers
 
 
-class Location(_Strict):
+class Location(Strict):
     name: str = Field(min_length=1)
     description: str = ""
     private: bool = Field(
@@ -557,14 +128,14 @@ class Location(_Strict):
     situations: list[str] = Field(default_factory=list, description="this place's own situation templates")
 
 
-class Edge(_Strict):
+class Edge(Strict):
     between: list[str] = Field(min_length=2, max_length=2)
     time: int = Field(default=1, ge=1, description="rounds the journey takes")
     one_way: bool = Field(default=False, description="only from the first location to the second")
     open: bool = Field(default=True, description="false: closed until a threshold opens it")
 
 
-class Stat(_Strict):
+class Stat(Strict):
     """A number every agent has (health, oil, insight…), in its own range."""
 
     label: str | None = None
@@ -580,7 +151,7 @@ class Stat(_Strict):
         return self
 
 
-class Threshold(_Strict):
+class Threshold(Strict):
     """Fires when its gauge crosses `at` (up: rising to or past it; down: falling to or below it). While it
     holds (or forever after, if sticky) its standing effects apply: closed/opened edges, extra costs, actions
     forbidden. When it fires: its text (filed for everyone), its one-off effects, its ending if any."""
@@ -602,13 +173,13 @@ class Threshold(_Strict):
         return value >= self.at if self.direction == "up" else value <= self.at
 
 
-class Regrowth(_Strict):
+class Regrowth(Strict):
     kind: Literal["logistic", "linear"] = "logistic"
     rate: float = Field(description="logistic: growth rate r in x += r·x·(1 − x/K); linear: amount per round")
     capacity: float | None = Field(default=None, description="logistic K; default: the pool's max")
 
 
-class Pool(_Strict):
+class Pool(Strict):
     """A shared stock of the world (fish in the bay, grain in the store)."""
 
     label: str | None = None
@@ -624,7 +195,7 @@ class Pool(_Strict):
         return self
 
 
-class Clock(_Strict):
+class Clock(Strict):
     """The world's clock or calamity: a number in its own range that rises (or falls) round by round."""
 
     label: str = "clock"
@@ -654,14 +225,14 @@ def _check_range(start: float, low: float, high: float) -> None:
 # ---------------------------------------------------------------------------------------------- objectives
 
 
-class TransitionRule(_Strict):
+class TransitionRule(Strict):
     text: str | None = Field(default=None, description="narration; default: a plain sentence")
     public: bool | None = Field(default=None, description="filed for everyone (default: delivered, lit, relit)")
     bump: float = Field(default=0.0, description="added to the event's importance")
     effects: list[Effect] = Field(default_factory=list)
 
 
-class ObjectiveKind(_Strict):
+class ObjectiveKind(Strict):
     noun: str | None = Field(default=None, description="what one is called: 'beacon' (default: the kind's key)")
     mode: Literal["carried", "in_place"] = "carried"
     chance: float = Field(default=1.0, ge=0, le=1, description="a claim's chance of success")
@@ -690,7 +261,7 @@ class ObjectiveKind(_Strict):
         return self
 
 
-class Objective(_Strict):
+class Objective(Strict):
     name: str = Field(min_length=1)
     kind: str | None = Field(default=None, description="a key of objective_kinds (default: the only kind)")
     location: str
@@ -700,7 +271,7 @@ class Objective(_Strict):
 # ------------------------------------------------------------------------------------------- agents, endings
 
 
-class RelationDecl(_Strict):
+class RelationDecl(Strict):
     """A number every ordered pair of agents has (what one owes another, whether one follows another), 0 unless
     set; kept sparse, so a society of thousands pays only for the pairs that are not 0."""
 
@@ -715,7 +286,7 @@ class RelationDecl(_Strict):
         return self
 
 
-class AgentDecl(_Strict):
+class AgentDecl(Strict):
     name: str = Field(min_length=1)
     title: str = ""
     path: str
@@ -741,13 +312,13 @@ class AgentDecl(_Strict):
         return value
 
 
-class ObjectivesCond(_Strict):
+class ObjectivesCond(Strict):
     status: list[Status] = Field(min_length=1)
     which: list[str] | None = Field(default=None, description="these objectives (default: all of them)")
     at_least: int | None = Field(default=None, ge=1, description="this many of them (default: every one)")
 
 
-class EndWhen(_Strict):
+class EndWhen(Strict):
     """An ending's condition, checked after every round: every field given must hold."""
 
     objectives: ObjectivesCond | None = None
@@ -764,7 +335,7 @@ class EndWhen(_Strict):
         return self
 
 
-class ScoreSpec(_Strict):
+class ScoreSpec(Strict):
     """A cycle's score: a sum of declared terms, each in the world's own units."""
 
     base: float = 0.0
@@ -779,14 +350,14 @@ class ScoreSpec(_Strict):
     )
 
 
-class Ending(_Strict):
+class Ending(Strict):
     id: str = Field(min_length=1)
     text: str = Field(min_length=1, description="what every agent remembers of the cycle")
     when: EndWhen | None = Field(default=None, description="none: reached only by a threshold or an effect")
     score: ScoreSpec | None = Field(default=None, description="default: the world's score")
 
 
-class RoundRule(_Strict):
+class RoundRule(Strict):
     """What happens at the end of every round, after journeys and before pools regrow: once (`each: world`),
     for every standing agent (`each: agent`, its `actor`), or for every ordered pair whose `relation` is not 0
     (`each: pair`, `actor` holding it towards `target`): interest on debts, income, decay."""
@@ -804,7 +375,7 @@ class RoundRule(_Strict):
         return self
 
 
-class Trigger(_Strict):
+class Trigger(Strict):
     """A rule watched after every round: when its condition comes to hold, its text is filed for everyone, its
     effects apply and its ending (if any) ends the cycle. It fires once a cycle unless `repeat`."""
 
@@ -816,7 +387,7 @@ class Trigger(_Strict):
     end: str | None = Field(default=None, description="an ending's id")
 
 
-class DirectorEvent(_Strict):
+class DirectorEvent(Strict):
     text: str = Field(min_length=1, description="what happens; {location} is the place, for per: place")
     weight: float = Field(default=1.0, gt=0)
     when: When | None = Field(default=None, description="per: place — `here.agents`, `here.lit`… name the place")
@@ -824,7 +395,7 @@ class DirectorEvent(_Strict):
     effects: list[Effect] = Field(default_factory=list)
 
 
-class Draw(_Strict):
+class Draw(Strict):
     """The director's events: as each round opens, one is drawn (by weight, among those whose condition holds)
     for the whole world (`per: round`) or for each place (`per: place`), with probability `chance`. Its text
     joins the situation of those it concerns; its effects apply before anyone acts."""
@@ -834,13 +405,13 @@ class Draw(_Strict):
     events: list[DirectorEvent] = Field(min_length=1)
 
 
-class SeedPost(_Strict):
+class SeedPost(Strict):
     author: str
     text: str = Field(min_length=1)
     topic: str | None = None
 
 
-class FeedSpec(_Strict):
+class FeedSpec(Strict):
     """A social feed: what agents post, and what each one perceives of it each round (docs/worlds-kit.md,
     "Feeds")."""
 
@@ -859,12 +430,12 @@ class FeedSpec(_Strict):
     seeds: list[SeedPost] = Field(default_factory=list, description="posts there as each cycle begins")
 
 
-class Outcome(_Strict):
+class Outcome(Strict):
     text: str = ""
     effects: list[Effect] = Field(default_factory=list)
 
 
-class VotesSpec(_Strict):
+class VotesSpec(Strict):
     """Motions agents propose in their own words and vote on (docs/worlds-kit.md, "Votes")."""
 
     open_for: int = Field(default=2, ge=1, description="rounds a motion stays open after the one it was proposed in")
@@ -875,7 +446,7 @@ class VotesSpec(_Strict):
     failed: Outcome = Outcome()
 
 
-class TradeSpec(_Strict):
+class TradeSpec(Strict):
     """Offers between two agents (docs/worlds-kit.md, "Trade")."""
 
     open_for: int = Field(default=1, ge=0, description="rounds an offer stays open after the one it was made in")
@@ -887,7 +458,7 @@ class KitLabels(WorldLabels):
     holding: str = Field(default="holding", description="the status line of what an agent carries")
 
 
-class KitSpec(_Strict):
+class KitSpec(Strict):
     """A whole kit world, as its YAML declares it."""
 
     name: str = Field(min_length=1)

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from functools import cached_property
 
 from amphoreus_graph.worlds.kit.expr import Expr, ExprError, Names
-from amphoreus_graph.worlds.kit.schema import KitSpec, Status
+from amphoreus_graph.worlds.kit.schema import KitSpec
 from amphoreus_graph.worlds.kit.state import KitState
+from amphoreus_graph.worlds.kit.terms import Status
 
 TRUST = "trust"  # the relation every world has: how far one agent trusts another
 HERE_COUNTS = frozenset({"agents", *(s.value for s in Status)})  # here.agents, here.lit…

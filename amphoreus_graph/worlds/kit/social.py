@@ -10,40 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from amphoreus_graph.worlds.kit.compiled import fmt, num
-from amphoreus_graph.worlds.kit.schema import (
-    Accept,
-    Decline,
-    Effect,
-    FeedSpec,
-    KitSpec,
-    Like,
-    OfferEffect,
-    PostArgs,
-    Reply,
-    Repost,
-    Vote,
-)
 from amphoreus_graph.worlds.kit.state import KitState, Motion, Offer, Post
+from amphoreus_graph.worlds.kit.texts import fmt, num
 
 if TYPE_CHECKING:
+    from amphoreus_graph.worlds.kit.effects import PostArgs
     from amphoreus_graph.worlds.kit.rules import Round, _Ctx
-
-# Which items an action aims at, by the effect that acts on them.
-ITEM_KINDS: dict[type, str] = {
-    Reply: "post",
-    Repost: "post",
-    Like: "post",
-    Vote: "motion",
-    Accept: "offer",
-    Decline: "offer",
-}
-
-
-def item_kind(effects: list[Effect]) -> str | None:
-    """The kind of item (post, motion, offer) an action's effects act on, if any."""
-    return next((ITEM_KINDS[type(e)] for e in effects if type(e) in ITEM_KINDS), None)
-
+    from amphoreus_graph.worlds.kit.schema import FeedSpec, KitSpec
 
 # ------------------------------------------------------------------------------------------------- feeds
 
@@ -143,9 +116,10 @@ def _goods(amounts: dict[str, float]) -> str:
 # ------------------------------------------------------------------------------------------ in the round
 
 
-def written(r: Round, ctx: _Ctx, args: PostArgs) -> str:
-    """A post's words: its template, else the agent's own text (a text target), else its speech."""
-    if args.text is not None:
+def written(r: Round, ctx: _Ctx, args: PostArgs | None) -> str:
+    """A post's (or a motion's) words: its template, else the agent's own text (a text target), else its
+    speech."""
+    if args is not None and args.text is not None:
         return fmt(args.text, ctx.values | r.w.stakes_vars(r.s))
     target = ctx.decision.target if ctx.decl.target.value == "text" else None
     return (target or ctx.decision.speech or "").strip()
@@ -223,7 +197,7 @@ def like(r: Round, ctx: _Ctx) -> None:
 def propose(r: Round, ctx: _Ctx) -> None:
     votes = r.w.spec.votes
     assert votes is not None  # checked at load
-    text = written(r, ctx, PostArgs())
+    text = written(r, ctx, None)
     if not text:
         ctx.sentences.append(f"{ctx.actor} proposed nothing.")
         return
@@ -236,12 +210,12 @@ def propose(r: Round, ctx: _Ctx) -> None:
     ctx.sentences.append(f'{ctx.actor} proposed motion {motion.id}, open until round {closes}: "{text}"')
 
 
-def vote(r: Round, ctx: _Ctx, effect: Vote) -> None:
+def vote(r: Round, ctx: _Ctx, side: str) -> None:
     motion = next((m for m in r.s.motions if m.id == ctx.decision.target and m.outcome is None), None)
     if motion is None or ctx.actor in motion.ayes + motion.nays:
         return
-    (motion.ayes if effect.vote.side == "aye" else motion.nays).append(ctx.actor)
-    ctx.sentences.append(f"{ctx.actor} voted {effect.vote.side} on motion {motion.id}.")
+    (motion.ayes if side == "aye" else motion.nays).append(ctx.actor)
+    ctx.sentences.append(f"{ctx.actor} voted {side} on motion {motion.id}.")
 
 
 def close_motions(r: Round) -> None:
@@ -270,13 +244,11 @@ def close_motions(r: Round) -> None:
         r.file("", text, location=None, involved=[], public=True, importance=6.0 + ctx.bump)
 
 
-def offer(r: Round, ctx: _Ctx, effect: OfferEffect) -> None:
+def offer(r: Round, ctx: _Ctx, give: dict[str, float], get: dict[str, float]) -> None:
     """An offer to the target; a standing offer from the target with the same terms the other way round is
     taken up at once (both agreed in the same round)."""
     if ctx.target is None:
         return
-    give = {stat: round(r.amount(ctx, v), 4) for stat, v in effect.offer.give.items()}
-    get = {stat: round(r.amount(ctx, v), 4) for stat, v in effect.offer.get.items()}
     match = next(
         (
             o

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from amphoreus_graph.worlds.kit.schema import Status
+from amphoreus_graph.worlds.kit.terms import Status
 
 
 class AgentState(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,26 +24,18 @@ from amphoreus_graph.contracts.world import (
     WorldView,
 )
 from amphoreus_graph.worlds.kit import social
-from amphoreus_graph.worlds.kit.compiled import Compiled, fmt, num, walk
+from amphoreus_graph.worlds.kit.compiled import Compiled
+from amphoreus_graph.worlds.kit.effects import (
+    Move,
+    walk,
+)
 from amphoreus_graph.worlds.kit.expr import ExprError
 from amphoreus_graph.worlds.kit.rules import Round, why_not
-from amphoreus_graph.worlds.kit.schema import (
-    Claim,
-    ClockChange,
-    Deliver,
-    Harvest,
-    Heal,
-    KitLabels,
-    KitSpec,
-    Move,
-    PoolChange,
-    ScoreSpec,
-    StatChange,
-    Status,
-    Who,
-)
+from amphoreus_graph.worlds.kit.schema import KitLabels, KitSpec, ScoreSpec
 from amphoreus_graph.worlds.kit.scope import Scope
 from amphoreus_graph.worlds.kit.state import AgentState, KitState, ObjectiveState
+from amphoreus_graph.worlds.kit.terms import Status
+from amphoreus_graph.worlds.kit.texts import fmt, num
 
 DEFAULT_ENDINGS = {
     "round_limit": "The cycle ran its {rounds} rounds to the end.",
@@ -303,48 +296,22 @@ class KitWorld:
         return seen
 
     def _pressures(self, world: KitState, agent: str, options: list[Option]) -> dict[str, float]:
-        """How pressing each option is now, in [-1, 1] (docs/worlds-kit.md, "Pressures")."""
+        """How pressing each option is now, in [-1, 1] (docs/worlds-kit.md, "Pressures"): what its effects say
+        (`EffectRule.pressure`; an effect marked `once` counts once per action), less for a cost the agent can
+        barely pay, plus the action's declared pressure rules."""
         me = world.agents[agent]
-        seeks = self.rules.agents[agent].seeks
-        _, aim_target = self._aim(world, agent)
         clock = self.spec.clock
         urgency = 0.0
         if clock is not None and world.clock is not None:
             urgency = (world.clock - clock.min) / (clock.max - clock.min)
-        vital = self.rules.vital
-        hurt = self._hurt(world, agent)
-        scarce = self._scarcity(world)
+        _, aim_target = self._aim(world, agent)
         out: dict[str, float] = {}
         for option in options:
             decl = self.rules.actions[option.action]
             effects = list(walk(decl.effects))
-            p = 0.0
-            if any(isinstance(e, Deliver) for e in effects):
-                p += 0.8
-            if any(isinstance(e, Claim) for e in effects):
-                p += 0.4 + (0.4 if seeks in option.targets else 0.0)
-            if any(isinstance(e, Move) for e in effects) and aim_target in option.targets:
-                p += 0.3
-            for e in effects:
-                if isinstance(e, Heal) and vital and (e.heal.stat or vital) == vital:
-                    if e.heal.who in (Who.ACTOR, Who.EVERYONE_HERE):
-                        p += hurt
-                    elif option.target is TargetKind.AGENT and option.targets:
-                        p += 0.6 * max(self._hurt(world, other) for other in option.targets)
-                if (
-                    isinstance(e, StatChange)
-                    and e.stat.name == vital
-                    and e.stat.who is Who.ACTOR
-                    and (sign := self._sign(world, agent, e.stat.delta)) is not None
-                ):
-                    p += hurt if sign > 0 else -hurt
-                if isinstance(e, ClockChange) and e.clock.name is None:
-                    rise = self._sign(world, agent, e.clock.delta) or 0.0
-                    p += (0.8 if rise < 0 else 0.5) * -rise * urgency**2
-                if isinstance(e, Harvest):
-                    p -= scarce.get(e.harvest.pool, 0.0)
-                if isinstance(e, PoolChange) and (sign := self._sign(world, agent, e.pool.delta)) is not None:
-                    p += scarce.get(e.pool.name, 0.0) * (1 if sign > 0 else -1)
+            pressing = Pressing(self, world, agent, option, aim_target, urgency)
+            once = list({type(e): e for e in effects if e.once}.values())
+            p = sum(e.pressure(pressing) for e in once) + sum(e.pressure(pressing) for e in effects if not e.once)
             for stat, cost in self.rules.costs(world, option.action).items():
                 spare = me.stats[stat] - self.spec.stats[stat].min
                 if cost >= spare:
@@ -582,3 +549,29 @@ def _number(text: str | None) -> float | None:
         return float((text or "").split("/")[0])
     except ValueError:
         return None
+
+
+class Pressing:
+    """What an effect's `pressure` reads: the option it is part of and the agent's plight now."""
+
+    def __init__(
+        self, world: KitWorld, state: KitState, agent: str, option: Option, aim_target: str | None, urgency: float
+    ) -> None:
+        self.world, self.state, self.agent, self.option = world, state, agent, option
+        self.aim_target, self.urgency = aim_target, urgency
+        self.seeks = world.rules.agents[agent].seeks
+        self.vital = world.rules.vital
+
+    @cached_property
+    def hurt(self) -> float:
+        return self.world._hurt(self.state, self.agent)
+
+    @cached_property
+    def scarce(self) -> dict[str, float]:
+        return self.world._scarcity(self.state)
+
+    def hurt_of(self, other: str) -> float:
+        return self.world._hurt(self.state, other)
+
+    def sign(self, value: float | str) -> float | None:
+        return self.world._sign(self.state, self.agent, value)
