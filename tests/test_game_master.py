@@ -339,3 +339,63 @@ def test_a_replay_from_the_runs_cache_asks_the_game_master_nothing(society, tmp_
     assert [s.model_dump() for s in read_samples(replay / "samples")] == [
         s.model_dump() for s in read_samples(society / "samples")
     ]
+
+
+# --------------------------------------------------------------------------------- the kit's newer state
+
+
+def market_master(tmp_path: Path) -> GameMasterWorld:
+    """The kit's market test world (relations, a named clock) resolved by a game master."""
+    raw = yaml.safe_load((Path(__file__).parent / "worlds" / "market" / "market.yaml").read_text(encoding="utf-8"))
+    raw["world"] = "gm"
+    raw["game_master"] = {"model": "scripted:seed=1", "prose": "A market town of grain, loans and a tithe."}
+    path = tmp_path / "market.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return marsh(path)
+
+
+def test_the_game_master_changes_relations_and_named_clocks_through_the_kits_effects(tmp_path):
+    world = market_master(tmp_path)
+    reply = Reply.model_validate(
+        {
+            "events": [{"actor": "Osric Vale", "text": "Osric lent Pell two coin.", "involved": ["Pell Marrow"]}],
+            "changes": [
+                {"type": "relation", "relation": "debt", "agent": "Pell Marrow", "towards": "Osric Vale", "delta": 2},
+                {"type": "clock", "name": "season", "delta": 2},
+                {"type": "trust", "agent": "Pell Marrow", "towards": "Osric Vale", "delta": 0.5},
+            ],
+        },
+        context=world.names,
+    )
+    state = first_round(world)
+    decisions = {"Osric Vale": Decision(action="wait")}
+    work = Round(world.kit.rules, KitState.model_validate(state), decisions, random.Random(1), Moment.of(1, 1, 6))
+    Applier(world.kit, work).carry_out(reply)
+    assert work.s.relation_of("debt", "Pell Marrow", "Osric Vale") == 2
+    assert work.s.clocks["season"] == state["clocks"]["season"] + 2
+    assert work.s.trust_of("Pell Marrow", "Osric Vale") == 0.5
+    told = gm_prompt.messages(world.kit, world.config, world.names, state, decisions, 6)
+    prompt_text = "\n".join(str(m.content) for m in told)
+    assert '"type": "relation"' in prompt_text and '"relations": {"debt": {"min": 0.0, "max": 1000.0}}' in prompt_text
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"type": "relation", "relation": "loan", "agent": "Osric Vale", "towards": "Pell Marrow", "delta": 1},
+            "changes.0.relation.relation: unknown relation 'loan'; expected one of ['debt']",
+        ),
+        (
+            {"type": "relation", "relation": "debt", "agent": "Osric Vale", "towards": "Pell Marrow", "delta": -1},
+            "changes.0 (relation): Osric Vale's debt towards Pell Marrow would be -1, outside its range [0, 1000]",
+        ),
+        (
+            {"type": "clock", "name": "season", "delta": 9},
+            "changes.0 (clock): the harvest swell would be 9, outside its range [0, 3]",
+        ),
+        ({"type": "clock", "delta": 1}, "changes.0.clock: this world has no clock"),
+    ],
+)
+def test_a_change_to_the_kits_newer_state_is_refused_precisely(tmp_path, change, message):
+    assert refusal(market_master(tmp_path), {"events": [], "changes": [change]}).startswith(message)

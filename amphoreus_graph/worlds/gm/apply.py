@@ -9,20 +9,12 @@ the round's working copy is then thrown away, so a refused reply changes nothing
 from __future__ import annotations
 
 from amphoreus_graph.policy.gateway import MalformedOutput
-from amphoreus_graph.worlds.gm.reply import (
-    ClockChange,
-    EndChange,
-    Event,
-    Move,
-    ObjectiveChange,
-    PoolChange,
-    Reply,
-    StatChange,
-    TallyChange,
-    TrustChange,
-)
-from amphoreus_graph.worlds.kit import KitWorld, Status
+from amphoreus_graph.worlds.gm.reply import Change, Event, Reply
+from amphoreus_graph.worlds.kit import KitWorld, Status, effects
+from amphoreus_graph.worlds.kit.compiled import CLOCK
+from amphoreus_graph.worlds.kit.effects import EffectRule
 from amphoreus_graph.worlds.kit.rules import Round
+from amphoreus_graph.worlds.kit.scope import TRUST
 from amphoreus_graph.worlds.kit.texts import num
 
 TOLERANCE = 1e-9  # a sum of decimal deltas may land a hair outside a range it meets exactly
@@ -73,31 +65,20 @@ class Applier:
 
     # --------------------------------------------------------------------------------------------- changes
 
-    def change(self, change: object) -> str | None:
-        """Apply one change; what is wrong with it instead, if anything."""
-        if isinstance(change, Move):
-            return self.move(change)
-        if isinstance(change, StatChange):
-            return self.stat(change)
-        if isinstance(change, TrustChange):
-            return self.trust(change)
-        if isinstance(change, ClockChange):
-            return self.clock(change)
-        if isinstance(change, PoolChange):
-            return self.pool(change)
-        if isinstance(change, ObjectiveChange):
-            return self.objective(change)
-        if isinstance(change, TallyChange):
-            me = self.work.s.agents[change.agent]
-            me.tally = round(me.tally + change.delta, 4)
-            return None
-        if isinstance(change, EndChange):
-            self.work.end(change.ending)
-            return None
-        raise TypeError(f"not a game master's change: {change!r}")
+    def change(self, change: Change) -> str | None:
+        """Apply one change (each change applies itself through the methods below); what is wrong with it
+        instead, if anything."""
+        return change.apply(self)
 
-    def move(self, change: Move) -> str | None:
-        agent, to = change.agent, change.to
+    def carry(self, actor: str, effect: EffectRule, target: str | None = None) -> list[str]:
+        """Carry out a kit effect as if `actor` did it (aimed at `target`): the game master's changes do what
+        the kit's effects do, once checked against the state; what it narrated (a fall) is returned."""
+        ctx = self.work.world_ctx()
+        ctx.actor, ctx.target, ctx.location = actor, target, self.work.where.get(actor) or ""
+        effect.apply(self.work, ctx)
+        return ctx.sentences
+
+    def move(self, agent: str, to: str) -> str | None:
         here = self.work.where[agent]
         if problem := self._standing(agent):
             return problem
@@ -105,56 +86,66 @@ class Applier:
             return f"{agent} is moved twice; expected one move per agent"
         if here == to:
             return f"{agent} is already at {to}"
-        route = self.world.rules.route(self.work.start, here or "", to)
-        if route is None:
+        if self.world.rules.route(self.work.start, here or "", to) is None:
             return f"no open way leads from {here} to {to}; expected a place reachable by {self._ways(here)}"
-        self.work.moves[agent] = (to, route[1])
+        self.carry(agent, effects.Move(move=effects.MoveArgs(to=to)))
         return None
 
-    def stat(self, change: StatChange) -> str | None:
-        agent, name = change.agent, change.stat
+    def stat(self, agent: str, name: str, delta: float) -> str | None:
         me = self.work.s.agents[agent]
         if me.fallen:
             return f"{agent} has fallen"
         spec = self.world.spec.stats[name]
-        value = me.stats[name] + change.delta
-        if problem := _outside(f"{agent}'s {spec.label or name}", value, spec.min, spec.max):
+        if problem := _outside(f"{agent}'s {spec.label or name}", me.stats[name] + delta, spec.min, spec.max):
             return problem
-        self.work.set_stat(agent, name, value)
-        if fell := self.work.settle(agent):
+        if fell := self.carry(agent, effects.StatChange(stat=effects.StatArgs(name=name, delta=delta))):
             self.work.file(agent, " ".join(fell), location=self.work.where[agent], involved=[agent], importance=6.0)
         return None
 
-    def trust(self, change: TrustChange) -> str | None:
+    def relation(self, relation: str, agent: str, towards: str, delta: float) -> str | None:
+        """How far `agent` stands to `towards` in a relation (trust: how far it trusts them)."""
         agents = self.work.s.agents
-        if change.towards == change.agent or change.agent not in agents or change.towards not in agents:
-            return f"{change.agent} has no trust in {change.towards} to change; expected another agent"
-        value = self.work.s.trust_of(change.agent, change.towards) + change.delta
-        if problem := _outside(f"{change.agent}'s trust in {change.towards}", value, -1.0, 1.0):
+        said = "trust in" if relation == TRUST else f"{relation} towards"
+        if towards == agent or agent not in agents or towards not in agents:
+            return f"{agent} has no {said} {towards} to change; expected another agent"
+        if relation == TRUST:
+            low, high, value = -1.0, 1.0, self.work.s.trust_of(agent, towards)
+        else:
+            declared = self.world.spec.relations[relation]
+            low, high, value = declared.min, declared.max, self.work.s.relation_of(relation, agent, towards)
+        if problem := _outside(f"{agent}'s {said} {towards}", value + delta, low, high):
             return problem
-        self.work.s.adjust_trust(change.agent, change.towards, change.delta)
+        self.carry(agent, effects.RelationChange(relation=effects.RelationArgs(name=relation, delta=delta)), towards)
         return None
 
-    def clock(self, change: ClockChange) -> str | None:
-        spec, value = self.world.spec.clock, self.work.s.clock
-        assert spec is not None and value is not None, "validated: the world has a clock"
-        if problem := _outside(f"the {spec.label}", value + change.delta, spec.min, spec.max):
+    def clock(self, name: str | None, delta: float) -> str | None:
+        spec = self.world.spec.clock if name is None else self.world.spec.clocks[name]
+        value = self.work.s.clock if name is None else self.work.s.clocks[name]
+        assert spec is not None and value is not None, "validated: the world has this clock"
+        if problem := _outside(f"the {self.world.rules.gauge_label(name or CLOCK)}", value + delta, spec.min, spec.max):
             return problem
-        self.work.add_clock(change.delta)
+        self.carry("", effects.ClockChange(clock=effects.ClockArgs(name=name, delta=delta)))
         return None
 
-    def pool(self, change: PoolChange) -> str | None:
-        spec = self.world.spec.pools[change.pool]
-        value = self.work.s.pools[change.pool] + change.delta
-        if problem := _outside(f"the {spec.label or change.pool}", value, spec.min, spec.max):
+    def pool(self, name: str, delta: float) -> str | None:
+        spec = self.world.spec.pools[name]
+        if problem := _outside(f"the {spec.label or name}", self.work.s.pools[name] + delta, spec.min, spec.max):
             return problem
-        self.work.add_pool(change.pool, change.delta)
+        self.carry("", effects.PoolChange(pool=effects.PoolArgs(name=name, delta=delta)))
         return None
 
-    def objective(self, change: ObjectiveChange) -> str | None:
+    def tally(self, agent: str, delta: float) -> str | None:
+        self.carry(agent, effects.TallyChange(tally=effects.DeltaArgs(delta=delta)))
+        return None
+
+    def end(self, ending: str) -> str | None:
+        self.carry("", effects.End(end=effects.EndArgs(outcome=ending)))
+        return None
+
+    def objective(self, name: str, status: Status, holder: str | None, at: str | None) -> str | None:
         """An objective put in a state its kind has, by someone who could: a holder takes it where it lies (or
-        from beside its holder), delivers it where it belongs, lights it where it stands."""
-        name, status, holder = change.objective, Status(change.status), change.holder
+        from beside its holder), delivers it where it belongs, lights it where it stands. (No kit effect sets a
+        state outright: this one is the game master's own.)"""
         obj = self.work.s.objectives[name]
         if obj.status is Status.LOST:
             return f"the {name} is lost for the rest of the cycle"
@@ -184,7 +175,7 @@ class Applier:
         elif status is Status.FREE:
             carried_to = self.work.where.get(obj.by) if obj.status is Status.HELD and obj.by else None
             home = self.world.rules.objectives[name].location
-            obj.status, obj.at, obj.by = Status.FREE, change.at or carried_to or obj.at or home, None
+            obj.status, obj.at, obj.by = Status.FREE, at or carried_to or obj.at or home, None
         else:
             obj.status, obj.at, obj.by = Status.LOST, None, None
         return None

@@ -46,7 +46,7 @@ Each change is one of:
   {{"type": "pool", "pool": P, "delta": number}}
   {{"type": "objective", "objective": O, "status": one of its "may_become",
    "holder": A (held: who carries it; lit or delivered: who did it), "at": L (free only: where it lies)}}
-  {{"type": "tally", "agent": A, "delta": number}}  {score}
+  {{"type": "tally", "agent": A, "delta": number}}  {score}{more}
   {{"type": "end", "ending": E}}  ends the cycle after this round
 At most {max_events} events and {max_changes} changes. Change nothing the round did not change.
 NAMES: {names}"""
@@ -84,6 +84,7 @@ def messages(
         "YOUR ANSWER",
         ANSWER.format(
             score=f"adds to the agent's {labels.score}",
+            more=_more_changes(vocabulary),
             max_events=vocabulary.max_events,
             max_changes=vocabulary.max_changes,
             names=_json(names(vocabulary)),
@@ -163,6 +164,8 @@ def state_now(world: KitWorld, vocabulary: Vocabulary, state: KitState) -> dict[
             shown["holding"] = state.held_by(name)
         shown["tally"] = agent.tally
         shown["trust"] = state.trust_row(name)
+        if held := {r: row[name] for r, row in state.relations.items() if name in row}:
+            shown["relations"] = held
         agents[name] = shown
     found: dict[str, Any] = {
         "agents": agents,
@@ -185,6 +188,13 @@ def state_now(world: KitWorld, vocabulary: Vocabulary, state: KitState) -> dict[
     }
     if spec.clock is not None and state.clock is not None:
         found["clock"] = {"label": spec.clock.label, "value": state.clock, "min": spec.clock.min, "max": spec.clock.max}
+    if spec.clocks:
+        found["clocks"] = {
+            name: {"label": rules.gauge_label(name), "value": state.clocks[name], "min": c.min, "max": c.max}
+            for name, c in spec.clocks.items()
+        }
+    if spec.relations:
+        found["relations"] = {name: {"min": r.min, "max": r.max} for name, r in spec.relations.items()}
     if spec.pools:
         found["pools"] = {
             name: {"label": pool.label or name, "value": state.pools[name], "min": pool.min, "max": pool.max}
@@ -236,6 +246,10 @@ def names(vocabulary: Vocabulary) -> dict[str, Any]:
     }
     if vocabulary.pools:
         found["pools"] = vocabulary.pools
+    if vocabulary.clocks:
+        found["clocks"] = vocabulary.clocks
+    if vocabulary.relations:
+        found["relations"] = vocabulary.relations
     found["endings"] = vocabulary.endings
     return found
 
@@ -247,3 +261,13 @@ def _json(value: Any) -> str:
 def _said(amount: float | str) -> str:
     """A declared amount as the game master reads it: a number, or its expression as written."""
     return num(amount) if isinstance(amount, int | float) else f"({amount})"
+
+
+def _more_changes(vocabulary: Vocabulary) -> str:
+    """The change types only some worlds have (relations, named clocks), listed only where the world has them."""
+    more = ""
+    if vocabulary.relations:
+        more += '\n  {"type": "relation", "relation": R, "agent": A, "towards": B, "delta": number}  A\'s R towards B'
+    if vocabulary.clocks:
+        more += '\n  {"type": "clock", "name": C, "delta": number}  a named clock'
+    return more

@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 from amphoreus_graph.worlds.kit import Status
 
 if TYPE_CHECKING:
+    from amphoreus_graph.worlds.gm.apply import Applier
     from amphoreus_graph.worlds.kit import KitWorld
 
 # The states an objective may take, by how its kind is pursued (docs/worlds-kit.md, "Objectives").
@@ -40,6 +41,8 @@ class Vocabulary:
     pools: tuple[str, ...]
     endings: tuple[str, ...]
     clock: bool
+    clocks: tuple[str, ...]  # named clocks
+    relations: tuple[str, ...]  # declared relations (trust is every world's)
     statuses: dict[str, dict[str, Status]]  # objective -> {its states' ids and the words its kind says them in}
     max_events: int
     max_changes: int
@@ -59,6 +62,8 @@ class Vocabulary:
             pools=tuple(world.spec.pools),
             endings=tuple(rules.endings),
             clock=world.spec.clock is not None,
+            clocks=tuple(world.spec.clocks),
+            relations=tuple(world.spec.relations),
             statuses=statuses,
             max_events=max_events,
             max_changes=max_changes,
@@ -99,6 +104,8 @@ Location = Annotated[str, _known("location", "locations")]
 Stat = Annotated[str, _known("stat", "stats")]
 Pool = Annotated[str, _known("pool", "pools")]
 EndingId = Annotated[str, _known("ending", "endings")]
+ClockName = Annotated[str, _known("clock", "clocks")]
+RelationName = Annotated[str, _known("relation", "relations")]
 Objective = Annotated[str, AfterValidator(_objective)]
 
 
@@ -127,12 +134,18 @@ class Move(_Strict):
     agent: Agent
     to: Location
 
+    def apply(self, a: Applier) -> str | None:
+        return a.move(self.agent, self.to)
+
 
 class StatChange(_Strict):
     type: Literal["stat"]
     agent: Agent
     stat: Stat
     delta: FiniteFloat
+
+    def apply(self, a: Applier) -> str | None:
+        return a.stat(self.agent, self.stat, self.delta)
 
 
 class TrustChange(_Strict):
@@ -141,14 +154,32 @@ class TrustChange(_Strict):
     towards: Agent
     delta: FiniteFloat
 
+    def apply(self, a: Applier) -> str | None:
+        return a.relation("trust", self.agent, self.towards, self.delta)
+
+
+class RelationChange(_Strict):
+    type: Literal["relation"]
+    relation: RelationName
+    agent: Agent = Field(description="who holds it: the debtor of a debt, the follower")
+    towards: Agent
+    delta: FiniteFloat
+
+    def apply(self, a: Applier) -> str | None:
+        return a.relation(self.relation, self.agent, self.towards, self.delta)
+
 
 class ClockChange(_Strict):
     type: Literal["clock"]
+    name: ClockName | None = Field(default=None, description="a named clock; none: the world's clock")
     delta: FiniteFloat
+
+    def apply(self, a: Applier) -> str | None:
+        return a.clock(self.name, self.delta)
 
     @model_validator(mode="after")
     def _has_clock(self, info: ValidationInfo) -> ClockChange:
-        if not _vocabulary(info).clock:
+        if self.name is None and not _vocabulary(info).clock:
             raise problem("this world has no clock")
         return self
 
@@ -157,6 +188,9 @@ class PoolChange(_Strict):
     type: Literal["pool"]
     pool: Pool
     delta: FiniteFloat
+
+    def apply(self, a: Applier) -> str | None:
+        return a.pool(self.pool, self.delta)
 
 
 class ObjectiveChange(_Strict):
@@ -181,20 +215,37 @@ class ObjectiveChange(_Strict):
             raise problem("'at' is only for status free (where it lies); leave it out")
         return self
 
+    def apply(self, a: Applier) -> str | None:
+        return a.objective(self.objective, Status(self.status), self.holder, self.at)
+
 
 class TallyChange(_Strict):
     type: Literal["tally"]
     agent: Agent
     delta: FiniteFloat
 
+    def apply(self, a: Applier) -> str | None:
+        return a.tally(self.agent, self.delta)
+
 
 class EndChange(_Strict):
     type: Literal["end"]
     ending: EndingId
 
+    def apply(self, a: Applier) -> str | None:
+        return a.end(self.ending)
+
 
 Change = Annotated[
-    Move | StatChange | TrustChange | ClockChange | PoolChange | ObjectiveChange | TallyChange | EndChange,
+    Move
+    | StatChange
+    | TrustChange
+    | RelationChange
+    | ClockChange
+    | PoolChange
+    | ObjectiveChange
+    | TallyChange
+    | EndChange,
     Field(discriminator="type"),
 ]
 
