@@ -347,6 +347,8 @@ FEED_CASES = [
         "feed.follows: unknown relation 'friends'",
     ),
     ("a feed of size 0", _edit("feed.size", 0), "feed.size: Input should be greater than or equal to 1"),
+    ("a feed window of 0", _edit("feed.window", 0), "feed.window: Input should be greater than or equal to 1"),
+    ("a feed's own posts 'maybe'", _edit("feed.own", "maybe"), "feed.own: Input should be a valid boolean"),
     (
         "a feed ranked by an unknown order",
         _edit("feed.rank", "random"),

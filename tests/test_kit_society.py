@@ -118,6 +118,7 @@ NAMES = Names(
         ("abs(-clock) + objectives.lit", 3.0),
         ("actor.coin > 9 or debt[actor, target] == 4", 1.0),
         ("reach.rumour / count(agents) + posts.rumour", 2 / 3 + 1),
+        ("prod(agents.coin + 1)", 6 * 1 * 13),
     ],
 )
 def test_an_expression_computes_what_it_says(text, value):
@@ -489,6 +490,46 @@ CASES = [
         "actions[0].effects[1].stat.delta: Value error, expected a number or an expression, got list",
     ),
     (
+        "an every_round rule for an unknown kind",
+        _edit("every_round.0.each", "household"),
+        "every_round[0].each: Input should be 'world', 'agent' or 'pair'",
+    ),
+    (
+        "a trigger repeating 'often'",
+        _edit("triggers.0.repeat", "often"),
+        "triggers[0].repeat: Input should be a valid boolean",
+    ),
+    (
+        "a director's draw per week",
+        _edit("director.0.per", "week"),
+        "director[0].per: Input should be 'round' or 'place'",
+    ),
+    (
+        "a named clock's threshold outside its range",
+        _edit("clocks.season.thresholds", [{"at": 5}]),
+        "clocks.season.thresholds[0].at: 5 is outside the range [0, 3]",
+    ),
+    (
+        "a vote deadline of round 0",
+        _edit("votes.deadline", 0),
+        "votes.deadline: Input should be greater than or equal to 1",
+    ),
+    (
+        "a trade window below 0",
+        _edit("trade.open_for", -1),
+        "trade.open_for: Input should be greater than or equal to 0",
+    ),
+    (
+        "a misspelt key in a nested condition",
+        _edit("actions.1.when", {"all": [{"tset": "round > 1"}]}),
+        "tset: Extra inputs are not permitted",
+    ),
+    (
+        "a relation declared with an unknown key",
+        _edit("relations.debt", {"max": 10, "symmetric": True}),
+        "relations.debt.symmetric: Extra inputs are not permitted",
+    ),
+    (
         "a harm amount of 0",
         _edit("actions.0.effects.1", {"harm": {"amount": 0, "stat": "coin", "who": "actor"}}),
         "actions[0].effects[1].harm.amount: Value error, 0 is not above 0",
@@ -505,3 +546,23 @@ def test_every_new_kit_field_has_a_one_line_error_naming_file_and_field(case, ed
     message = str(caught.value)
     assert "\n" not in message and message.startswith(str(MARKET)), message
     assert expected in message, message
+
+
+def test_a_resolver_moves_agents_changes_relations_and_named_clocks(tmp_path):
+    raw = market_raw()
+    raw["actions"][7]["resolver"] = "resolvers.py:stir"  # wait: a resolver that stirs the market
+    (tmp_path / "resolvers.py").write_text(
+        "def stir(act):\n"
+        "    act.move('Pell Marrow', 'Market Square')\n"
+        "    act.change_relation('debt', 'Pell Marrow', act.actor, 3)\n"
+        "    act.change_clock(2, 'season')\n"
+        "    act.say(f\"{act.actor} stirred; Pell owes {act.relation('debt', 'Pell Marrow', act.actor):g}.\")\n",
+        encoding="utf-8",
+    )
+    world = build(raw, tmp_path / "market.yaml")
+    state = opened(world)
+    result = resolve(world, state, {"Osric Vale": d("wait")})
+    assert result.state["agents"]["Pell Marrow"]["at"] == "Market Square"
+    assert result.state["relations"]["debt"]["Pell Marrow"] == {"Osric Vale": 3.3}  # then a tenth of interest
+    assert result.state["clocks"]["season"] == 3  # 2 from the resolver, then the clock's own rise
+    assert any("Pell owes 3." in e.text for e in result.events)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.worlds.kit.rules import Round, _Ctx
+from amphoreus_graph.worlds.kit.scope import Scope
+from amphoreus_graph.worlds.kit.state import Post
 from amphoreus_graph.worlds.kit.terms import Status, Transition
 
 
@@ -119,6 +121,41 @@ class Act:
         """Within [-1, 1]; nobody's trust in themself."""
         self._r.s.adjust_trust(truster, trusted, delta)
 
+    def relation(self, name: str, holder: str, other: str) -> float:
+        """How far `holder` stands to `other` in a declared relation (or "trust")."""
+        return Scope(self._r.w.spec, self._r.s).relation(name, holder, other)
+
+    def change_relation(self, name: str, holder: str, other: str, delta: float) -> float:
+        """Within the relation's range; nobody's relation to themself. Returns the change made."""
+        if name not in self._r.w.spec.relations and name != "trust":
+            raise ValueError(f"unknown relation {name!r}; expected one of {sorted(self._r.w.spec.relations)}")
+        return self._r.add_relation(name, holder, other, delta)
+
+    def move(self, agent: str, to: str) -> None:
+        """Send a standing agent towards a place: it sets out at the round's end like a `move` effect's actor (the
+        journey takes the quickest open route's rounds, one if none is open)."""
+        if to not in self._r.w.location:
+            raise ValueError(f"unknown location {to!r}; expected one of {self._r.w.locations}")
+        here = self._r.where[agent]
+        if here is not None and here != to and not self._r.s.agents[agent].fallen:
+            found = self._r.w.route(self._r.start, here, to)
+            self._r.moves[agent] = (to, found[1] if found else 1)
+
+    def post(self, author: str, text: str, *, topic: str | None = None) -> str:
+        """A post on the world's feed by `author` (the world must declare `feed:`); returns its id."""
+        feed = self._r.w.spec.feed
+        if feed is None:
+            raise ValueError("the world declares no feed: section")
+        if topic is not None and topic not in feed.topics:
+            raise ValueError(f"unknown topic {topic!r}; expected one of {feed.topics}")
+        made = Post(id=self._r.s.new_id(), author=author, text=text, round=self._r.s.round, topic=topic)
+        self._r.s.posts.append(made)
+        return made.id
+
+    def remove_post(self, post: str) -> None:
+        """Take a post off the feed (moderation, a deleted message)."""
+        self._r.s.posts = [p for p in self._r.s.posts if p.id != post]
+
     # ------------------------------------------------------------------------------------------- world
 
     def pool(self, name: str) -> float:
@@ -132,8 +169,14 @@ class Act:
     def clock(self) -> float | None:
         return self._r.s.clock
 
-    def change_clock(self, delta: float) -> float:
-        return self._r.add_clock(delta)
+    def change_clock(self, delta: float, name: str | None = None) -> float:
+        """The world's clock (or a named one of `clocks:`), within its range; returns the change made."""
+        if name is not None and name not in self._r.w.spec.clocks:
+            raise ValueError(f"unknown clock {name!r}; expected one of {sorted(self._r.w.spec.clocks)}")
+        return self._r.add_clock(delta, name)
+
+    def named_clock(self, name: str) -> float:
+        return self._r.s.clocks[name]
 
     def objective(self, name: str) -> ObjectiveInfo:
         obj = self._r.s.objectives[name]

@@ -333,6 +333,8 @@ def _reduce(name: str, values: tuple[float, ...]) -> float:
         return float(sum(1 for v in values if v))
     if name == "sum":
         return float(math.fsum(values))
+    if name == "prod":
+        return float(math.prod(values))
     if not values:
         return 0.0
     if name == "mean":
@@ -342,7 +344,7 @@ def _reduce(name: str, values: tuple[float, ...]) -> float:
 
 @dataclass(frozen=True)
 class Call(Node):
-    """sum/count/mean of a vector; min/max of a vector or of several numbers; abs of one."""
+    """sum/prod/count/mean of a vector; min/max of a vector or of several numbers; abs of one."""
 
     name: str
     args: tuple[Node, ...]
@@ -362,7 +364,7 @@ class Call(Node):
 
     def check(self, names: Names) -> bool:
         vectors = [a.check(names) for a in self.args]
-        if self.name in ("sum", "count", "mean"):
+        if self.name in ("sum", "prod", "count", "mean"):
             if len(self.args) != 1:
                 raise ExprError(f"{self.name}() takes one list of agents' values, got {len(self.args)} arguments")
             return False
@@ -375,7 +377,7 @@ class Call(Node):
         return len(self.args) > 1 and any(vectors)
 
 
-FUNCTIONS = ("sum", "count", "mean", "min", "max", "abs")
+FUNCTIONS = ("sum", "prod", "count", "mean", "min", "max", "abs")
 SPACES = ("pool", "clock", "objectives", "here", "reach", "posts")
 
 
