@@ -22,6 +22,11 @@ import world_words  # noqa: E402
 
 DEFAULT_WORDS = world_words.pattern(world_words.words())
 NEW_WORLDS = ["markettown", "election", "chatter"]
+GAUGES = {  # what each world's report shows of its own rules, round by round
+    "markettown": ["price of grain", "price of cloth", "coin in the granary", "ayes for the tithe"],
+    "election": ["votes for Ada Voss", "votes for Bram Holt", "votes for Cleo Marsh", "ballots cast"],
+    "chatter": ["reach of rumour", "reach of truth"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -94,13 +99,17 @@ def test_each_traders_tally_is_its_net_worth_and_the_score_is_the_towns(town):
 def test_the_tithe_passes_at_midweek_on_more_ayes_and_then_fills_the_granary(town):
     hall = {"Gideon Hale": "Guild Hall", "Hester Lowe": "Guild Hall", "Jem Sallow": "Guild Hall"}
     state = opened(town, at=hall)
-    voted = after(town, state, {"Gideon Hale": d("vote_aye"), "Hester Lowe": d("vote_aye"), "Jem Sallow": d("vote_nay")})
+    voted = after(
+        town, state, {"Gideon Hale": d("vote_aye"), "Hester Lowe": d("vote_aye"), "Jem Sallow": d("vote_nay")}
+    )
     assert "vote_aye" not in actions_of(town, voted, "Gideon Hale")  # one stone each
     assert "vote_aye" not in actions_of(town, voted | {"round": 6}, "Maud Tiller")  # past the deadline
     decided = resolve(town, voted | {"round": 5}, {}).state
     assert decided["pools"]["tithe"] == 1
     taxed = resolve(town, decided | {"round": 6}, {"Crispin Dorr": d("buy_grain")}).state
-    assert taxed["pools"]["granary"] == pytest.approx(0.4) and stats(taxed, "Crispin Dorr")["coin"] == pytest.approx(40.6)
+    assert taxed["pools"]["granary"] == pytest.approx(0.4) and stats(taxed, "Crispin Dorr")["coin"] == pytest.approx(
+        40.6
+    )
     failed = resolve(town, opened(town) | {"round": 5}, {}).state
     assert failed["pools"]["tithe"] == 0
 
@@ -122,9 +131,10 @@ def test_the_ballot_is_cast_only_in_the_booth_once_the_polls_open_and_only_for_a
     options = actions_of(race, open_, "Rosa Lind")
     assert set(options) == {"vote_for", "spoil_ballot"}  # nobody leaves the booth without casting it
     assert options["vote_for"] == ["Ada Voss", "Bram Holt", "Cleo Marsh"]
-    assert "Ada Voss" in actions_of(race, opened(race, at={"Ada Voss": "Polling Station"}) | {"round": 6}, "Ada Voss")[
-        "vote_for"
-    ]  # a candidate may vote for itself
+    assert (
+        "Ada Voss"
+        in actions_of(race, opened(race, at={"Ada Voss": "Polling Station"}) | {"round": 6}, "Ada Voss")["vote_for"]
+    )  # a candidate may vote for itself
     assert "go_to_the_polls" in actions_of(race, opened(race) | {"round": 6}, "Pim Osei")
     voted = after(race, open_, {"Rosa Lind": d("vote_for", "Bram Holt")})
     assert voted["pools"]["votes_holt"] == 1 and voted["pools"]["turnout"] == 1
@@ -193,6 +203,8 @@ def test_each_new_world_runs_the_whole_pipeline_with_no_default_world_word(name,
         code, out, err = cli(*command)
         assert code == 0, f"{command[0]}: {out}{err}"
         printed.append((command[0], out + err))
+    report = (run / "report.html").read_text(encoding="utf-8")
+    assert all(gauge in report for gauge in GAUGES[name]), name
     hits = [f"{step}: {w}" for step, text in printed for w in _default_words_in(text)]
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert {"report.html", "summary.json", "train.jsonl", "leaderboard.json"} <= {p.name for p in written}
