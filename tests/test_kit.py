@@ -28,7 +28,8 @@ from amphoreus_graph.worlds.kit.state import KitState
 HERE = Path(__file__).parent
 ISLES = HERE / "worlds" / "isles" / "isles.yaml"
 WORLDS = HERE.parent / "amphoreus_graph" / "worlds"
-SHIPPED = {"fair": WORLDS / "fair" / "fair.yaml", "fishery": WORLDS / "fishery" / "fishery.yaml"}
+SHIPPED = {name: WORLDS / name / f"{name}.yaml" for name in ("fair", "fishery", "markettown", "election")}
+WITH_SEEDS = SHIPPED | {"chatter": WORLDS / "chatter" / "chatter.yaml"}  # the board: 8 rounds, 12 neighbours
 FORBIDDEN = re.compile(
     r"amphoreus|chrysos|coreflame|titan|black tide|lycurgus|vortex|flame-chase|era nova|okhema|\bheirs?\b", re.I
 )
@@ -975,7 +976,7 @@ def test_a_shipped_world_loads_and_runs_to_an_outcome(name):
             assert len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize("name", sorted(SHIPPED))
+@pytest.mark.parametrize("name", sorted(WITH_SEEDS))
 def test_a_shipped_world_says_no_word_of_the_default_world(name):
     world = load_scenario(name).world
     assert isinstance(world, KitWorld)
@@ -985,25 +986,25 @@ def test_a_shipped_world_says_no_word_of_the_default_world(name):
     for chooser in (pressing, random_choice):
         for seed in range(3):
             texts += texts_of(world, play(world, chooser, seed=seed))
-    folder = SHIPPED[name].parent
+    folder = WITH_SEEDS[name].parent
     files = sorted(p for p in folder.rglob("*") if p.suffix in {".yaml", ".md", ".py"})
     # the package's and the CLI's own names are not the default world's words
-    texts += [re.sub(r"amphoreus(_graph| simulate)", "", p.read_text(encoding="utf-8")) for p in files]
+    texts += [re.sub(r"amphoreus(_graph| simulate| report)", "", p.read_text(encoding="utf-8")) for p in files]
     hits = sorted({m.group() for t in texts for m in FORBIDDEN.finditer(t)})
     assert hits == []
 
 
-@pytest.mark.parametrize("name", sorted(SHIPPED))
+@pytest.mark.parametrize("name", sorted(WITH_SEEDS))
 def test_a_shipped_worlds_seeds_load_beside_it(name):
     from amphoreus_graph.memory.seeds import load_seeds
 
     scenario = load_scenario(name)
-    assert scenario.seeds_dir == SHIPPED[name].parent / "seeds"
+    assert scenario.seeds_dir == WITH_SEEDS[name].parent / "seeds"
     seeds: list[MemoryEvent] = load_seeds(scenario.seeds_dir, scenario.agent_names)
     assert len(seeds) >= len(scenario.agents)
     assert {w for s in seeds for w in s.witnesses} == set(scenario.agent_names)
     assert any(s.public for s in seeds) and any(s.secret for s in seeds)
-    assert (SHIPPED[name].parent / "README.md").is_file()
+    assert (WITH_SEEDS[name].parent / "README.md").is_file()
 
 
 def _fishery_play(greedy: bool):
