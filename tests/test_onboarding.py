@@ -78,7 +78,13 @@ def test_every_snippet_the_walk_through_quotes_is_in_the_tutorials_files(lang):
     """docs/worlds.md quotes the tutorial's files; each quoted line must be in one of them, so the walk-through
     and the files it describes cannot drift apart."""
     sources = {
-        "yaml": [TUTORIAL / "valley.yaml", TUTORIAL / "values.yaml", TUTORIAL / "long-night.yaml"],
+        "yaml": [
+            TUTORIAL / "valley.yaml",
+            TUTORIAL / "values.yaml",
+            TUTORIAL / "long-night.yaml",
+            TUTORIAL / "thrift.yaml",
+            TUTORIAL / "bench" / "prose.yaml",
+        ],
         "python": [TUTORIAL / "resolvers.py"],
     }[lang]
     text = "\n".join(p.read_text(encoding="utf-8") for p in sources)
@@ -87,3 +93,11 @@ def test_every_snippet_the_walk_through_quotes_is_in_the_tutorials_files(lang):
     for block in blocks:
         for line in filter(str.strip, block.splitlines()):
             assert line in text, f"docs/worlds.md quotes a line the tutorial's files do not have: {line!r}"
+
+
+def test_the_walk_throughs_catalog_extension_is_the_packaged_catalog_and_one_path_more():
+    from amphoreus_graph.catalogs.paths import load_paths
+
+    packaged, thrift = load_paths(), load_paths(str(TUTORIAL / "thrift.yaml"))
+    assert list(thrift.paths) == [*packaged.paths, "Thrift"]
+    assert thrift.patron_of("Thrift") == "patron: Mère Douce" and thrift["Thrift"].opposed == ["Elation"]
