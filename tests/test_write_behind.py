@@ -45,6 +45,7 @@ class Remembering:
 def _scenario(tmp_path: Path, write_behind: bool) -> str:
     spec = yaml.safe_load(TRIO.read_text())
     spec["seeds"] = str(TRIO.parent / spec["seeds"])
+    spec["paths"] = str(TRIO.parent / spec["paths"])
     spec["memory"] = {"write_behind": write_behind}
     path = tmp_path / f"trio-{write_behind}.yaml"
     path.write_text(yaml.safe_dump(spec))
