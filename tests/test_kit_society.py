@@ -96,6 +96,7 @@ NAMES = Names(
     relations=frozenset({"debt"}),
     statuses=frozenset({"lit"}),
     topics=frozenset({"rumour"}),
+    agents=frozenset({"a", "b", "c"}),
     roles=frozenset({"actor", "target"}),
 )
 
@@ -119,6 +120,8 @@ NAMES = Names(
         ("actor.coin > 9 or debt[actor, target] == 4", 1.0),
         ("reach.rumour / count(agents) + posts.rumour", 2 / 3 + 1),
         ("prod(agents.coin + 1)", 6 * 1 * 13),
+        ('agent["c"].coin - agent["b"].coin', 12.0),
+        ('debt["a", "c"] + debt[actor, "b"] + debt["c", "c"]', 7.0),
     ],
 )
 def test_an_expression_computes_what_it_says(text, value):
@@ -139,6 +142,9 @@ def test_an_expression_computes_what_it_says(text, value):
         ("actor.coin.real", "not part of the expression language"),
         ("actor.coin >", "does not parse"),
         ("agents.coin > 3 and round", "not a list of agents' values"),
+        ('agent["zed"].coin', "unknown agent 'zed'"),
+        ("debt[actor, 3]", "'3' is no agent"),
+        ("actors[0].coin", "not part of the expression language"),
         ("here.agents", "no here to name here"),
         ("lambda: 1", "not part of the expression language"),
         ("'text'", "not part of the expression language"),
@@ -530,6 +536,26 @@ CASES = [
         "relations.debt.symmetric: Extra inputs are not permitted",
     ),
     (
+        "a place offering an unknown action",
+        _edit("locations.1.actions", ["vote"]),
+        "locations[1].actions[0]: unknown action 'vote'",
+    ),
+    (
+        "a secret public action",
+        lambda raw: raw["actions"][4].update(secret=True, public=True),
+        "actions[4].secret: a secret action cannot be public",
+    ),
+    (
+        "a tally credited to the target of an action without one",
+        _edit("actions.0.effects.2", {"tally": {"delta": 1, "who": "target"}}),
+        "actions[0].effects[2].tally.who: needs an agent target",
+    ),
+    (
+        "an expression naming an agent the world lacks",
+        _edit("score.per_agent", 'agent["Osric"].coin'),
+        "score.per_agent: unknown agent 'Osric'",
+    ),
+    (
         "a harm amount of 0",
         _edit("actions.0.effects.1", {"harm": {"amount": 0, "stat": "coin", "who": "actor"}}),
         "actions[0].effects[1].harm.amount: Value error, 0 is not above 0",
@@ -566,3 +592,29 @@ def test_a_resolver_moves_agents_changes_relations_and_named_clocks(tmp_path):
     assert result.state["relations"]["debt"]["Pell Marrow"] == {"Osric Vale": 3.3}  # then a tenth of interest
     assert result.state["clocks"]["season"] == 3  # 2 from the resolver, then the clock's own rise
     assert any("Pell owes 3." in e.text for e in result.events)
+
+
+def test_a_secret_action_is_witnessed_by_its_actor_alone():
+    raw = market_raw()
+    raw["actions"][4]["secret"] = True  # vote_aye: a ballot in a booth
+    world = build(raw, MARKET)
+    result = resolve(world, opened(world), {"Hadrin Cole": d("vote_aye"), "Pell Marrow": d("vote_nay")})
+    ballots = {e.action: e.witnesses for e in result.events if e.action in ("vote_aye", "vote_nay")}
+    assert ballots == {"vote_aye": ["Hadrin Cole"], "vote_nay": ["Pell Marrow", "Hadrin Cole"]}
+
+
+def test_a_place_may_offer_only_its_own_actions():
+    raw = market_raw()
+    raw["locations"][1]["actions"] = ["vote_aye", "vote_nay", "go"]  # the Town Hall is a polling booth
+    world = build(raw, MARKET)
+    state = opened(world)
+    assert sorted(actions_of(world, state, "Hadrin Cole")) == ["go", "vote_aye", "vote_nay"]
+    assert "buy_grain" in actions_of(world, state, "Osric Vale")  # the square offers everything
+
+
+def test_a_tally_effect_may_credit_the_target():
+    raw = market_raw()
+    raw["actions"][2]["effects"].append({"tally": {"delta": "5", "who": "target"}})
+    world = build(raw, MARKET)
+    after = resolve(world, opened(world), {"Osric Vale": d("lend", "Mirela Tosk")}).state
+    assert after["agents"]["Mirela Tosk"]["tally"] == 5 and "tally" not in after["agents"]["Osric Vale"]

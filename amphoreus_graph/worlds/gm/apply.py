@@ -135,7 +135,7 @@ class Applier:
         return None
 
     def tally(self, agent: str, delta: float) -> str | None:
-        self.carry(agent, effects.TallyChange(tally=effects.DeltaArgs(delta=delta)))
+        self.carry(agent, effects.TallyChange(tally=effects.TallyArgs(delta=delta)))
         return None
 
     def end(self, ending: str) -> str | None:

@@ -158,6 +158,8 @@ class _Checker:
                 raise Problem(f"edges[{i}]", f"a second edge from {a!r} to {b!r}; expected one edge per way")
             seen |= pairs
         for i, place in enumerate(self.spec.locations):
+            for j, action in enumerate(place.actions or []):
+                known(f"locations[{i}].actions[{j}]", "action", action, self.w.actions)
             for j, text in enumerate(place.situations):
                 _template(f"locations[{i}].situations[{j}]", text, self.stakes | {"location"})
 
@@ -288,6 +290,8 @@ class _Checker:
                 if tag not in tags:
                     raise Problem(f"{field}.tags[{j}]", one_of("tag", tag, tags) + " (or declare it under tags:)")
             roles = ("actor", "target") if decl.target is TargetKind.AGENT else ("actor",)
+            if decl.secret and decl.public:
+                raise Problem(f"{field}.secret", "a secret action cannot be public; expected one of secret or public")
             self._condition(f"{field}.when", decl.when)
             if decl.targets.test is not None:
                 if decl.target is not TargetKind.AGENT:

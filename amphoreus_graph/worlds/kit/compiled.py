@@ -345,6 +345,9 @@ class Compiled:
             return False
         if not self.holds(state, agent, decl.when) or self.short_of(state, agent, decl.name):
             return False
+        allowed = self.location[me.at].actions if me.at is not None else None
+        if allowed is not None and decl.name not in allowed:
+            return False
         return not any(effect.blocks(self, state, agent, decl) for effect in decl.effects)
 
     def offers_anything(self, state: KitState, agent: str) -> bool:

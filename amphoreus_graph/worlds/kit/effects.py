@@ -87,6 +87,10 @@ class DeltaArgs(Strict):
     delta: Amount
 
 
+class TallyArgs(DeltaArgs):
+    who: Who = Field(default=Who.ACTOR, description="whose tally: the actor's (default), the target's, all…")
+
+
 class ClockArgs(DeltaArgs):
     name: str | None = Field(default=None, description="one of clocks: (default: the world's clock)")
 
@@ -678,12 +682,18 @@ class Transfer(EffectRule):
 
 
 class TallyChange(EffectRule):
-    tally: DeltaArgs
+    tally: TallyArgs
     places = frozenset({ACTION, TRANSITION, AGENT, PAIR})
 
     def apply(self, r: Round, ctx: _Ctx) -> None:
-        me = r.s.agents[ctx.actor]
-        me.tally = round(me.tally + r.amount(ctx, self.tally.delta), 4)
+        delta = r.amount(ctx, self.tally.delta)
+        for agent in r.who(ctx, self.tally.who):
+            me = r.s.agents[agent]
+            me.tally = round(me.tally + delta, 4)
+
+    def check(self, c: EffectCheck) -> None:
+        if self.tally.who is Who.TARGET:
+            c.agent_target("who")
 
 
 class Bump(EffectRule):

@@ -44,6 +44,7 @@ class Names:
     here: frozenset[str] = frozenset()  # what `here.X` may say, where a place is bound (a director's event)
     topics: frozenset[str] = frozenset()  # a feed's topics: reach.X (agents reached), posts.X (posts about it)
     roles: frozenset[str] = frozenset()  # which of actor/target are bound where the expression is used
+    agents: frozenset[str] = frozenset()  # the world's agents, who may be named: agent["Ada Holt"]
     agent_fields: frozenset[str] = frozenset({"tally", "holding"})
 
 
@@ -153,24 +154,53 @@ class Everyone(Node):
 
 
 @dataclass(frozen=True)
-class AgentField(Node):
-    """actor.X / target.X (one agent's stat, tally or holding count); agents.X (every standing agent's)."""
+class AgentRef:
+    """An agent an expression names: a role bound where it is used (`actor`, `target`), one agent by name
+    (`agent["Ada Holt"]`), or every standing agent (`agents`, a vector)."""
 
-    who: str
+    kind: str  # role, named or agents
+    value: str = ""
+
+    def __str__(self) -> str:
+        return f"agent[{self.value!r}]" if self.kind == "named" else self.value or "agents"
+
+    @property
+    def many(self) -> bool:
+        return self.kind == "agents"
+
+    def one(self, env: Env) -> str:
+        return env.agent(self.value) if self.kind == "role" else self.value
+
+    def check(self, names: Names) -> None:
+        if self.kind == "role" and self.value not in names.roles:
+            bound = f"; expected one of {sorted(names.roles)} or agents" if names.roles else "; expected agents"
+            raise ExprError(f"no {self.value} here{bound}")
+        if self.kind == "named" and self.value not in names.agents:
+            raise ExprError(f"unknown agent {self.value!a}; expected one of {sorted(names.agents)}")
+
+
+EVERYONE = AgentRef("agents")
+
+
+@dataclass(frozen=True)
+class AgentField(Node):
+    """actor.X / target.X / agent["Name"].X (one agent's stat, tally or holding count); agents.X (every
+    standing agent's)."""
+
+    who: AgentRef
     name: str
 
     def value(self, env: Env) -> Value:
-        if self.who == "agents":
+        if self.who.many:
             return tuple(env.field(a, self.name) for a in env.standing())
-        return env.field(env.agent(self.who), self.name)
+        return env.field(self.who.one(env), self.name)
 
     def check(self, names: Names) -> bool:
-        _role(self.who, names)
-        if self.name not in names.stats | names.agent_fields:
-            raise ExprError(
-                f"unknown stat {self.name!a} of {self.who}; expected one of {sorted(names.stats | names.agent_fields)}"
-            )
-        return self.who == "agents"
+        self.who.check(names)
+        known = names.stats | names.agent_fields
+        if self.name not in known:
+            raise ExprError(f"unknown stat {self.name!a} of {self.who}; expected one of {sorted(known)}")
+        return self.who.many
 
 
 @dataclass(frozen=True)
@@ -179,32 +209,27 @@ class Relation(Node):
     gives the vector over the standing agents (an agent's relation to itself is 0)."""
 
     name: str
-    holder: str
-    other: str
+    holder: AgentRef
+    other: AgentRef
 
     def value(self, env: Env) -> Value:
-        if self.holder == "agents":
-            other = env.agent(self.other)
+        if self.holder.many:
+            other = self.other.one(env)
             return tuple(env.relation(self.name, a, other) if a != other else 0.0 for a in env.standing())
-        holder = env.agent(self.holder)
-        if self.other == "agents":
+        holder = self.holder.one(env)
+        if self.other.many:
             return tuple(env.relation(self.name, holder, a) if a != holder else 0.0 for a in env.standing())
-        return env.relation(self.name, holder, env.agent(self.other))
+        other = self.other.one(env)
+        return env.relation(self.name, holder, other) if holder != other else 0.0
 
     def check(self, names: Names) -> bool:
         if self.name not in names.relations:
             raise ExprError(f"unknown relation {self.name!a}; expected one of {sorted(names.relations)}")
-        for who in (self.holder, self.other):
-            _role(who, names)
-        if self.holder == self.other == "agents":
+        self.holder.check(names)
+        self.other.check(names)
+        if self.holder.many and self.other.many:
             raise ExprError(f"{self.name}[agents, agents] is a table, not a number; expected one side to be an agent")
-        return "agents" in (self.holder, self.other)
-
-
-def _role(who: str, names: Names) -> None:
-    if who != "agents" and who not in names.roles:
-        bound = f"; expected one of {sorted(names.roles)} or agents" if names.roles else "; expected agents"
-        raise ExprError(f"no {who} here{bound}")
+        return self.holder.many or self.other.many
 
 
 _BINARY: dict[type, Callable[[float, float], float]] = {
@@ -381,6 +406,24 @@ FUNCTIONS = ("sum", "prod", "count", "mean", "min", "max", "abs")
 SPACES = ("pool", "clock", "objectives", "here", "reach", "posts")
 
 
+def _side(node: ast.AST) -> AgentRef:
+    """One agent of a relation or a stat: actor, target, agents, or a name in quotes."""
+    if isinstance(node, ast.Name) and node.id in ROLES:
+        return AgentRef("role", node.id)
+    if isinstance(node, ast.Name) and node.id == "agents":
+        return EVERYONE
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return AgentRef("named", node.value)
+    raise ExprError(f"{ast.unparse(node)!r} is no agent; expected actor, target, agents or a name in quotes")
+
+
+def _named(node: ast.Subscript) -> AgentRef:
+    """agent["Ada Holt"]: one agent by name."""
+    if isinstance(node.value, ast.Name) and node.value.id == "agent":
+        return _side(node.slice)
+    raise ExprError(f'{ast.unparse(node)!r} is not part of the expression language; expected agent["Name"].stat')
+
+
 def _build(node: ast.AST) -> Node:
     """The typed node for one piece of Python syntax on the whitelist (ExprError for anything else)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, bool | int | float):
@@ -391,19 +434,20 @@ def _build(node: ast.AST) -> Node:
         if node.id == "agents":
             return Everyone()
         raise ExprError(f"unknown name {node.id!a}; expected a number, {', '.join(SCALARS)}, clock or X.Y")
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Subscript):
+        return AgentField(_named(node.value), node.attr)
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         space, name = node.value.id, node.attr
         if space in (*ROLES, "agents"):
-            return AgentField(space, name)
+            return AgentField(_side(node.value), name)
         if space in SPACES:
             return Named(space, name)
         raise ExprError(f"unknown {space}.{name}; expected actor., target., agents., {'., '.join(SPACES)}.")
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
         pair = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        who = [p.id for p in pair if isinstance(p, ast.Name) and p.id in (*ROLES, "agents")]
-        if len(pair) != 2 or len(who) != 2:
+        if len(pair) != 2:
             raise ExprError(f"{node.value.id}[...] needs two agents; expected {node.value.id}[actor, target]")
-        return Relation(node.value.id, who[0], who[1])
+        return Relation(node.value.id, _side(pair[0]), _side(pair[1]))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         return Binary(type(node.op), _build(node.left), _build(node.right))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd | ast.Not):

@@ -106,11 +106,12 @@ class Round:
         decision: Decision | None = None,
         tags: list[str] | None = None,
         event_id: str | None = None,
+        secret: bool = False,
     ) -> MemoryEvent:
         body = f"At {location}, {text}" if location else text
         if decision is not None and decision.speech:
             body += f' {owner} said: "{decision.speech}"'
-        private = location is not None and location in self.w.location and self.w.location[location].private
+        private = secret or (location in self.w.location and self.w.location[location or ""].private)
         witnesses = list(dict.fromkeys([*involved, *([] if private else self.here(location))]))
         if public and not witnesses:
             witnesses = self.s.standing()
@@ -321,8 +322,9 @@ class Round:
             name,
             text,
             location=ctx.location,
-            involved=ctx.involved,
-            public=ctx.public,
+            involved=[name] if decl.secret else ctx.involved,
+            public=ctx.public and not decl.secret,
+            secret=decl.secret,
             importance=decl.importance + ctx.bump,
             decision=decision,
             tags=list(decl.tags),

@@ -91,6 +91,7 @@ class ActionDecl(Strict):
     affinity: dict[str, float] = Field(default_factory=dict)
     text: str | None = Field(default=None, description="the event's narration: '{actor} lit the {objective}.'")
     public: bool = False
+    secret: bool = Field(default=False, description="only the actor witnesses its event (a ballot in a booth)")
     when: When | None = None
     cost: dict[str, float] = Field(default_factory=dict, description="stat -> what the action costs the actor")
     targets: TargetFilter = TargetFilter()
@@ -120,6 +121,9 @@ class ActionDecl(Strict):
 class Location(Strict):
     name: str = Field(min_length=1)
     description: str = ""
+    actions: list[str] | None = Field(
+        default=None, description="only these actions are offered here (a polling booth: vote or leave)"
+    )
     private: bool = Field(
         default=False,
         description="those here do not see each other (a network, a city): no one is listed as present, and what "

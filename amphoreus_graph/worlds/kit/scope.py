@@ -26,6 +26,7 @@ def names_of(spec: KitSpec, roles: Sequence[str] = (), *, place: bool = False) -
         here=HERE_COUNTS if place else frozenset(),
         roles=frozenset(roles),
         topics=frozenset(spec.feed.topics if spec.feed else ()),
+        agents=frozenset(a.name for a in spec.agents),
     )
 
 

@@ -103,14 +103,15 @@ def perceived(spec: KitSpec, state: KitState, agent: str) -> list[str]:
             lines.append(f'Motion {m.id} by {m.author}, open until round {m.closes} ({tally}): "{m.text}"')
     for o in state.offers:
         if o.status == "open" and agent in (o.to, o.by):
-            terms = f"{_goods(o.give)} for {_goods(o.get)}"
+            terms = f"{_goods(spec, o.give)} for {_goods(spec, o.get)}"
             who = f"{o.by} offers you" if o.to == agent else f"You offered {o.to}"
             lines.append(f"Offer {o.id}: {who} {terms}.")
     return lines
 
 
-def _goods(amounts: dict[str, float]) -> str:
-    return " and ".join(f"{num(v)} {stat}" for stat, v in amounts.items())
+def _goods(spec: KitSpec, amounts: dict[str, float]) -> str:
+    """What changes hands, in the world's words: "1 sack of grain and 4 coin"."""
+    return " and ".join(f"{num(v)} {spec.stats[stat].label or stat}" for stat, v in amounts.items())
 
 
 # ------------------------------------------------------------------------------------------ in the round
@@ -262,7 +263,9 @@ def offer(r: Round, ctx: _Ctx, give: dict[str, float], get: dict[str, float]) ->
         return
     made = Offer(id=r.s.new_id(), by=ctx.actor, to=ctx.target, give=give, get=get, round=r.s.round)
     r.s.offers.append(made)
-    ctx.sentences.append(f"{ctx.actor} offered {ctx.target} {_goods(give)} for {_goods(get)} ({made.id}).")
+    ctx.sentences.append(
+        f"{ctx.actor} offered {ctx.target} {_goods(r.w.spec, give)} for {_goods(r.w.spec, get)} ({made.id})."
+    )
 
 
 def accept(r: Round, ctx: _Ctx) -> None:
@@ -292,9 +295,8 @@ def _settle(r: Round, ctx: _Ctx, deal: Offer) -> None:
             r.set_stat(giver, stat, r.s.agents[giver].stats[stat] - amount)
             r.set_stat(taker, stat, r.s.agents[taker].stats[stat] + amount)
     deal.status = "accepted"
-    ctx.sentences.append(
-        f"{ctx.actor} and {deal.by} traded: {deal.by} gave {_goods(deal.give)} for {_goods(deal.get)} ({deal.id})."
-    )
+    gave, got = _goods(r.w.spec, deal.give), _goods(r.w.spec, deal.get)
+    ctx.sentences.append(f"{ctx.actor} and {deal.by} traded: {deal.by} gave {gave} for {got} ({deal.id}).")
 
 
 def _short(r: Round, agent: str, amounts: dict[str, float]) -> str:
