@@ -39,7 +39,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from bench_common import environment, publish
 
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.memory.embedder import default_embedder
+from amphoreus_graph.models.embedder import default_embedder
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.society.config import RunConfig
 

@@ -3,7 +3,7 @@
 - speed: ms to encode a batch of 12 typical memory texts (about 54 tokens each; not the probe set's) and one short
   recall query, uncached (`encoder.encode`), fp32 and int8 timed in alternating rounds so that load from other
   processes falls on both alike; p50 and the least of the rounds.
-- probe check: recall@5 agreement of int8 with fp32 over the shipped probe set (amphoreus_graph/memory/probes.yaml:
+- probe check: recall@5 agreement of int8 with fp32 over the shipped probe set (amphoreus_graph/models/probes.yaml:
   for each query, the share of fp32's top-5 memories that int8's top-5 keeps, averaged) and the least cosine
   between a probe text's int8 and fp32 vectors; the floors the embedder requires; the verdict it stored.
 - batch independence: the least cosine between a text's vector alone and in the batch of 12 (int8 runs one text
@@ -35,8 +35,8 @@ import json  # noqa: E402
 import numpy as np  # noqa: E402
 
 from amphoreus_graph.memory import onnx_encoder  # noqa: E402
-from amphoreus_graph.memory.embedder import Embedder  # noqa: E402
-from amphoreus_graph.memory.onnx_encoder import INT8_VERDICT, Encoder, Int8Recipe, OnnxEncoder  # noqa: E402
+from amphoreus_graph.models.embedder import Embedder  # noqa: E402
+from amphoreus_graph.models.onnx_encoder import INT8_VERDICT, Encoder, Int8Recipe, OnnxEncoder  # noqa: E402
 from benchmarks.bench_common import environment, median_ms, publish  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "embedder.json"

@@ -63,7 +63,7 @@ from memory_timing import timed
 from memory_write import bench_write
 
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.memory.embedder import default_embedder
+from amphoreus_graph.models.embedder import default_embedder
 
 RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"
 

@@ -17,8 +17,8 @@ from memory_timing import Timer, ms
 from memory_workload import make_events
 
 from amphoreus_graph.contracts.memory import MemoryEvent
-from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.records import PUBLIC
+from amphoreus_graph.models.embedder import Embedder
 
 STEPS = ("raw", "torch", "remember")  # what each round is written by, in rotating order
 

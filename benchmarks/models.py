@@ -46,11 +46,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage  # 
 
 from amphoreus_graph.contracts.turn import CallStats  # noqa: E402
 from amphoreus_graph.layout import RunDir  # noqa: E402
-from amphoreus_graph.policy.cache import ResponseCache  # noqa: E402
-from amphoreus_graph.policy.fake import ScriptedChatModel  # noqa: E402
-from amphoreus_graph.policy.gateway import ChatCaller, Role  # noqa: E402
-from amphoreus_graph.policy.limits import forget_limiters, limiter_stats  # noqa: E402
-from amphoreus_graph.policy.registry import chat_caller  # noqa: E402
+from amphoreus_graph.models.cache import ResponseCache  # noqa: E402
+from amphoreus_graph.models.chat import chat_caller  # noqa: E402
+from amphoreus_graph.models.fake import ScriptedChatModel  # noqa: E402
+from amphoreus_graph.models.gateway import ChatCaller, Role  # noqa: E402
+from amphoreus_graph.models.limits import forget_limiters, limiter_stats  # noqa: E402
 from benchmarks.bench_common import environment, publish  # noqa: E402
 from tests.openai_server import InFlight, OpenAIServer, mean_in_flight  # noqa: E402
 

@@ -40,7 +40,7 @@ from bench_common import environment, publish
 from chromadb.api import ClientAPI
 
 from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
-from amphoreus_graph.memory.embedder import default_embedder
+from amphoreus_graph.models.embedder import default_embedder
 from tests.chroma_server import chroma_server
 from tests.privacy_cases import random_case, run_case
 

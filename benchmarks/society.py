@@ -48,9 +48,9 @@ from bench_common import environment, publish
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec, NullMemory
+from amphoreus_graph.models.embedder import default_embedder
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import ShardWriter

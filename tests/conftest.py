@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def embedder():
     """The real all-MiniLM-L6-v2 embedder, loaded once for the whole session."""
-    from amphoreus_graph.memory.embedder import default_embedder
+    from amphoreus_graph.models.embedder import default_embedder
 
     return default_embedder()
 

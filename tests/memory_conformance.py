@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
 from amphoreus_graph.contracts.ids import record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
-from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
 from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.models.embedder import Embedder
 from tests.privacy_cases import ADVERSARIAL_NAMES, Case, as_case, run_case, society_pair
 
 OpenIndex = Callable[[str], RecordIndex]

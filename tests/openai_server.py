@@ -77,8 +77,8 @@ from enum import StrEnum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from amphoreus_graph.policy.fake import scripted_answer
-from amphoreus_graph.policy.gateway import ROLE_HEADER  # the gateway tags each request with its role
+from amphoreus_graph.models.fake import scripted_answer
+from amphoreus_graph.models.gateway import ROLE_HEADER  # the gateway tags each request with its role
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from amphoreus_graph.contracts.ids import record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.memory.chroma_index import holder_prefix
-from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.naming import internal_collection
 from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.models.embedder import Embedder
 
 ADVERSARIAL_NAMES = [
     "Zo\u00e9",  # é composed

@@ -1,4 +1,4 @@
-"""The response cache's file (policy/cache.py) and the endpoint limiter (policy/limits.py) on their own: keys,
+"""The response cache's file (models/cache.py) and the endpoint limiter (models/limits.py) on their own: keys,
 records, concurrent writers, `kill -9`, files it must refuse; AIMD under 429s. How a run uses them is in
 tests/test_gateway.py."""
 
@@ -16,7 +16,7 @@ import time
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from amphoreus_graph.policy.cache import (
+from amphoreus_graph.models.cache import (
     CacheError,
     ResponseCache,
     model_identity,
@@ -24,8 +24,8 @@ from amphoreus_graph.policy.cache import (
     reply_record,
     request_key,
 )
-from amphoreus_graph.policy.fake import ScriptedChatModel
-from amphoreus_graph.policy.limits import EndpointLimiter
+from amphoreus_graph.models.fake import ScriptedChatModel
+from amphoreus_graph.models.limits import EndpointLimiter
 from tests.conftest import REPO
 
 MESSAGES = [SystemMessage("You are Aglaea."), HumanMessage("Cycle 1, round 1. Your options: ...")]
@@ -107,7 +107,7 @@ def test_a_file_that_is_not_a_cache_is_one_line(tmp_path):
 
 WRITER = """
 import sys, time
-from amphoreus_graph.policy.cache import ResponseCache
+from amphoreus_graph.models.cache import ResponseCache
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cache = ResponseCache(path).open()
 print("ready", flush=True)

@@ -117,7 +117,7 @@ def test_text_quality_counts_repeated_clauses_and_lower_cased_names():
 
 
 def test_a_question_is_answered_from_a_memory_and_an_observation_joined_by_a_name():
-    from amphoreus_graph.memory.embedder import default_embedder
+    from amphoreus_graph.models.embedder import default_embedder
     from amphoreus_graph.policy.answering import asks, two_hop
 
     memories = [

@@ -1,4 +1,4 @@
-"""The gateway's lean send for OpenAI-compatible models (policy/direct.py): the same request on the wire and the same
+"""The gateway's lean send for OpenAI-compatible models (models/transport.py): the same request on the wire and the same
 reply as `ainvoke`, and `ainvoke` itself wherever LangChain's machinery has work to do (a callback handler or
 tracer listening, a LangChain cache or rate limiter on the model)."""
 
@@ -19,10 +19,10 @@ from langchain_openai import ChatOpenAI
 from langchain_openai.chat_models.base import BaseChatOpenAI
 
 from amphoreus_graph.contracts.turn import CallStats
-from amphoreus_graph.policy.direct import send
-from amphoreus_graph.policy.gateway import ChatCaller, Role
-from amphoreus_graph.policy.limits import forget_limiters
-from amphoreus_graph.policy.structured import ReplyFormat, provider_options
+from amphoreus_graph.models.gateway import ChatCaller, Role
+from amphoreus_graph.models.limits import forget_limiters
+from amphoreus_graph.models.structured import ReplyFormat, provider_options
+from amphoreus_graph.models.transport import send
 
 MESSAGES = [SystemMessage("You are Cyrene."), HumanMessage("What do you do this round?")]
 DECISION = ReplyFormat(

@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory import embedder as embedder_module
 from amphoreus_graph.memory import onnx_encoder
-from amphoreus_graph.memory.embedder import Embedder, default_embedder
-from amphoreus_graph.memory.onnx_encoder import INT8_MODEL, INT8_VERDICT, OnnxEncoder
+from amphoreus_graph.models.embedder import Embedder, default_embedder
+from amphoreus_graph.models.onnx_encoder import INT8_MODEL, INT8_VERDICT, OnnxEncoder
 
 TEXTS = [
     "At Okhema, Aglaea won the Coreflame of Sky from the Titan Aquila.",

@@ -22,8 +22,8 @@ from amphoreus_graph.contracts.memory import Moment
 from amphoreus_graph.contracts.turn import Decision
 from amphoreus_graph.contracts.world import Resolution, WorldState
 from amphoreus_graph.errors import ScenarioError
-from amphoreus_graph.policy.gateway import MalformedOutput
-from amphoreus_graph.policy.llm import parse_reply
+from amphoreus_graph.models.gateway import MalformedOutput
+from amphoreus_graph.models.replies import parse_reply
 from amphoreus_graph.society.chronicle import iter_chronicle
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import read_samples

@@ -19,10 +19,10 @@ from langchain_core.messages import HumanMessage
 
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.gateway import ChatCaller, Role, metered
-from amphoreus_graph.policy.limits import forget_limiters
-from amphoreus_graph.policy.structured import CAPABILITIES, JSON_SCHEMA
+from amphoreus_graph.models.cache import ResponseCache
+from amphoreus_graph.models.gateway import ChatCaller, Role, metered
+from amphoreus_graph.models.limits import forget_limiters
+from amphoreus_graph.models.structured import CAPABILITIES, JSON_SCHEMA
 from amphoreus_graph.society.samples import read_samples
 
 pytest.importorskip("langchain_openai")
@@ -405,8 +405,8 @@ def test_an_endpoint_without_tools_is_asked_plainly(cli, tmp_path, openai_server
 def test_the_mode_is_chosen_by_what_the_client_can_send():
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from amphoreus_graph.policy.fake import ScriptedChatModel
-    from amphoreus_graph.policy.structured import structured_mode
+    from amphoreus_graph.models.fake import ScriptedChatModel
+    from amphoreus_graph.models.structured import structured_mode
 
     class Tooled(FakeListChatModel):
         def bind_tools(self, tools, **kwargs):  # a client that takes tools, as Anthropic's does
@@ -437,7 +437,7 @@ def test_a_tool_call_that_cannot_be_used_is_answered_with_a_tool_message():
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from amphoreus_graph.policy.gateway import MalformedOutput, ask
+    from amphoreus_graph.models.gateway import MalformedOutput, ask
 
     seen: list[list] = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from amphoreus_graph.memory.head_start import HeadStarts
-from amphoreus_graph.policy.gateway import Role, metered, note
+from amphoreus_graph.models.gateway import Role, metered, note
 
 
 def _calling(result: object, gate: threading.Event | None = None):  # type: ignore[no-untyped-def]

@@ -15,9 +15,9 @@ from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.turn import Decision, Option
 from amphoreus_graph.data.dpo import read_judgements
 from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge, rules
+from amphoreus_graph.models.fake import ScriptedChatModel
+from amphoreus_graph.models.gateway import ChatCaller
 from amphoreus_graph.policy import discretion
-from amphoreus_graph.policy.fake import ScriptedChatModel
-from amphoreus_graph.policy.gateway import ChatCaller
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import read_samples
 
@@ -63,7 +63,7 @@ def test_offline_panels_prefer_in_path_decisions_on_heldout_turns(judged):
 
 
 def test_classifier_is_calibrated_on_disjoint_halves_and_beats_chance(embedder):
-    from amphoreus_graph.data.judges.classifier import PathClassifier
+    from amphoreus_graph.bench.classifier import PathClassifier
 
     classifier = PathClassifier(embedder)
     calibration = classifier.calibration

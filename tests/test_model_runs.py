@@ -166,7 +166,7 @@ def test_one_model_serves_every_event_loop_and_thread(openai_server):
     from langchain_core.messages import HumanMessage
 
     from amphoreus_graph.contracts.turn import CallStats
-    from amphoreus_graph.policy.gateway import ChatCaller, metered
+    from amphoreus_graph.models.gateway import ChatCaller, metered
 
     caller = ChatCaller(openai_server.chat(), attempts=1)
     question = [HumanMessage("Say something.")]

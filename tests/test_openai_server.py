@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Decision, TurnContext
 from amphoreus_graph.data.judges.llm import PanelAnswer
-from amphoreus_graph.policy.fake import ScriptedChatModel
-from amphoreus_graph.policy.gateway import reply_text
+from amphoreus_graph.models.fake import ScriptedChatModel
+from amphoreus_graph.models.gateway import reply_text
 from amphoreus_graph.policy.llm import parse_decision
 from amphoreus_graph.policy.prompt import render_messages
 from amphoreus_graph.society.perception import build_turn

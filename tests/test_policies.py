@@ -8,7 +8,7 @@ import pytest
 
 from amphoreus_graph.catalogs.scenario import load_scenario, scenario_of
 from amphoreus_graph.contracts.turn import RecalledMemory, TurnContext
-from amphoreus_graph.policy.fake import ScriptedChatModel
+from amphoreus_graph.models.fake import ScriptedChatModel
 from amphoreus_graph.policy.llm import LLMPolicy, parse_decision
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages

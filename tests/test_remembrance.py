@@ -12,15 +12,15 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.memory.chroma_index import open_chroma
-from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.importance import ModelImportance, PathImportance
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec, open_memory
-from amphoreus_graph.policy.fake import ScriptedChatModel
-from amphoreus_graph.policy.gateway import ChatCaller, Role
+from amphoreus_graph.models.embedder import default_embedder
+from amphoreus_graph.models.fake import ScriptedChatModel
+from amphoreus_graph.models.gateway import ChatCaller, Role
 from amphoreus_graph.society.inspect import inspect_recall
 from amphoreus_graph.society.runner import RunConfig, Simulation
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from amphoreus_graph.contracts.events import parse_event
-from amphoreus_graph.policy.limits import endpoint_limiter, share_endpoints
+from amphoreus_graph.models.limits import endpoint_limiter, share_endpoints
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
 from amphoreus_graph.scepter.ray_engine import batches, run_batch, shares

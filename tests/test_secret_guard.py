@@ -18,6 +18,7 @@ from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, TurnContext
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
+from amphoreus_graph.models.fake import ScriptedChatModel
 from amphoreus_graph.policy import discretion
 from amphoreus_graph.policy.discretion import (
     NEUTRAL_LINE,
@@ -28,7 +29,6 @@ from amphoreus_graph.policy.discretion import (
     gives_away,
     redact,
 )
-from amphoreus_graph.policy.fake import ScriptedChatModel
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import SECRET_MARK

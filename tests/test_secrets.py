@@ -215,8 +215,8 @@ def test_offline_judges_score_a_spoken_secret_lower_and_say_why(embedder):
 async def test_a_model_that_says_its_secret_is_caught_by_the_judges(embedder):
     """An LLMPolicy over a scripted model that quotes the first memory it is shown, whatever the prompt says."""
     from amphoreus_graph.data.judges import JudgeItem, LLMJudge, OfflineJudge
-    from amphoreus_graph.policy.fake import ScriptedChatModel
-    from amphoreus_graph.policy.gateway import ChatCaller
+    from amphoreus_graph.models.fake import ScriptedChatModel
+    from amphoreus_graph.models.gateway import ChatCaller
     from amphoreus_graph.policy.llm import LLMPolicy
 
     turn = _turn([SECRET, WALK])

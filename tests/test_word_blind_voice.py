@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from amphoreus_graph.bench.classifier import PathClassifier, prototype_texts
 from amphoreus_graph.bench.subjects import stage
 from amphoreus_graph.bench.tasks.base import BenchSettings
 from amphoreus_graph.bench.tasks.path_voice import PathVoiceTask
@@ -20,7 +21,6 @@ from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import Decision, Option
 from amphoreus_graph.data.judges import JudgeItem, OfflineJudge
-from amphoreus_graph.data.judges.classifier import PathClassifier, prototype_texts
 from amphoreus_graph.policy.baselines import KeywordPolicy
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 

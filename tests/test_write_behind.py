@@ -236,7 +236,7 @@ def test_the_filing_beside_the_turns_starts_once_their_requests_are_sent(tmp_pat
     request's start holds the gateway's loop for 20 ms, so a filing that did not wait would begin between them."""
     import time
 
-    from amphoreus_graph.policy.fake import ScriptedChatModel
+    from amphoreus_graph.models.fake import ScriptedChatModel
 
     order: list[str] = []
     recall, touch, generate = Remembrance.recall, Remembrance.touch, ScriptedChatModel._agenerate

@@ -17,13 +17,13 @@ import yaml
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from amphoreus_graph.bench.classifier import path_classifier
 from amphoreus_graph.catalogs.path_words import PathWordMask
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.contracts.turn import CallStats
-from amphoreus_graph.data.judges.classifier import path_classifier
-from amphoreus_graph.policy.gateway import ChatCaller, Role, reply_text
-from amphoreus_graph.policy.llm import parse_reply
-from amphoreus_graph.policy.registry import chat_caller
+from amphoreus_graph.models.chat import chat_caller
+from amphoreus_graph.models.gateway import ChatCaller, Role, reply_text
+from amphoreus_graph.models.replies import parse_reply
 
 
 class VoiceJudge(Protocol):

@@ -448,7 +448,7 @@ def _run_config(**options: Any) -> RunConfig:
 
 def _structured_mode(value: str) -> Any:
     """--structured, checked: one line naming what it takes."""
-    from amphoreus_graph.policy.structured import MODES
+    from amphoreus_graph.models.structured import MODES
 
     if value not in MODES:
         raise AmphoreusError(f"--structured {value!r}: expected one of {', '.join(MODES)}")

@@ -8,6 +8,10 @@ from pydantic import BaseModel, Field
 
 from amphoreus_graph.contracts.actions import ActionBrief
 
+# How the discretion guard's second question begins (policy/discretion.py): the words the scripted stand-in model
+# (models/fake.py) listens for, so the two layers share them here.
+SAID_A_SECRET = "Your reply gives away a memory marked secret"
+
 
 class Option(ActionBrief):
     """One action offered this turn, with its valid targets (empty: it takes none)."""

@@ -55,7 +55,7 @@ from amphoreus_graph.data.judges import JudgeItem, OfflineJudge, resolve_judge
 from amphoreus_graph.data.judges.base import Panel, Verdict
 from amphoreus_graph.errors import AmphoreusError, RunStopped, graph_input
 from amphoreus_graph.layout import JudgedDir, RunDir
-from amphoreus_graph.policy.gateway import Role, RoleUse, merge_use, metered
+from amphoreus_graph.models.gateway import Role, RoleUse, merge_use, metered
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.run_dir import newest_run
 from amphoreus_graph.society.samples import Sample, iter_samples

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from amphoreus_graph.contracts.memory import MemoryEvent
-    from amphoreus_graph.memory.embedder import Embedder, default_embedder
     from amphoreus_graph.memory.index import RecordIndex
     from amphoreus_graph.memory.records import MemoryRecord
     from amphoreus_graph.memory.remembrance import Remembrance
     from amphoreus_graph.memory.store import Memory, MemorySpec, NullMemory, open_index, open_memory
+    from amphoreus_graph.models.embedder import Embedder, default_embedder
 
 _HOMES = {
     "MemoryEvent": "amphoreus_graph.contracts.memory",
-    "Embedder": "amphoreus_graph.memory.embedder",
-    "default_embedder": "amphoreus_graph.memory.embedder",
+    "Embedder": "amphoreus_graph.models.embedder",
+    "default_embedder": "amphoreus_graph.models.embedder",
     "RecordIndex": "amphoreus_graph.memory.index",
     "MemoryRecord": "amphoreus_graph.memory.records",
     "Remembrance": "amphoreus_graph.memory.remembrance",

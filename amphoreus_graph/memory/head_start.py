@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from amphoreus_graph.policy.gateway import Meter, absorb, metered
+from amphoreus_graph.models.gateway import Meter, absorb, metered
 
 log = logging.getLogger(__name__)
 

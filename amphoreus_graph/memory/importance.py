@@ -17,9 +17,9 @@ from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.actions import ActionBrief
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, one_line
 from amphoreus_graph.contracts.turn import CallStats
-from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
-from amphoreus_graph.policy.llm import parse_reply
-from amphoreus_graph.policy.structured import ReplyFormat
+from amphoreus_graph.models.gateway import ChatCaller, MalformedOutput, ask, note
+from amphoreus_graph.models.replies import parse_reply
+from amphoreus_graph.models.structured import ReplyFormat
 
 
 class ImportanceRater(Protocol):

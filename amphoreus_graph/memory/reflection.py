@@ -20,7 +20,7 @@ from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gi
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.memory.records import MemoryRecord
-from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, ask, note
+from amphoreus_graph.models.gateway import ChatCaller, MalformedOutput, ask, note
 
 
 class Reflector(Protocol):

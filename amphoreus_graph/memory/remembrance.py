@@ -25,7 +25,6 @@ from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention, Retention
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.embedder import Embedder
 from amphoreus_graph.memory.head_start import HeadStarts
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance
 from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
@@ -34,7 +33,8 @@ from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, 
 from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.memory.tally import Tally, not_as_left
 from amphoreus_graph.memory.text_rows import HeldCollection, access_id
-from amphoreus_graph.policy.gateway import metered
+from amphoreus_graph.models.embedder import Embedder
+from amphoreus_graph.models.gateway import metered
 
 log = logging.getLogger(__name__)
 RATINGS, REFLECTIONS = "ratings", "reflections"  # the head starts a filing claims

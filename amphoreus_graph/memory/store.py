@@ -19,13 +19,13 @@ from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.chroma_index import ChromaIndex, StoreLock, open_chroma
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL, default_embedder
 from amphoreus_graph.memory.importance import ImportanceRater
 from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.rebuild import set_aside_if_damaged
 from amphoreus_graph.memory.reflection import Reflector
 from amphoreus_graph.memory.remembrance import RecallRequest, Remembrance
+from amphoreus_graph.models.embedder import DEFAULT_MODEL, default_embedder
 
 
 class Memory(Protocol):

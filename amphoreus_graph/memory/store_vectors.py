@@ -18,7 +18,7 @@ from chromadb.api.types import Space
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp, ensure_embeddings, get_text_at_path, tokenize_path
 
-from amphoreus_graph.memory.embedder import Embedder, default_embedder
+from amphoreus_graph.models.embedder import Embedder, default_embedder
 
 Distance = Literal["cosine", "inner_product", "l2"]
 SPACES: dict[str, Space] = {"cosine": "cosine", "inner_product": "ip", "l2": "l2"}

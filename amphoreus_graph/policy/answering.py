@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:  # the memory package imports the policies: the embedder is handed in
-    from amphoreus_graph.memory.embedder import Embedder
+if TYPE_CHECKING:  # the embedder is handed in
+    from amphoreus_graph.models.embedder import Embedder
 
 NAME = re.compile(r"\b[A-Z][\w'-]+")
 ASIDE = frozenset({"I", "The", "A", "An", "At", "In", "On", "Who", "What", "Where", "When", "Why", "How", "Which"})

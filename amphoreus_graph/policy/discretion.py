@@ -30,7 +30,14 @@ from typing import Protocol, runtime_checkable
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.actions import TargetKind
-from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, RecalledMemory, TurnContext
+from amphoreus_graph.contracts.turn import (
+    SAID_A_SECRET,
+    Decision,
+    Policy,
+    PolicyResult,
+    RecalledMemory,
+    TurnContext,
+)
 
 LEAK_SPAN = 5  # a run of this many of the secret's content words, said in order, gives it away
 LEAK_SHARE = 0.5  # so does saying this share of its distinctive words (content words nothing speakable has) ...
@@ -39,7 +46,6 @@ SECRET_REPAIRED = "secret_repaired"  # the reply said a secret; asked again, the
 SECRET_REDACTED = "secret_redacted"  # the reply said a secret and the guard cut it out
 GUARD_FLAGS = (SECRET_REPAIRED, SECRET_REDACTED)
 NEUTRAL_LINE = "I keep my own counsel."  # what is said when nothing of the speech could be kept
-SAID_A_SECRET = "Your reply gives away a memory marked secret"  # how the guard's second question begins
 REPAIR_RULE = (
     f"{SAID_A_SECRET}, and everyone nearby hears your speech. Secrets may guide your choice and your private "
     "rationale, never your speech or a target you write. Reply again with only the JSON object, with a speech that "

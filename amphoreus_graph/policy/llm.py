@@ -1,6 +1,6 @@
 """LLMPolicy: any langchain chat model decides, through the model gateway, with one repair pass and a flagged
 fallback. Where the endpoint offers native structured output, the reply is asked for in the turn's Decision schema
-(its offered actions as an enum: policy/structured.py); the reply is parsed and checked the same way either way.
+(its offered actions as an enum: models/structured.py); the reply is parsed and checked the same way either way.
 
 A model call that raises or times out is retried by the gateway; output that does not parse (or names an
 action or target that is not on offer) gets one repair pass that shows the model its mistake; if that fails
@@ -10,34 +10,20 @@ message), never passing the stand-in's decision off as the model's.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, ValidationError
 
+from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, TurnContext
-from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, ask, classify, note
-from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
+from amphoreus_graph.models.cache import ResponseCache
+from amphoreus_graph.models.gateway import ChatCaller, MalformedOutput, Role, ask, classify, note
+from amphoreus_graph.models.limits import DEFAULT_CONCURRENCY
+from amphoreus_graph.models.replies import parse_reply
+from amphoreus_graph.models.structured import ReplyFormat
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import decision_json, render_messages
-from amphoreus_graph.policy.structured import decision_format
-
-ReplyT = TypeVar("ReplyT", bound=BaseModel)
-
-
-def parse_reply(text: str, model: type[ReplyT], context: Any = None) -> ReplyT:
-    """The JSON object in a reply (between its first `{` and last `}`), validated as `model` (`context`: what its
-    validators check names against, e.g. a world's vocabulary)."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise MalformedOutput("the reply holds no JSON object")
-    try:
-        return model.model_validate_json(text[start : end + 1], context=context)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise MalformedOutput(f"{'.'.join(map(str, first['loc'])) or 'reply'}: {first['msg']}") from None
 
 
 def parse_decision(text: str, turn: TurnContext) -> Decision:
@@ -47,6 +33,38 @@ def parse_decision(text: str, turn: TurnContext) -> Decision:
     if problem:
         raise MalformedOutput(problem)
     return decision
+
+
+def decision_format(turn: TurnContext) -> ReplyFormat:
+    """A Decision for this turn: one of its offered actions, one of the targets on offer (or none), speech and a
+    rationale. Strict mode's rules: every property required, no others."""
+    fields = Decision.model_fields
+    listed = list(dict.fromkeys(target for option in turn.options for target in option.targets))
+    target: dict[str, Any]
+    if any(option.target is TargetKind.TEXT for option in turn.options):
+        target = {"type": ["string", "null"]}
+    elif listed:
+        target = {"anyOf": [{"type": "string", "enum": listed}, {"type": "null"}]}
+    else:
+        target = {"type": "null"}
+    properties: dict[str, Any] = {
+        "action": {"type": "string", "enum": turn.offered},
+        "target": target,
+        "speech": {"type": "string"},
+        "rationale": {"type": "string"},
+    }
+    for name, schema in properties.items():
+        if description := fields[name].description:
+            schema["description"] = description
+    return ReplyFormat(
+        name="decision",
+        schema={
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+            "additionalProperties": False,
+        },
+    )
 
 
 class LLMPolicy:

@@ -17,8 +17,8 @@ from numpy.typing import NDArray
 
 from amphoreus_graph.catalogs.paths import PathCatalog
 
-if TYPE_CHECKING:  # the memory package imports the policies: the embedder is loaded on first use
-    from amphoreus_graph.memory.embedder import Embedder
+if TYPE_CHECKING:  # the embedder is loaded on first use
+    from amphoreus_graph.models.embedder import Embedder
 
 
 def profile(catalog: PathCatalog, path: str) -> str:
@@ -37,7 +37,7 @@ class PathReader:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from amphoreus_graph.memory.embedder import default_embedder
+            from amphoreus_graph.models.embedder import default_embedder
 
             self._embedder = default_embedder().view()
         return self._embedder

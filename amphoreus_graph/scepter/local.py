@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from amphoreus_graph.memory.embedder import default_embedder
+from amphoreus_graph.models.embedder import default_embedder
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.scepter.society import Instrument, NoInstrument, Shared, run_society, status
 from amphoreus_graph.society.config import RunConfig

@@ -22,7 +22,7 @@ from typing import Any
 
 from amphoreus_graph.contracts.events import SocietyDone, SocietyUpdate
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.policy.limits import share_endpoints
+from amphoreus_graph.models.limits import share_endpoints
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress

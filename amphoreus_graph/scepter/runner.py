@@ -25,7 +25,7 @@ from amphoreus_graph.contracts.events import Done
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.policy.gateway import model_caller
+from amphoreus_graph.models.gateway import model_caller
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.merge import MergedSociety, merge_society, write_manifest

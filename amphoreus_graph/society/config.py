@@ -15,8 +15,8 @@ from amphoreus_graph.atomic import write_json
 from amphoreus_graph.errors import stored_model
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.ownership import fingerprint
-from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.structured import Mode
+from amphoreus_graph.models.cache import ResponseCache
+from amphoreus_graph.models.structured import Mode
 from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.services import RunSettings, SocietySettings
 from amphoreus_graph.society.state import CYCLES, WorldRun

@@ -42,8 +42,8 @@ from amphoreus_graph.errors import graph_input
 from amphoreus_graph.memory.attention import attend
 from amphoreus_graph.memory.remembrance import RecallRequest
 from amphoreus_graph.memory.seeds import load_seeds
+from amphoreus_graph.models.gateway import RoleUse, metered, requests_sent
 from amphoreus_graph.policy.discretion import GUARD_FLAGS, discreet
-from amphoreus_graph.policy.gateway import RoleUse, metered, requests_sent
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.config import save_graph_config

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from amphoreus_graph.contracts.bounds import MAX_SEED
 from amphoreus_graph.errors import AmphoreusError, RunStopped, format_validation_error
-from amphoreus_graph.policy.call_log import CallLog
-from amphoreus_graph.policy.gateway import RoleUse, counted_use
+from amphoreus_graph.models.call_log import CallLog
+from amphoreus_graph.models.gateway import RoleUse, counted_use
 
 
 class Price(BaseModel):

@@ -25,6 +25,8 @@ from amphoreus_graph.contracts.memory import Moment, gist
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import CallStats, RecalledMemory, TurnContext
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.models.chat import chat_caller
+from amphoreus_graph.models.gateway import ChatCaller, Role, classify, metered, reply_text
 from amphoreus_graph.policy.discretion import (
     SAID_A_SECRET,
     SECRET_REDACTED,
@@ -32,9 +34,7 @@ from amphoreus_graph.policy.discretion import (
     redact_text,
     spoken_secrets,
 )
-from amphoreus_graph.policy.gateway import ChatCaller, Role, classify, metered, reply_text
 from amphoreus_graph.policy.prompt import memory_line, system_prompt
-from amphoreus_graph.policy.registry import chat_caller
 from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.inspect import recall_at_end, run_memory, unfiled_events
 from amphoreus_graph.society.perception import persona

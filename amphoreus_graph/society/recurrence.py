@@ -21,7 +21,7 @@ from amphoreus_graph.contracts.ids import echo_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.world import CycleEnd, WorldView
 from amphoreus_graph.errors import graph_input
-from amphoreus_graph.policy.gateway import metered
+from amphoreus_graph.models.gateway import metered
 from amphoreus_graph.society.config import save_graph_config
 from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of, run_id_of, settings_of
 from amphoreus_graph.society.ledger import expect_tally, tally_update

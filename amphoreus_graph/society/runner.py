@@ -31,9 +31,9 @@ from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory, ready_to_rebuild
 from amphoreus_graph.memory.tally import Tally
-from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.call_log import CallLog
-from amphoreus_graph.policy.gateway import RoleUse, counted_use, merge_use, unreachable_server
+from amphoreus_graph.models.cache import ResponseCache
+from amphoreus_graph.models.call_log import CallLog
+from amphoreus_graph.models.gateway import RoleUse, counted_use, merge_use, unreachable_server
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.policy.routing import routed
 from amphoreus_graph.society.checkpointer import RunCheckpointer, checkpointer

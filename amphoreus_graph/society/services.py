@@ -22,16 +22,16 @@ from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.bounds import MAX_COUNT
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.layout import RunDir
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import seeds_folder
 from amphoreus_graph.memory.store import Memory, MemorySpec, open_memory
-from amphoreus_graph.policy.cache import ResponseCache
-from amphoreus_graph.policy.call_log import CallLog
-from amphoreus_graph.policy.gateway import Role, model_caller
-from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
+from amphoreus_graph.models.cache import ResponseCache
+from amphoreus_graph.models.call_log import CallLog
+from amphoreus_graph.models.embedder import DEFAULT_MODEL
+from amphoreus_graph.models.gateway import Role, model_caller
+from amphoreus_graph.models.limits import DEFAULT_CONCURRENCY
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.chronicle import ChronicleWriter

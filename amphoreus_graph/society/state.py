@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # not typing's: pydantic (langgraph-api's schemas) needs it on 3.11
 
 from amphoreus_graph.contracts.bounds import MAX_COUNT, Seed
-from amphoreus_graph.policy.gateway import merge_use
+from amphoreus_graph.models.gateway import merge_use
 
 JSON = dict[str, Any]
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, TurnContext
 from amphoreus_graph.errors import ModelSpecError
-from amphoreus_graph.policy.gateway import Failure, Role, count_local_call, note
+from amphoreus_graph.models.gateway import Failure, Role, count_local_call, note
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
 from amphoreus_graph.train.checkpoint import MODEL_CONFIG

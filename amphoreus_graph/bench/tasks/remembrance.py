@@ -34,9 +34,9 @@ from amphoreus_graph.catalogs.scenario import RetentionMode
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
 from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
 from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
-from amphoreus_graph.memory.embedder import default_embedder
 from amphoreus_graph.memory.importance import PathImportance
 from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.models.embedder import default_embedder
 from amphoreus_graph.society.services import SocietySettings
 
 RECALL_K: int = SocietySettings.model_fields["recall_k"].default  # what a society's turn recalls

@@ -5,9 +5,9 @@ from __future__ import annotations
 from amphoreus_graph.data.judges.base import PANELS, Judge, JudgeItem, Panel, Verdict
 from amphoreus_graph.data.judges.llm import LLMJudge
 from amphoreus_graph.data.judges.offline import OfflineJudge
-from amphoreus_graph.policy.gateway import Role
-from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY
-from amphoreus_graph.policy.registry import chat_caller
+from amphoreus_graph.models.chat import chat_caller
+from amphoreus_graph.models.gateway import Role
+from amphoreus_graph.models.limits import DEFAULT_CONCURRENCY
 
 __all__ = ["PANELS", "Judge", "JudgeItem", "LLMJudge", "OfflineJudge", "Panel", "Verdict", "resolve_judge"]
 

@@ -25,8 +25,8 @@ from amphoreus_graph.contracts.world import WorldLabels
 from amphoreus_graph.data.judges import rules
 from amphoreus_graph.data.judges.base import PANEL_TITLES, PANELS, JudgeItem, Panel, Verdict, world_of
 from amphoreus_graph.data.judges.offline import OfflineJudge
-from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, ask, note
-from amphoreus_graph.policy.llm import parse_reply
+from amphoreus_graph.models.gateway import ChatCaller, MalformedOutput, Role, ask, note
+from amphoreus_graph.models.replies import parse_reply
 from amphoreus_graph.policy.prompt import decision_json
 
 _FOCUS: dict[Panel, str] = {

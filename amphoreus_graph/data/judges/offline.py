@@ -19,12 +19,12 @@ import asyncio
 
 import numpy as np
 
+from amphoreus_graph.bench.classifier import PathClassifier, path_classifier
 from amphoreus_graph.catalogs.paths import PathCatalog, load_paths
 from amphoreus_graph.catalogs.scenario import catalog_for
 from amphoreus_graph.data.judges import rules
 from amphoreus_graph.data.judges.base import JudgeItem, Panel, Verdict, clamp_score
-from amphoreus_graph.data.judges.classifier import PathClassifier, path_classifier
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL
+from amphoreus_graph.models.embedder import DEFAULT_MODEL
 
 
 def persona_text(item: JudgeItem) -> str:

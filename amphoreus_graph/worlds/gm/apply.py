@@ -8,7 +8,7 @@ the round's working copy is then thrown away, so a refused reply changes nothing
 
 from __future__ import annotations
 
-from amphoreus_graph.policy.gateway import MalformedOutput
+from amphoreus_graph.models.gateway import MalformedOutput
 from amphoreus_graph.worlds.gm.reply import Change, Event, Reply
 from amphoreus_graph.worlds.kit import KitWorld, Status, effects
 from amphoreus_graph.worlds.kit.compiled import CLOCK

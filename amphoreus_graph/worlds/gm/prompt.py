@@ -2,7 +2,7 @@
 the state as the world shows it, every decision of the round, and the reply's shape with the names it may use.
 
 The state, the decisions and the names travel as one-line JSON after a label (`STATE: {...}`), which models read
-reliably and the scripted stand-in (policy/fake.py) parses; the marker line opens every request.
+reliably and the scripted stand-in (models/fake.py) parses; the marker line opens every request.
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ from amphoreus_graph.contracts.world import (
     WorldView,
 )
 from amphoreus_graph.errors import AmphoreusError, ScenarioError
-from amphoreus_graph.policy.gateway import ChatCaller, MalformedOutput, Role, note, reply_text, run_blocking
-from amphoreus_graph.policy.llm import parse_reply
-from amphoreus_graph.policy.registry import chat_caller
+from amphoreus_graph.models.chat import chat_caller
+from amphoreus_graph.models.gateway import ChatCaller, MalformedOutput, Role, note, reply_text, run_blocking
+from amphoreus_graph.models.replies import parse_reply
 from amphoreus_graph.worlds.gm import prompt
 from amphoreus_graph.worlds.gm.apply import Applier
 from amphoreus_graph.worlds.gm.config import GameMasterConfig, read_config

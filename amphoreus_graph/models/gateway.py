@@ -50,7 +50,7 @@ from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from amphoreus_graph.contracts.turn import CallStats
-from amphoreus_graph.policy.cache import (
+from amphoreus_graph.models.cache import (
     ResponseCache,
     endpoint_url,
     model_identity,
@@ -59,10 +59,9 @@ from amphoreus_graph.policy.cache import (
     reply_record,
     request_key,
 )
-from amphoreus_graph.policy.call_log import INTERRUPTED, CallLog
-from amphoreus_graph.policy.direct import send
-from amphoreus_graph.policy.limits import DEFAULT_CONCURRENCY, EndpointLimiter, Ticket, endpoint_limiter
-from amphoreus_graph.policy.structured import (
+from amphoreus_graph.models.call_log import INTERRUPTED, CallLog
+from amphoreus_graph.models.limits import DEFAULT_CONCURRENCY, EndpointLimiter, Ticket, endpoint_limiter
+from amphoreus_graph.models.structured import (
     CAPABILITIES,
     ReplyFormat,
     provider_options,
@@ -70,6 +69,7 @@ from amphoreus_graph.policy.structured import (
     speaks_openai,
     structured_mode,
 )
+from amphoreus_graph.models.transport import send
 
 ROLE_HEADER = "X-Amphoreus-Graph-Role"
 T = TypeVar("T")

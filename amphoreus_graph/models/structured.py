@@ -1,9 +1,9 @@
 """Native structured output: where an endpoint offers it, a reply is asked for in a JSON schema, so it cannot
 fail to parse, and an agent cannot name an action it was not offered.
 
-**What is asked.** For an agent's turn, the Decision schema with the turn's offered actions as an enum and the
-targets on offer as another (a free-text option leaves the target a free string). Two ways to ask, chosen per
-client (`structured_mode`, `--structured`):
+**What is asked.** For an agent's turn (`decision_format` in policy/llm.py), the Decision schema with the turn's
+offered actions as an enum and the targets on offer as another (a free-text option leaves the target a free
+string). Two ways to ask, chosen per client (`structured_mode`, `--structured`):
 - `json_schema`: OpenAI's strict `response_format`, for OpenAI-compatible clients (`ChatOpenAI`: OpenAI itself,
   vLLM, Ollama's and LM Studio's OpenAI endpoints, llama.cpp's server), which all implement it (vLLM and llama.cpp
   by constrained decoding). The default for them.
@@ -30,9 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
-
-from amphoreus_graph.contracts.actions import TargetKind
-from amphoreus_graph.contracts.turn import Decision, TurnContext
 
 JSON_SCHEMA = "json_schema"
 TOOLS = "tools"
@@ -64,38 +61,6 @@ class ReplyFormat:
         if mode == JSON_SCHEMA:
             return {"response_format": self.response_format()}
         return {"tools": [self.tool()], "tool_choice": self.name}
-
-
-def decision_format(turn: TurnContext) -> ReplyFormat:
-    """A Decision for this turn: one of its offered actions, one of the targets on offer (or none), speech and a
-    rationale. Strict mode's rules: every property required, no others."""
-    fields = Decision.model_fields
-    listed = list(dict.fromkeys(target for option in turn.options for target in option.targets))
-    target: dict[str, Any]
-    if any(option.target is TargetKind.TEXT for option in turn.options):
-        target = {"type": ["string", "null"]}
-    elif listed:
-        target = {"anyOf": [{"type": "string", "enum": listed}, {"type": "null"}]}
-    else:
-        target = {"type": "null"}
-    properties: dict[str, Any] = {
-        "action": {"type": "string", "enum": turn.offered},
-        "target": target,
-        "speech": {"type": "string"},
-        "rationale": {"type": "string"},
-    }
-    for name, schema in properties.items():
-        if description := fields[name].description:
-            schema["description"] = description
-    return ReplyFormat(
-        name="decision",
-        schema={
-            "type": "object",
-            "properties": properties,
-            "required": list(properties),
-            "additionalProperties": False,
-        },
-    )
 
 
 def speaks_openai(model: BaseChatModel) -> bool:

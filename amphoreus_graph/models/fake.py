@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from amphoreus_graph.policy.discretion import SAID_A_SECRET
+from amphoreus_graph.contracts.turn import SAID_A_SECRET
 
 _CHOICES = re.compile(r"^Choose one of: (?P<names>.+)$", re.MULTILINE)
 _DIMENSIONS = re.compile(r"^Dimensions: (?P<names>.+)$", re.MULTILINE)

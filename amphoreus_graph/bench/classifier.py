@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from amphoreus_graph.catalogs.path_words import PathWordMask
 from amphoreus_graph.catalogs.paths import Path, PathCatalog, load_paths
-from amphoreus_graph.memory.embedder import DEFAULT_MODEL, Embedder, default_embedder
+from amphoreus_graph.models.embedder import DEFAULT_MODEL, Embedder, default_embedder
 
 _SCALES = (2.5, 5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0)
 

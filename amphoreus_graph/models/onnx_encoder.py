@@ -258,7 +258,7 @@ def load_probes() -> tuple[list[str], list[str]]:
     """The shipped probe set: (memories, queries)."""
     import yaml
 
-    data = yaml.safe_load(resources.files("amphoreus_graph.memory").joinpath("probes.yaml").read_text("utf-8"))
+    data = yaml.safe_load(resources.files("amphoreus_graph.models").joinpath("probes.yaml").read_text("utf-8"))
     return [str(t) for t in data["memories"]], [str(t) for t in data["queries"]]
 
 
@@ -339,7 +339,7 @@ def _int8_stamp() -> str:
     """What a verdict depends on: the recipe, the floors, the probe set and ONNX Runtime's kernels."""
     import onnxruntime
 
-    probes = resources.files("amphoreus_graph.memory").joinpath("probes.yaml").read_bytes()
+    probes = resources.files("amphoreus_graph.models").joinpath("probes.yaml").read_bytes()
     parts = [INT8_FORMAT, asdict(RECIPE), AGREEMENT_FLOOR, COSINE_FLOOR, TOP_K, onnxruntime.__version__]
     return hashlib.sha256(json.dumps(parts).encode() + probes).hexdigest()[:16]
 

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.onnx_encoder import Encoder, OnnxEncoder, Precision, int8_or_fp32, load_or_export
+from amphoreus_graph.models.onnx_encoder import Encoder, OnnxEncoder, Precision, int8_or_fp32, load_or_export
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
