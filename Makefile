@@ -55,6 +55,7 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/mypy amphoreus_graph
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) tools/world_words.py
+	$(PY) tools/commit_subjects.py
 
 bench: $(DEV_STAMP)
 	$(PY) benchmarks/society.py --json

@@ -34,7 +34,7 @@ import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from amphoreus_graph.memory import onnx_encoder  # noqa: E402
+from amphoreus_graph.models import onnx_encoder  # noqa: E402
 from amphoreus_graph.models.embedder import Embedder  # noqa: E402
 from amphoreus_graph.models.onnx_encoder import INT8_VERDICT, Encoder, Int8Recipe, OnnxEncoder  # noqa: E402
 from benchmarks.bench_common import environment, median_ms, publish  # noqa: E402

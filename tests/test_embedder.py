@@ -12,8 +12,8 @@ import pytest
 from numpy.typing import NDArray
 
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory import embedder as embedder_module
-from amphoreus_graph.memory import onnx_encoder
+from amphoreus_graph.models import embedder as embedder_module
+from amphoreus_graph.models import onnx_encoder
 from amphoreus_graph.models.embedder import Embedder, default_embedder
 from amphoreus_graph.models.onnx_encoder import INT8_MODEL, INT8_VERDICT, OnnxEncoder
 
