@@ -51,6 +51,7 @@ from amphoreus_graph.models.chat import chat_caller  # noqa: E402
 from amphoreus_graph.models.fake import ScriptedChatModel  # noqa: E402
 from amphoreus_graph.models.gateway import ChatCaller, Role  # noqa: E402
 from amphoreus_graph.models.limits import forget_limiters, limiter_stats  # noqa: E402
+from amphoreus_graph.models.transport import Transport  # noqa: E402
 from benchmarks.bench_common import environment, publish  # noqa: E402
 from tests.openai_server import InFlight, OpenAIServer, mean_in_flight  # noqa: E402
 
@@ -98,9 +99,11 @@ def _question(i: int, size: int = 0) -> list[BaseMessage]:
 # --- round wall ÷ one call ------------------------------------------------------------------------------------
 
 
-def gateway_round(latency_s: float, repeats: int) -> dict[str, Any]:
+def gateway_round(latency_s: float, repeats: int, transport: str = "lean") -> dict[str, Any]:
     with ServerProcess(latency_s) as server:
-        caller = chat_caller("bench-model", role=Role.DECIDE, base_url=server.url, max_concurrency=16)
+        caller = chat_caller(
+            "bench-model", role=Role.DECIDE, base_url=server.url, max_concurrency=16, transport=Transport(transport)
+        )
 
         async def timed(n: int, offset: int) -> float:
             started = time.perf_counter()
@@ -118,7 +121,7 @@ def gateway_round(latency_s: float, repeats: int) -> dict[str, Any]:
     return {"one_call_s": round(one, 4), "twelve_calls_s": round(twelve, 4), "ratio": round(twelve / one, 3)}
 
 
-def society_round(latency_s: float, rounds: int, *, real_memory: bool) -> dict[str, Any]:
+def society_round(latency_s: float, rounds: int, *, real_memory: bool, transport: str = "lean") -> dict[str, Any]:
     """A 12-agent society against the served model: per-round walls from the run's own progress events."""
     from amphoreus_graph.memory.store import NullMemory
     from amphoreus_graph.policy.registry import resolve_model
@@ -133,13 +136,16 @@ def society_round(latency_s: float, rounds: int, *, real_memory: bool) -> dict[s
             base_url=server.url,
             out=Path(tmp) / "run",
             cache=False,
+            transport=Transport(transport),
         )
         sim = (
             Simulation(config)
             if real_memory
             else Simulation(
                 config,
-                policy=resolve_model("bench-model", base_url=server.url, max_concurrency=16),
+                policy=resolve_model(
+                    "bench-model", base_url=server.url, max_concurrency=16, transport=Transport(transport)
+                ),
                 memory=NullMemory(),
             )
         )
@@ -263,11 +269,13 @@ def section(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """One section's figures, measured in this process."""
     if name == "round":
         rounds: dict[str, Any] = {
-            "gateway": gateway_round(args.latency, repeats=2 if args.quick else 5),
-            "society_null_memory": society_round(args.latency, 2 if args.quick else 4, real_memory=False),
+            "gateway": gateway_round(args.latency, repeats=2 if args.quick else 5, transport=args.transport),
+            "society_null_memory": society_round(
+                args.latency, 2 if args.quick else 4, real_memory=False, transport=args.transport
+            ),
         }
         if not args.quick:
-            rounds["society_real_memory"] = society_round(args.latency, 3, real_memory=True)
+            rounds["society_real_memory"] = society_round(args.latency, 3, real_memory=True, transport=args.transport)
         return rounds
     if name == "societies":
         return shared_endpoint(
@@ -284,6 +292,7 @@ def in_a_fresh_process(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """A section run by a new interpreter: what one leaves behind (Chroma's and the embedder's threads, the
     gateway's open connections) must not weigh on the next one's figures."""
     command = [sys.executable, __file__, name, "--json", "--no-save", "--latency", str(args.latency)]
+    command += ["--transport", args.transport]
     done = subprocess.run([*command, *(["--quick"] if args.quick else [])], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"benchmarks/models.py {name}: failed\n{done.stderr[-2000:]}")
@@ -292,7 +301,7 @@ def in_a_fresh_process(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     load_before = os.getloadavg()
-    report: dict[str, Any] = {"latency_s": args.latency, "quick": args.quick}
+    report: dict[str, Any] = {"latency_s": args.latency, "quick": args.quick, "transport": args.transport}
     if args.section == "all":
         for name in SECTIONS:
             report[name] = in_a_fresh_process(name, args)
@@ -329,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("section", nargs="?", default="all", choices=["all", *SECTIONS])
     parser.add_argument("--latency", type=float, default=0.5, help="the test server's latency per call, seconds")
     parser.add_argument("--quick", action="store_true", help="a smoke run (seconds): smaller, fewer repeats")
+    parser.add_argument("--transport", choices=[t.value for t in Transport], default=Transport.LEAN.value)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")

@@ -22,7 +22,8 @@ from amphoreus_graph.contracts.turn import CallStats
 from amphoreus_graph.models.gateway import ChatCaller, Role
 from amphoreus_graph.models.limits import forget_limiters
 from amphoreus_graph.models.structured import ReplyFormat, provider_options
-from amphoreus_graph.models.transport import send
+from amphoreus_graph.models.transport import Transport, send
+from amphoreus_graph.society.config import RunConfig
 
 MESSAGES = [SystemMessage("You are Cyrene."), HumanMessage("What do you do this round?")]
 DECISION = ReplyFormat(
@@ -90,6 +91,27 @@ def test_the_lean_send_puts_the_same_request_on_the_wire_and_gives_the_same_repl
         assert (first.response_format, first.tools) == (
             ("json_schema", False) if kind == "json_schema" else (None, True)
         )
+
+
+@pytest.mark.parametrize(("transport", "through_ainvoke"), [(Transport.LEAN, []), (Transport.AINVOKE, [1, 1])])
+def test_the_transport_is_chosen_by_the_caller_and_kept_by_its_other_roles(
+    openai_server, agenerate_calls, transport, through_ainvoke
+):
+    """`ainvoke` is LangChain's public path for every request; `lean` skips its wrapping where nothing listens."""
+    caller = ChatCaller(openai_server.chat(), role=Role.DECIDE, transport=transport)
+
+    async def twice() -> None:
+        await caller(MESSAGES, CallStats())
+        await caller.for_role(Role.IMPORTANCE)(MESSAGES, CallStats())
+
+    asyncio.run(twice())
+    assert agenerate_calls == through_ainvoke
+    assert len(openai_server.log.entries()) == 2
+
+
+def test_a_run_states_its_transport() -> None:
+    assert RunConfig(scenario="amphoreus").transport is Transport.LEAN
+    assert RunConfig(scenario="amphoreus", transport="ainvoke").transport is Transport.AINVOKE
 
 
 class _Seen(AsyncCallbackHandler):

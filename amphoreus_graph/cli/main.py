@@ -161,6 +161,7 @@ RUN_OPTIONS = {
     "temperature": "temperature",
     "timeout": "timeout_s",
     "max_retries": "max_retries",
+    "transport": "transport",
 }
 
 

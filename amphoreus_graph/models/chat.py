@@ -16,6 +16,7 @@ from amphoreus_graph.models.call_log import CallLog
 from amphoreus_graph.models.fake import ScriptedChatModel
 from amphoreus_graph.models.gateway import ChatCaller, Role
 from amphoreus_graph.models.limits import DEFAULT_CONCURRENCY
+from amphoreus_graph.models.transport import Transport
 
 _EXTRAS = {"openai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
 
@@ -62,6 +63,7 @@ def chat_caller(
     api_key: str | None = None,
     structured: str = "auto",
     log: CallLog | None = None,
+    transport: Transport = Transport.LEAN,
 ) -> ChatCaller:
     """A `--model` string as a chat model behind the gateway, counted under `role` (judges, proposers, a world's
     game master, interviews)."""
@@ -76,6 +78,7 @@ def chat_caller(
         cache=cache,
         structured=structured,
         log=log,
+        transport=transport,
     )
 
 

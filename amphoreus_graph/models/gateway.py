@@ -69,7 +69,7 @@ from amphoreus_graph.models.structured import (
     speaks_openai,
     structured_mode,
 )
-from amphoreus_graph.models.transport import send
+from amphoreus_graph.models.transport import Transport, send
 
 ROLE_HEADER = "X-Amphoreus-Graph-Role"
 T = TypeVar("T")
@@ -392,6 +392,7 @@ class ChatCaller:
         max_retry_wait_s: float = 120.0,
         structured: str = "auto",
         log: CallLog | None = None,
+        transport: Transport = Transport.LEAN,
     ) -> None:
         self.model = model
         self.role = role
@@ -410,6 +411,7 @@ class ChatCaller:
         self._identity: dict[str, Any] | None = None
         self.structured = structured
         self._mode = structured_mode(model, structured)
+        self.transport = Transport(transport)
 
     def for_role(self, role: Role) -> ChatCaller:
         """The same model, slots, limiter, cache, call log and retry policy, counted under another role."""
@@ -424,6 +426,7 @@ class ChatCaller:
             max_retry_wait_s=self.max_retry_wait_s,
             structured=self.structured,
             log=self.log,
+            transport=self.transport,
         )
 
     def _wait_s(self, state: RetryCallState) -> float:
@@ -597,7 +600,10 @@ class ChatCaller:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     reply = await send(
-                        self.model, messages, {**self._request_options(), **provider_options(self.model, options)}
+                        self.model,
+                        messages,
+                        {**self._request_options(), **provider_options(self.model, options)},
+                        self.transport,
                     )
                 answered, failed, tokens = True, None, _usage(reply)
                 return reply

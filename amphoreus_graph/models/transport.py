@@ -1,4 +1,8 @@
-"""How the gateway sends one request: for an OpenAI-compatible chat model, a leaner way than `ainvoke`.
+"""How the gateway sends one request: the transport, chosen per run (`RunConfig.transport`, `--transport`).
+
+- `ainvoke`: LangChain's public `ainvoke`, for every model.
+- `lean` (the default): for an OpenAI-compatible chat model, a leaner way than `ainvoke`, described below; for
+  any other model, or where the wrapping it skips has work to do, `ainvoke`.
 
 `ainvoke` wraps the request in LangChain's Runnable machinery — a callback manager and run for every call, the
 cache and rate-limiter hooks, the reply built in an executor thread — which costs ~1.7 ms of CPU a call on the
@@ -16,6 +20,7 @@ LangChain cache or rate limiter on the model, no streaming, not the Responses AP
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from typing import Any
 
 import httpx
@@ -24,6 +29,14 @@ from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables.config import ensure_config
+
+
+class Transport(StrEnum):
+    """How a request leaves: `lean` keeps the default because it measured faster (docs/models.md)."""
+
+    LEAN = "lean"
+    AINVOKE = "ainvoke"
+
 
 CHAT_COMPLETIONS = "/chat/completions"
 LANGCHAIN_OPENAI_PARTS = ("_get_request_payload", "_create_chat_result", "_use_responses_api")
@@ -36,9 +49,14 @@ REQUEST_OPTIONS = {
 }
 
 
-async def send(model: BaseChatModel, messages: list[BaseMessage], options: dict[str, Any]) -> BaseMessage:
-    """The model's reply to `messages`, asked with `options` (`ainvoke`'s keyword arguments)."""
-    if not _plain_openai(model) or _listened(model):
+async def send(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    options: dict[str, Any],
+    transport: Transport = Transport.LEAN,
+) -> BaseMessage:
+    """The model's reply to `messages`, asked with `options` (`ainvoke`'s keyword arguments) by `transport`."""
+    if transport is Transport.AINVOKE or not _plain_openai(model) or _listened(model):
         return await model.ainvoke(messages, **options)
     payload: dict[str, Any] = model._get_request_payload(messages, **options)  # type: ignore[attr-defined]
     if payload.get("stream") or model._use_responses_api(payload):  # type: ignore[attr-defined]

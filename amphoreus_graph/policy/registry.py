@@ -14,6 +14,7 @@ from amphoreus_graph.models.call_log import CallLog
 from amphoreus_graph.models.chat import chat_caller
 from amphoreus_graph.models.gateway import Role
 from amphoreus_graph.models.limits import DEFAULT_CONCURRENCY
+from amphoreus_graph.models.transport import Transport
 from amphoreus_graph.policy.baselines import KeywordPolicy, LongestPolicy, RandomPolicy, SinglePathPolicy
 from amphoreus_graph.policy.llm import LLMPolicy
 from amphoreus_graph.policy.offline import OfflinePathPolicy
@@ -38,6 +39,7 @@ def resolve_model(
     cache: ResponseCache | None = None,
     structured: str = "auto",
     log: CallLog | None = None,
+    transport: Transport = Transport.LEAN,
 ) -> Policy:
     """Turn a `--model` value into a Policy (its model calls counted under `role`, answered from `cache` where
     asked before, each request written to `log`); any problem is one ModelSpecError line."""
@@ -69,5 +71,6 @@ def resolve_model(
         api_key=api_key,
         structured=structured,
         log=log,
+        transport=transport,
     )
     return LLMPolicy(caller.model, name=spec, caller=caller)

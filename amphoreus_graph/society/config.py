@@ -17,6 +17,7 @@ from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.ownership import fingerprint
 from amphoreus_graph.models.cache import ResponseCache
 from amphoreus_graph.models.structured import Mode
+from amphoreus_graph.models.transport import Transport
 from amphoreus_graph.society.guard import Limits
 from amphoreus_graph.society.services import RunSettings, SocietySettings
 from amphoreus_graph.society.state import CYCLES, WorldRun
@@ -48,6 +49,11 @@ class RunConfig(WorldRun, RunSettings):
     cache_dir: Path | None = Field(default=None, description="the response cache's directory; default: the run's")
     structured: Mode = Field(
         default="auto", description="how decisions are asked for natively: a JSON schema, a forced tool call, or off"
+    )
+    transport: Transport = Field(
+        default=Transport.LEAN,
+        description="how a request is sent: lean (an OpenAI-compatible model's own payload and parser, without "
+        "LangChain's wrapping, where no callback listens) or ainvoke (LangChain's public path, always)",
     )
     run_token: str = Field(default="", description="this run's identity as the owner of its memories; set at start")
     forked_from: str | None = Field(

@@ -44,7 +44,18 @@ from amphoreus_graph.society.variant import checked_variant, save_variant
 # What a branch may change: who decides and how it is asked, and the seed of what follows. The world, its rounds,
 # the embedder and where memory lives shape what was already filed, so they stay the parent's.
 BRANCHABLE = frozenset(
-    {"seed", "model", "base_url", "models", "temperature", "timeout_s", "max_retries", "structured", "max_concurrency"}
+    {
+        "seed",
+        "model",
+        "base_url",
+        "models",
+        "temperature",
+        "timeout_s",
+        "max_retries",
+        "structured",
+        "transport",
+        "max_concurrency",
+    }
 )
 
 

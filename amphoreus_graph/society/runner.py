@@ -317,6 +317,7 @@ def run_policy(
             temperature=cfg.temperature,
             cache=cache,
             structured=cfg.structured,
+            transport=cfg.transport,
             log=calls,
         )
 
