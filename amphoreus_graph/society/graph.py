@@ -293,18 +293,27 @@ FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memor
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Node: file the round just recorded, before the next one opens (or as the cycle ends)."""
+    return await filed(state, await aservices_of(state, runtime))
+
+
+async def file_behind(payload: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Node, sent by `director` beside the next round's turns with the round just filed (FILING_KEYS) and the
+    round just opened (`opened`): it yields until the turns' model requests are sent (the turns' tasks take their
+    first step, then the client loop has started everything handed to it), so that filing does not take the CPU
+    from them, then starts the guess at the next round's queries (`likely_next_queries`) and files."""
+    services = await aservices_of(payload, runtime)
+    await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
+    await requests_sent()
+    services.memory.anticipate(functools.partial(likely_next_queries, payload, cast(WorldState, payload.get("opened"))))
+    return await filed(payload, services)
+
+
+async def filed(state: SocietyState, services: Services) -> dict[str, Any]:
     """Mark the memories the turns used as accessed, then file the round's events for their witnesses together
     with the reflections of the agents whose unreflected importance passed the budget in earlier rounds (one
     idempotent upsert). A model's ratings and reflections write nothing: the game master started them
-    (`Memory.prepare`), and this step claims them. Reads only FILING_KEYS: `file_behind` runs it on those, sent
-    beside the next round's turns, with the round just opened (`opened`): it waits until the turns' requests are
-    sent, then starts the guess at the round after (`likely_next_queries`) and its own work in the background."""
-    services = await aservices_of(state, runtime)
-    opened = state.get("opened")  # in `file_behind`'s payload only: first let the turns send their requests
-    if opened is not None:
-        await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
-        await requests_sent()
-        services.memory.anticipate(functools.partial(likely_next_queries, state, cast(WorldState, opened)))
+    (`Memory.prepare`), and this step claims them. Reads only FILING_KEYS."""
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
@@ -484,7 +493,7 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     builder.add_node("agent_turn", agent_turn)  # type: ignore[arg-type,call-overload]
     builder.add_node("game_master", game_master)
     builder.add_node("remember", remember)
-    builder.add_node("file_behind", remember)
+    builder.add_node("file_behind", file_behind)  # type: ignore[arg-type,call-overload]
     builder.add_node("record", record)
     builder.add_conditional_edges("director", fan_out, ["agent_turn", "file_behind", "game_master"])
     builder.add_edge("agent_turn", "game_master")
