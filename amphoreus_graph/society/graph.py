@@ -35,12 +35,12 @@ from langgraph.types import Send
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.events import CycleStarted, Event, Reflected, RoundDone, RoundStarted, TurnDone
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+from amphoreus_graph.contracts.memory_seam import Prefetching, RecallRequest
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory, TurnContext
 from amphoreus_graph.contracts.world import WorldState
 from amphoreus_graph.errors import graph_input
 from amphoreus_graph.memory.attention import attend
-from amphoreus_graph.memory.remembrance import RecallRequest
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.policy.discretion import GUARD_FLAGS, discreet
 from amphoreus_graph.policy.gateway import RoleUse, metered, requests_sent
@@ -69,6 +69,12 @@ async def aservices_of(state: Mapping[str, Any], runtime: Runtime[SocietySetting
 def run_id_of(given: str) -> str:
     """A run's identity: as its input names it, else its thread's id (Studio), else `studio`."""
     return given or str(get_config().get("configurable", {}).get("thread_id") or "studio")
+
+
+def head_start(services: Services) -> Prefetching | None:
+    """The run's memory, if it can start work ahead of need (a speed capability; a memory without it runs the
+    same society)."""
+    return services.memory if isinstance(services.memory, Prefetching) else None
 
 
 def emit(event: Event) -> None:
@@ -144,8 +150,9 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     now = now_of(state, framed)
     unfiled = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]  # being written behind
     recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now, unfiled)
-    if not files_behind(state):  # else `file_behind` starts the guess, once the turns' requests are out
-        services.memory.anticipate(functools.partial(likely_next_queries, state, framed))
+    ahead = head_start(services)
+    if ahead is not None and not files_behind(state):  # else `file_behind` starts the guess once turns are out
+        ahead.anticipate(functools.partial(likely_next_queries, state, framed))
     return {
         "world": framed,
         "situations": situations,
@@ -260,10 +267,9 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")
     # The next round's recall, exact now that the round is resolved: its queries (the director's guess cached most
     # of them) and these events, which it searches as pending, embedded and ranked while `record` writes.
-    services.memory.anticipate_recall(
-        functools.partial(next_recall, state, resolution.state, noticed, services.recall_k)
-    )
-    services.memory.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
+    if (ahead := head_start(services)) is not None:
+        ahead.anticipate_recall(functools.partial(next_recall, state, resolution.state, noticed, services.recall_k))
+        ahead.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
     return {
         "world": resolution.state,
         "round_events": [e.model_dump(mode="json") for e in noticed],
@@ -305,7 +311,8 @@ async def file_behind(payload: SocietyState, runtime: Runtime[SocietySettings]) 
     services = await aservices_of(payload, runtime)
     await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
     await requests_sent()
-    services.memory.anticipate(functools.partial(likely_next_queries, payload, cast(WorldState, payload.get("opened"))))
+    if (ahead := head_start(services)) is not None:
+        ahead.anticipate(functools.partial(likely_next_queries, payload, cast(WorldState, payload.get("opened"))))
     return await filed(payload, services)
 
 
@@ -320,7 +327,8 @@ async def filed(state: SocietyState, services: Services) -> dict[str, Any]:
     pending = dict(state.get("unreflected") or {})
     due = reflecting(state, scenario)
     with metered() as meter:
-        services.memory.prepare(events, due, now)  # under way since the game master's step, unless resumed here
+        if (ahead := head_start(services)) is not None:
+            ahead.prepare(events, due, now)  # under way since the game master's step, unless resumed here
         await services.before_filing()
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or {}, now)
         reflections = await asyncio.to_thread(services.memory.reflect, due, now)

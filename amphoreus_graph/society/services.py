@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.bounds import MAX_COUNT
+from amphoreus_graph.contracts.memory_seam import Memory
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.embedder import DEFAULT_MODEL
@@ -27,7 +28,7 @@ from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, 
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import seeds_folder
-from amphoreus_graph.memory.store import Memory, MemorySpec, open_memory
+from amphoreus_graph.memory.store import MemorySpec, open_memory
 from amphoreus_graph.policy.cache import ResponseCache
 from amphoreus_graph.policy.call_log import CallLog
 from amphoreus_graph.policy.gateway import Role, model_caller
