@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode, RecallWeights, Retention, RetentionMode
+from amphoreus_graph.catalogs.scenario import MemoryConfig, RecallMode, RecallWeights
 from amphoreus_graph.contracts.ids import record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.contracts.memory_seam import Retention, RetentionMode
 from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
 from amphoreus_graph.memory.records import PUBLIC
 from amphoreus_graph.memory.remembrance import Remembrance

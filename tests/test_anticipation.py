@@ -89,7 +89,7 @@ async def test_a_resolved_round_has_the_next_rounds_queries_embedded_before_the_
 
 def test_a_recall_ranked_ahead_answers_only_the_same_request_over_what_is_still_held(embedder):
     from amphoreus_graph.contracts.memory import MemoryEvent, Moment
-    from amphoreus_graph.memory.remembrance import RecallRequest
+    from amphoreus_graph.contracts.memory_seam import RecallRequest
 
     class Alone(InMemoryIndex):  # as a locked embedded store is: nothing else writes it
         exclusive = True  # type: ignore[assignment]

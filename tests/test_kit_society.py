@@ -563,15 +563,20 @@ CASES = [
 ]
 
 
+def refused(raw: dict[str, Any], source: Path) -> str:
+    """The one line a world's YAML is refused with (naming its file first)."""
+    with pytest.raises(ScenarioError) as caught:
+        build(raw, source)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(str(source)), message
+    return message
+
+
 @pytest.mark.parametrize(("case", "edit", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_every_new_kit_field_has_a_one_line_error_naming_file_and_field(case, edit, expected):
     raw = market_raw()
     edit(raw)
-    with pytest.raises(ScenarioError) as caught:
-        build(raw, MARKET)
-    message = str(caught.value)
-    assert "\n" not in message and message.startswith(str(MARKET)), message
-    assert expected in message, message
+    assert expected in (message := refused(raw, MARKET)), message
 
 
 def test_a_resolver_moves_agents_changes_relations_and_named_clocks(tmp_path):

@@ -14,8 +14,9 @@ import yaml
 
 from amphoreus_graph.catalogs.names import AMBIGUOUS
 from amphoreus_graph.catalogs.paths import load_paths
-from amphoreus_graph.catalogs.scenario import RetentionMode, load_scenario
+from amphoreus_graph.catalogs.scenario import load_scenario
 from amphoreus_graph.catalogs.scenario_files import packaged_scenarios
+from amphoreus_graph.contracts.memory_seam import RetentionMode
 from amphoreus_graph.errors import AmphoreusError, ScenarioError
 from tests.test_toy_world import TOY
 

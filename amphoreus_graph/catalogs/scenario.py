@@ -34,6 +34,7 @@ from amphoreus_graph.catalogs.scenario_files import (
     resolve_scenario_path,
 )
 from amphoreus_graph.catalogs.trust import import_code, inside, takes
+from amphoreus_graph.contracts.memory_seam import Retention, RetentionMode
 from amphoreus_graph.contracts.world import AgentProfile, World
 from amphoreus_graph.errors import AmphoreusError, ScenarioError, format_validation_error
 
@@ -43,20 +44,6 @@ DEFAULT_WORLD = "kit"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RetentionMode(StrEnum):
-    ALL = "all"
-    ECHOES = "echoes"
-    NONE = "none"
-
-
-class Retention(_Strict):
-    """What an agent of a Path keeps of its memories when the world resets."""
-
-    mode: RetentionMode
-    keep: int = Field(default=5, ge=0, description="echoes: how many of the most important memories")
-    decay: float = Field(default=0.5, gt=0, le=1, description="echoes: importance multiplier per reset")
 
 
 class RecallMode(StrEnum):

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from amphoreus_graph.contracts.memory import MemoryEvent
+    from amphoreus_graph.contracts.memory_seam import Memory, Prefetching
     from amphoreus_graph.memory.index import RecordIndex
     from amphoreus_graph.memory.records import MemoryRecord
     from amphoreus_graph.memory.remembrance import Remembrance
-    from amphoreus_graph.memory.store import Memory, MemorySpec, NullMemory, open_index, open_memory
+    from amphoreus_graph.memory.store import MemorySpec, NullMemory, open_index, open_memory
     from amphoreus_graph.models.embedder import Embedder, default_embedder
 
 _HOMES = {
@@ -25,7 +26,8 @@ _HOMES = {
     "RecordIndex": "amphoreus_graph.memory.index",
     "MemoryRecord": "amphoreus_graph.memory.records",
     "Remembrance": "amphoreus_graph.memory.remembrance",
-    "Memory": "amphoreus_graph.memory.store",
+    "Memory": "amphoreus_graph.contracts.memory_seam",
+    "Prefetching": "amphoreus_graph.contracts.memory_seam",
     "MemorySpec": "amphoreus_graph.memory.store",
     "NullMemory": "amphoreus_graph.memory.store",
     "open_index": "amphoreus_graph.memory.store",
@@ -38,6 +40,7 @@ __all__ = [
     "MemoryRecord",
     "MemorySpec",
     "NullMemory",
+    "Prefetching",
     "RecordIndex",
     "Remembrance",
     "default_embedder",

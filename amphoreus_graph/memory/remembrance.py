@@ -16,13 +16,13 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
-from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention, RetentionMode
+from amphoreus_graph.catalogs.scenario import MemoryConfig
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
+from amphoreus_graph.contracts.memory_seam import RecallRequest, Retention, RetentionMode
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.head_start import HeadStarts
@@ -51,25 +51,6 @@ def _serialised(method: Callable[Concatenate[Remembrance, P], T]) -> Callable[Co
             return method(self, *args, **kwargs)
 
     return locked
-
-
-@dataclass(frozen=True)
-class RecallRequest:
-    """One recall as `recall` is asked it: each agent's query, how many memories, when, and the events pending."""
-
-    queries: dict[str, str]
-    k: int
-    now: Moment
-    pending: Sequence[MemoryEvent] = ()
-
-    @functools.cached_property
-    def _key(self) -> str:
-        """Built only when a recall ranked ahead is there to compare with: every recall makes a request."""
-        pending = [e.model_dump_json() for e in self.pending]
-        return repr((sorted(self.queries.items()), self.k, self.now.model_dump_json(), pending))
-
-    def same(self, other: RecallRequest) -> bool:
-        return self._key == other._key
 
 
 class _BaseImportance:

@@ -5,17 +5,17 @@ to open a Remembrance from a typed MemorySpec (an embedded Chroma directory, a C
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Self
 
 from chromadb.api import ClientAPI
 from chromadb.errors import ChromaError
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from amphoreus_graph.catalogs.scenario import MemoryConfig, Retention
+from amphoreus_graph.catalogs.scenario import MemoryConfig
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+from amphoreus_graph.contracts.memory_seam import MEMORY_METHODS, Retention
 from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.chroma_index import ChromaIndex, StoreLock, open_chroma
@@ -24,71 +24,24 @@ from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.rebuild import set_aside_if_damaged
 from amphoreus_graph.memory.reflection import Reflector
-from amphoreus_graph.memory.remembrance import RecallRequest, Remembrance
+from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.models.embedder import DEFAULT_MODEL, default_embedder
-
-
-class Memory(Protocol):
-    """What the society needs from memory; Remembrance is the real one, NullMemory remembers nothing."""
-
-    # Whether filing writes anything outside the run's checkpoints: then a filing step first waits for the
-    # checkpoint it started from (a step redone after a kill must not find its own filing there). A memory
-    # without the attribute is taken to store.
-    stores: bool
-
-    def remember(self, events: list[MemoryEvent]) -> dict[str, float]: ...
-
-    def recall(
-        self, queries: dict[str, str], k: int, now: Moment, pending: Sequence[MemoryEvent] = ()
-    ) -> dict[str, list[RecalledMemory]]: ...
-
-    def touch(self, used: Mapping[str, Sequence[str]], now: Moment) -> None:
-        """Mark each holder's used records (holder -> record ids) as accessed at `now`, each in its holder's own
-        memory only."""
-        ...
-
-    def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
-        """Start on the texts a coming recall will likely embed (a head start in the background, never needed);
-        returns the work started, if any."""
-        ...
-
-    def anticipate_recall(self, request: Callable[[], RecallRequest]) -> Future[None] | None:
-        """Start on a coming recall known exactly (embedding and, where nothing can change under it, ranking): a
-        head start, never needed; `recall` asked the same answers from it."""
-        ...
-
-    def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:
-        """Start the model work that filing `events` and reflecting for `reflecting` at `now` will ask for (their
-        importance ratings, the reflections), so that `remember` and `reflect` find it under way: as soon as the
-        round is resolved, before the store is free to write. A head start, never needed."""
-        ...
-
-    def settle(self) -> dict[str, Any]:
-        """What model calls started by `prepare` and never claimed by a filing cost (a run that stopped between
-        rounds), once they are done, as per-role use: the run counts them in its summary."""
-        ...
-
-    def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
-        """The named agents' reflections, for the caller to `remember`."""
-        ...
-
-    def carry_over(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int]: ...
 
 
 def check_memory(memory: object) -> None:
     """A memory of the caller's own must have every method the society calls (`stores` may be left out): one
     error line naming what is missing, before a run starts, not an AttributeError in the middle of a round."""
-    needed = [name for name in Memory.__dict__ if callable(Memory.__dict__[name]) and not name.startswith("_")]
-    missing = [name for name in needed if not callable(getattr(memory, name, None))]
+    missing = [name for name in MEMORY_METHODS if not callable(getattr(memory, name, None))]
     if missing:
         raise AmphoreusError(
             f"memory {type(memory).__name__}: lacks {', '.join(missing)}; expected every method of "
-            "amphoreus_graph.memory.store.Memory (NullMemory has each, doing nothing)"
+            "amphoreus_graph.contracts.memory_seam.Memory (NullMemory has each, doing nothing)"
         )
 
 
 class NullMemory:
-    """Remembers nothing: for measuring what the framework costs without memory."""
+    """Remembers nothing: for measuring what the framework costs without memory (and no head starts: it is not
+    `Prefetching`)."""
 
     stores = False
 
@@ -102,18 +55,6 @@ class NullMemory:
 
     def touch(self, used: Mapping[str, Sequence[str]], now: Moment) -> None:
         return None
-
-    def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
-        return None
-
-    def anticipate_recall(self, request: Callable[[], RecallRequest]) -> Future[None] | None:
-        return None
-
-    def prepare(self, events: list[MemoryEvent], reflecting: list[str], now: Moment) -> None:
-        return None
-
-    def settle(self) -> dict[str, Any]:
-        return {}
 
     def reflect(self, agents: list[str], now: Moment) -> list[MemoryEvent]:
         return []

@@ -37,6 +37,7 @@ class DamagedStore(AmphoreusError):
     """A row the store gives back that is not what Remembrance wrote (damaged on disk): one line, never a
     traceback from deep inside the parsing."""
 
+
 # Up to this many rows an agent's vectors are held here too (1.5 KB a row) and recall ranks them exactly in process
 # (~0.1 ms) instead of asking the index (~1 ms a query with embedded Chroma); beyond it the index answers.
 SEARCHED_HERE = 4096

@@ -16,9 +16,9 @@ from typing import Any, Literal, Protocol
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.events import Repaired, SocietyDone
+from amphoreus_graph.contracts.memory_seam import Memory
 from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.memory.remembrance import Remembrance
-from amphoreus_graph.memory.store import Memory
 from amphoreus_graph.models.call_log import CallLog
 from amphoreus_graph.policy.discretion import Reconsiders
 from amphoreus_graph.scepter.progress import SocietyProgress

@@ -38,9 +38,7 @@ class Insert:
 
 _CHECKPOINT_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
 _WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value"
-CHECKPOINT_INSERT = Insert(
-    f"INSERT OR REPLACE INTO checkpoints ({_CHECKPOINT_COLUMNS})", 7, "checkpoints", "REPLACE"
-)
+CHECKPOINT_INSERT = Insert(f"INSERT OR REPLACE INTO checkpoints ({_CHECKPOINT_COLUMNS})", 7, "checkpoints", "REPLACE")
 _REPLACE_WRITES = Insert(f"INSERT OR REPLACE INTO writes ({_WRITE_COLUMNS})", 9, "writes", "REPLACE")
 _KEEP_FIRST_WRITES = Insert(f"INSERT OR IGNORE INTO writes ({_WRITE_COLUMNS})", 9, "writes", "IGNORE")
 

@@ -35,12 +35,12 @@ from langgraph.types import Send
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.events import CycleStarted, Event, Reflected, RoundDone, RoundStarted, TurnDone
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+from amphoreus_graph.contracts.memory_seam import Prefetching, RecallRequest
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, PolicyResult, RecalledMemory, TurnContext
 from amphoreus_graph.contracts.world import WorldState
 from amphoreus_graph.errors import graph_input
 from amphoreus_graph.memory.attention import attend
-from amphoreus_graph.memory.remembrance import RecallRequest
 from amphoreus_graph.memory.seeds import load_seeds
 from amphoreus_graph.models.gateway import RoleUse, metered, requests_sent
 from amphoreus_graph.policy.discretion import GUARD_FLAGS, discreet
@@ -69,6 +69,12 @@ async def aservices_of(state: Mapping[str, Any], runtime: Runtime[SocietySetting
 def run_id_of(given: str) -> str:
     """A run's identity: as its input names it, else its thread's id (Studio), else `studio`."""
     return given or str(get_config().get("configurable", {}).get("thread_id") or "studio")
+
+
+def head_start(services: Services) -> Prefetching | None:
+    """The run's memory, if it can start work ahead of need (a speed capability; a memory without it runs the
+    same society)."""
+    return services.memory if isinstance(services.memory, Prefetching) else None
 
 
 def emit(event: Event) -> None:
@@ -144,8 +150,9 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     now = now_of(state, framed)
     unfiled = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]  # being written behind
     recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now, unfiled)
-    if not files_behind(state):  # else `file_behind` starts the guess, once the turns' requests are out
-        services.memory.anticipate(functools.partial(likely_next_queries, state, framed))
+    ahead = head_start(services)
+    if ahead is not None and not files_behind(state):  # else `file_behind` starts the guess once turns are out
+        ahead.anticipate(functools.partial(likely_next_queries, state, framed))
     return {
         "world": framed,
         "situations": situations,
@@ -260,10 +267,9 @@ def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[
     noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")
     # The next round's recall, exact now that the round is resolved: its queries (the director's guess cached most
     # of them) and these events, which it searches as pending, embedded and ranked while `record` writes.
-    services.memory.anticipate_recall(
-        functools.partial(next_recall, state, resolution.state, noticed, services.recall_k)
-    )
-    services.memory.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
+    if (ahead := head_start(services)) is not None:
+        ahead.anticipate_recall(functools.partial(next_recall, state, resolution.state, noticed, services.recall_k))
+        ahead.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
     return {
         "world": resolution.state,
         "round_events": [e.model_dump(mode="json") for e in noticed],
@@ -293,25 +299,36 @@ FILING_KEYS = ("scenario", "run_id", "round_events", "round_moment", "used_memor
 
 
 async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Node: file the round just recorded, before the next one opens (or as the cycle ends)."""
+    return await filed(state, await aservices_of(state, runtime))
+
+
+async def file_behind(payload: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
+    """Node, sent by `director` beside the next round's turns with the round just filed (FILING_KEYS) and the
+    round just opened (`opened`): it yields until the turns' model requests are sent (the turns' tasks take their
+    first step, then the client loop has started everything handed to it), so that filing does not take the CPU
+    from them, then starts the guess at the next round's queries (`likely_next_queries`) and files."""
+    services = await aservices_of(payload, runtime)
+    await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
+    await requests_sent()
+    if (ahead := head_start(services)) is not None:
+        ahead.anticipate(functools.partial(likely_next_queries, payload, cast(WorldState, payload.get("opened"))))
+    return await filed(payload, services)
+
+
+async def filed(state: SocietyState, services: Services) -> dict[str, Any]:
     """Mark the memories the turns used as accessed, then file the round's events for their witnesses together
     with the reflections of the agents whose unreflected importance passed the budget in earlier rounds (one
     idempotent upsert). A model's ratings and reflections write nothing: the game master started them
-    (`Memory.prepare`), and this step claims them. Reads only FILING_KEYS: `file_behind` runs it on those, sent
-    beside the next round's turns, with the round just opened (`opened`): it waits until the turns' requests are
-    sent, then starts the guess at the round after (`likely_next_queries`) and its own work in the background."""
-    services = await aservices_of(state, runtime)
-    opened = state.get("opened")  # in `file_behind`'s payload only: first let the turns send their requests
-    if opened is not None:
-        await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
-        await requests_sent()
-        services.memory.anticipate(functools.partial(likely_next_queries, state, cast(WorldState, opened)))
+    (`Memory.prepare`), and this step claims them. Reads only FILING_KEYS."""
     scenario = scenario_of(state["scenario"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
     pending = dict(state.get("unreflected") or {})
     due = reflecting(state, scenario)
     with metered() as meter:
-        services.memory.prepare(events, due, now)  # under way since the game master's step, unless resumed here
+        if (ahead := head_start(services)) is not None:
+            ahead.prepare(events, due, now)  # under way since the game master's step, unless resumed here
         await services.before_filing()
         await asyncio.to_thread(services.memory.touch, state.get("used_memories") or {}, now)
         reflections = await asyncio.to_thread(services.memory.reflect, due, now)
@@ -484,7 +501,7 @@ def add_cycle_nodes(builder: StateGraph[Any, SocietySettings, Any, Any]) -> None
     builder.add_node("agent_turn", agent_turn)  # type: ignore[arg-type,call-overload]
     builder.add_node("game_master", game_master)
     builder.add_node("remember", remember)
-    builder.add_node("file_behind", remember)
+    builder.add_node("file_behind", file_behind)  # type: ignore[arg-type,call-overload]
     builder.add_node("record", record)
     builder.add_conditional_edges("director", fan_out, ["agent_turn", "file_behind", "game_master"])
     builder.add_edge("agent_turn", "game_master")

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from amphoreus_graph.memory.store import Memory
+from amphoreus_graph.contracts.memory_seam import Memory
 from amphoreus_graph.memory.tally import Tally
 
 FILING_NODES = frozenset({"remember", "file_behind", "end_cycle"})  # the steps that write the memory store

@@ -24,12 +24,13 @@ from langgraph.types import StateSnapshot
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
 from amphoreus_graph.contracts.events import Done, Repaired
+from amphoreus_graph.contracts.memory_seam import Memory, Prefetching
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import AmphoreusError, RunStopped
 from amphoreus_graph.memory.ownership import StoreOwner
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.memory.store import Memory, MemorySpec, check_memory, ready_to_rebuild
+from amphoreus_graph.memory.store import MemorySpec, check_memory, ready_to_rebuild
 from amphoreus_graph.memory.tally import Tally
 from amphoreus_graph.models.cache import ResponseCache
 from amphoreus_graph.models.call_log import CallLog
@@ -187,7 +188,9 @@ class Simulation:
                     except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
                         stopped = stop
                     final = (await graph.aget_state(thread)).values
-                    unclaimed = await asyncio.to_thread(services.memory.settle)  # head starts of a round not filed
+                    unclaimed = {}
+                    if isinstance(services.memory, Prefetching):  # head starts of a round not filed
+                        unclaimed = await asyncio.to_thread(services.memory.settle)
                     if unclaimed:
                         final = {**final, "model_use": merge_use(final.get("model_use"), unclaimed)}
             finally:

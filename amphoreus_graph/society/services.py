@@ -20,13 +20,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.contracts.bounds import MAX_COUNT
+from amphoreus_graph.contracts.memory_seam import Memory
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import seeds_folder
-from amphoreus_graph.memory.store import Memory, MemorySpec, open_memory
+from amphoreus_graph.memory.store import MemorySpec, open_memory
 from amphoreus_graph.models.cache import ResponseCache
 from amphoreus_graph.models.call_log import CallLog
 from amphoreus_graph.models.embedder import DEFAULT_MODEL

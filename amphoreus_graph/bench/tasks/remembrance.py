@@ -30,8 +30,8 @@ from amphoreus_graph.bench.items import _Item, item_set
 from amphoreus_graph.bench.subjects import Stage, stage
 from amphoreus_graph.bench.tasks.base import BenchSettings, ItemScore, TaskResult
 from amphoreus_graph.bench.tasks.erudition import exact_match, token_f1
-from amphoreus_graph.catalogs.scenario import RetentionMode
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment, gist
+from amphoreus_graph.contracts.memory_seam import RetentionMode
 from amphoreus_graph.contracts.turn import Policy, RecalledMemory, TurnContext
 from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
 from amphoreus_graph.memory.importance import PathImportance

@@ -237,21 +237,6 @@ class Round:
             self.s.outcome = self._ending(round_limit)
         social.tidy(self)
 
-    def settle(self, agent: str) -> list[str]:
-        """After a change made outside any action (a game master's): an agent whose vital stat is at its min
-        falls as an effect would make it, what it holds dropped or lost. The sentences that tell it (none: it
-        still stands)."""
-        ctx = _Ctx(
-            actor=agent,
-            decision=Decision(action=""),
-            decl=self.w.spec.actions[0],
-            target=None,
-            objective=None,
-            location=self.where[agent] or "",
-        )
-        self.maybe_fall(ctx, agent, None)
-        return ctx.sentences
-
     def _prepare(self) -> None:
         """Before any action is carried out: shields are raised and claims gathered (effects' `prepare`), then
         each objective claimed by several is contested by its kind's rule."""
@@ -473,15 +458,9 @@ class Round:
             visits = [(a, b) for a, row in list(rows.items()) for b in list(row) if a in standing and b in standing]
         for actor, target in visits:
             where = self.s.agents[actor].at if actor else None
-            ctx = _Ctx(
-                actor=actor,
-                decision=Decision(action=""),
-                decl=self.w.spec.actions[0],
-                target=target,
-                objective=None,
-                location=where or "",
-                involved=[n for n in (actor, target) if n],
-            )
+            ctx = self.world_ctx()
+            ctx.actor, ctx.target, ctx.location = actor, target, where or ""
+            ctx.involved = [n for n in (actor, target) if n]
             if not self.w.holds(self.s, actor or None, rule.when, target=target):
                 continue
             ctx.values = {"actor": actor, "target": target or "", "location": where or ""}
