@@ -4,10 +4,11 @@
     .venv/bin/python benchmarks/privacy.py --json           # one JSON object on stdout
     .venv/bin/python benchmarks/privacy.py --cases 200      # fewer cases
 
-A case (tests/privacy_cases.py, shared with the property test in tests/test_memory_privacy.py) is two societies in
-one client whose names may slug alike, 3-6 heirs drawn from adversarial names (accents, combining marks, NFC/NFD
-twins, CJK, emoji, spaces, punctuation, names that slug identically, "access", "public", "*", "PUBLIC", names shaped
-like storage names) or random strings over such characters, 3-14 events (some public, identical texts likely), and
+A case (amphoreus_graph/testing/privacy_cases.py, shared with the conformance suite's property test) is two
+societies in one client whose names may slug alike, 3-6 heirs drawn from adversarial names (accents, combining
+marks, NFC/NFD twins, CJK, emoji, spaces, punctuation, names that slug identically, "access", "public", "*",
+"PUBLIC", names shaped like storage names) or random strings over such characters, 3-14 events (some public,
+identical texts likely), and
 one recall per asking heir with k of 1-8. Each block of 100 cases runs in a fresh process on a fresh store. Each
 recalled record is checked against what the heir may see: its own society's public records and its own private
 records of events it witnessed. `leaked` counts private records that reached anyone else (the figure that must be
@@ -41,8 +42,8 @@ from chromadb.api import ClientAPI
 
 from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
 from amphoreus_graph.models.embedder import default_embedder
+from amphoreus_graph.testing.privacy_cases import random_case, run_case
 from tests.chroma_server import chroma_server
-from tests.privacy_cases import random_case, run_case
 
 RESULTS = Path(__file__).resolve().parent / "results" / "privacy.json"
 # Each block of cases runs in a fresh process with a fresh store (and, for the server backend, a fresh server):
@@ -80,7 +81,7 @@ def run_block(kind: str, root: str, seed: int, block: int, cases: int) -> tuple[
             case = random_case(rng)
             outcome = run_case(lambda society: ChromaIndex(client, society), embedder, case)
             totals["cases"] += 1
-            totals["agents"] += len(case.heirs)
+            totals["agents"] += len(case.agents)
             totals["events"] += len(case.events)
             totals["recalled"] += outcome.recalled
             for key, found in (

@@ -1,5 +1,5 @@
 """What is particular to the shipped backends and the factory; what any backend must do is in the conformance
-suite (tests/memory_conformance.py, run by tests/test_memory_conformance.py)."""
+suite (amphoreus_graph.testing, run by tests/test_memory_conformance.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The memory conformance suite (tests/memory_conformance.py) over each shipped backend: the in-process index,
+"""The memory conformance suite (amphoreus_graph.testing) over each shipped backend: the in-process index,
 embedded Chroma, and a real `chroma run` server."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
-from tests.memory_conformance import MemoryConformance, OpenIndex
+from amphoreus_graph.testing import MemoryConformance, OpenIndex
 
 
 class TestInMemoryIndex(MemoryConformance):

@@ -1,6 +1,6 @@
 """Privacy through the real CLI: two heirs whose names differ by one accent never share a private memory. The
 properties over random events and adversarial names are in the memory conformance suite (every backend runs
-them: tests/memory_conformance.py)."""
+them: amphoreus_graph.testing)."""
 
 from __future__ import annotations
 

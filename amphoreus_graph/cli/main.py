@@ -155,6 +155,7 @@ RUN_OPTIONS = {
     "max_concurrency": "max_concurrency",
     "memory_dir": "memory_dir",
     "chroma_url": "chroma_url",
+    "memory": "memory",
     "recall_k": "recall_k",
     "seeds_dir": "seeds_dir",
     "embedder": "embedder",
@@ -243,7 +244,9 @@ def simulate(
     scenarios = scenario or [default(RunConfig, "scenario")]
     many = societies > 1 or engine is not None or (resume is not None and is_scepter_run(resume))
     _check_modes(societies=societies, engine=engine, ray_cpus=ray_cpus, parallel=parallel)
-    _check_one_society_options(many, live=live, quiet=quiet, events=events, fresh_memory=fresh_memory, api_key=api_key)
+    _check_one_society_options(
+        many, live=live, quiet=quiet, events=events, fresh_memory=fresh_memory, api_key=api_key, memory=run["memory"]
+    )
     shown = "events" if events else "live" if live else "quiet" if quiet else "bars"
     overrides = _overrides(scenario_overrides, many=many, resume=resume is not None)
     if resume is not None and is_scepter_run(resume):
@@ -285,6 +288,8 @@ def simulate(
         _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet, events=events)
         return
     _check_one_society(scenarios, resume=resume, out=config.out, ray=address is not None or ray_cpus is not None)
+    if config.memory is not None:
+        config.memory_store()  # a memory URL no backend takes: one line before any progress bar
     if resume is not None:
         sim = _resumed(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
     else:
@@ -361,7 +366,7 @@ def _check_modes(*, societies: int, engine: str | None, ray_cpus: int | None, pa
 
 
 def _check_one_society_options(
-    many: bool, *, live: bool, quiet: bool, events: bool, fresh_memory: bool, api_key: str | None
+    many: bool, *, live: bool, quiet: bool, events: bool, fresh_memory: bool, api_key: str | None, memory: str | None
 ) -> None:
     """Options that only make sense for one society, refused with many."""
     if live and (quiet or many or events):
@@ -370,6 +375,10 @@ def _check_one_society_options(
         )
     if fresh_memory and many:
         raise AmphoreusError("--fresh-memory wipes one society's memories; expected no --societies or --engine")
+    if memory is not None and many:
+        raise AmphoreusError(
+            "--memory names one society's store; expected --memory-dir or --chroma-url with --societies or --engine"
+        )
     if api_key is not None and many:
         raise AmphoreusError(
             "--api-key with --societies or --engine: the key is never written to the plan its societies read; "

@@ -8,7 +8,8 @@ An index also keeps two small side stores: the last-access tick of each record (
 rows so that a round's recalls make one write for all agents) and the claim of the run that owns the society.
 
 Backends: chroma_index.ChromaIndex (embedded or a server; the default) and inmemory_index.InMemoryIndex
-(numpy, exact; tests and throwaway societies). tests/memory_conformance.py pins what any backend must do.
+(numpy, exact; tests and throwaway societies); a MemoryBackend opens a store's indexes, chosen by a memory URL
+(backends.py). amphoreus_graph.testing pins what any backend must do.
 """
 
 from __future__ import annotations
@@ -94,6 +95,16 @@ class RecordIndex(Protocol):
 
     def close(self) -> None:
         """Let go of the store (an embedded directory's lock); the index is not used afterwards."""
+        ...
+
+
+class MemoryBackend(Protocol):
+    """A store of societies' memories, as a memory URL names it (backends.py): it opens each society's index."""
+
+    def open_index(self, society: str, *, shared: bool = False) -> RecordIndex:
+        """The society's index in this store; a store that cannot be opened is one AmphoreusError line. `shared`:
+        several runs of this process use the store at once (Studio); a backend without per-process clients may
+        ignore it."""
         ...
 
 

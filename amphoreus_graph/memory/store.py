@@ -1,5 +1,6 @@
 """The society's memory seam: what it needs (Memory), a memory that keeps nothing (NullMemory), and the one way
-to open a Remembrance from a typed MemorySpec (an embedded Chroma directory, a Chroma server, or this process).
+to open a Remembrance from a store: a typed MemorySpec (an embedded Chroma directory, a Chroma server, or this
+process: the packaged backends) or any MemoryBackend a memory URL names (backends.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from amphoreus_graph.contracts.turn import RecalledMemory
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.chroma_index import ChromaIndex, StoreLock, open_chroma
 from amphoreus_graph.memory.importance import ImportanceRater
-from amphoreus_graph.memory.index import RecordIndex
+from amphoreus_graph.memory.index import MemoryBackend, RecordIndex
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.rebuild import set_aside_if_damaged
 from amphoreus_graph.memory.reflection import Reflector
@@ -79,26 +80,33 @@ class MemorySpec(BaseModel):
             raise ValueError("expected a directory or a url, not both")
         return self
 
+    def open_index(self, society: str, *, shared: bool = False) -> RecordIndex:
+        """The society's index in this store (MemoryBackend): see the module's `open_index`."""
+        return open_index(self, society, shared=shared)
+
 
 def open_memory(
-    spec: MemorySpec,
+    spec: MemoryBackend,
     society: str,
     agents: list[str],
     *,
+    embedder: str | None = None,
     shared: bool = False,
     config: MemoryConfig | None = None,
     paths: dict[str, str] | None = None,
     rater: ImportanceRater | None = None,
     reflector: Reflector | None = None,
 ) -> Remembrance:
-    """A society's Remembrance over the index `spec` names (see `open_index`)."""
-    index = open_index(spec, society, shared=shared)
+    """A society's Remembrance over its index in the store `spec` (see `open_index`), filed by `embedder` (default:
+    a MemorySpec's own, else the default model)."""
+    index = spec.open_index(society, shared=shared)
     try:
-        embedder = default_embedder(spec.embedder)
+        model = embedder or (spec.embedder if isinstance(spec, MemorySpec) else DEFAULT_MODEL)
+        encoder = default_embedder(model)
     except BaseException:
         index.close()
         raise
-    return Remembrance(index, agents, embedder, config=config, paths=paths, rater=rater, reflector=reflector)
+    return Remembrance(index, agents, encoder, config=config, paths=paths, rater=rater, reflector=reflector)
 
 
 def open_index(spec: MemorySpec, society: str, *, shared: bool = False) -> RecordIndex:
@@ -123,10 +131,13 @@ def open_index(spec: MemorySpec, society: str, *, shared: bool = False) -> Recor
         raise
 
 
-def ready_to_rebuild(spec: MemorySpec, society: str) -> str | None:
+def ready_to_rebuild(spec: MemoryBackend, society: str) -> str | None:
     """Before `--fresh-memory` discards a run's checkpoint: the store it will rebuild the society's memories in
     can be opened (a server answers; an embedded directory is free and undamaged, or damaged and moved aside:
-    rebuild.py, whose line saying so is returned). A store that cannot is one line, and nothing is discarded."""
+    rebuild.py, whose line saying so is returned). A store that cannot is one line, and nothing is discarded.
+    Another package's backend is checked when the run opens it."""
+    if not isinstance(spec, MemorySpec):
+        return None
     if spec.directory is not None:
         return set_aside_if_damaged(spec.directory, society)
     if spec.url is not None:

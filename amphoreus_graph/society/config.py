@@ -12,9 +12,12 @@ from typing import Any
 from pydantic import Field
 
 from amphoreus_graph.atomic import write_json
-from amphoreus_graph.errors import stored_model
+from amphoreus_graph.errors import AmphoreusError, stored_model
 from amphoreus_graph.layout import RunDir
+from amphoreus_graph.memory.backends import memory_backend
+from amphoreus_graph.memory.index import MemoryBackend
 from amphoreus_graph.memory.ownership import fingerprint
+from amphoreus_graph.memory.store import MemorySpec
 from amphoreus_graph.models.cache import ResponseCache
 from amphoreus_graph.models.structured import Mode
 from amphoreus_graph.models.transport import Transport
@@ -73,8 +76,20 @@ class RunConfig(WorldRun, RunSettings):
 
     @property
     def memory_path(self) -> Path:
-        """The embedded memory store's directory (unused with `chroma_url`)."""
+        """The embedded memory store's directory (unused with `chroma_url` or `memory`)."""
         return self.memory_dir or self.files.memory
+
+    def memory_store(self) -> MemoryBackend:
+        """Where the run's memories live: the store its memory URL names, else its Chroma directory or the server
+        (`memory_dir=D` is `memory="chroma://D"`, `chroma_url="http://H:P"` is `memory="chroma+http://H:P"`);
+        a URL no backend takes, or given beside those two, is one line."""
+        if self.memory is not None:
+            if self.memory_dir is not None or self.chroma_url is not None:
+                given = "--memory-dir" if self.memory_dir is not None else "--chroma-url"
+                raise AmphoreusError(f"--memory {self.memory!r} and {given} both name the store; expected one")
+            return memory_backend(self.memory, self.out)
+        directory = self.memory_path if self.chroma_url is None else None
+        return MemorySpec(directory=directory, url=self.chroma_url, embedder=self.embedder)
 
     def cache_file(self) -> Path | None:
         """Where the response cache lives (None: off)."""
@@ -103,7 +118,8 @@ class RunConfig(WorldRun, RunSettings):
         """The config of a run a graph set up from its input and settings alone (Studio), with absolute paths, so
         its directory can be read from anywhere. Blocking: relative directories resolve against the working
         directory (`os.getcwd`, which `langgraph dev` refuses on its event loop)."""
-        memory_dir = Path(settings.memory_dir).resolve() if settings.memory_dir and not settings.chroma_url else None
+        elsewhere = settings.chroma_url or settings.memory  # the store is named otherwise: no directory
+        memory_dir = Path(settings.memory_dir).resolve() if settings.memory_dir and not elsewhere else None
         return cls(
             **world.model_dump(include=set(WorldRun.model_fields)),
             cycles=cycles,

@@ -125,6 +125,7 @@ def _replay_config(plan: ForkPlan) -> RunConfig:
             # parent's society (the fork keeps its name); a replay into a store of its own is checked as any other
             "memory_dir": None,
             "chroma_url": None,
+            "memory": None,
             "cache_dir": None,
             "cache": True,
             "run_token": "",

@@ -36,19 +36,21 @@ from amphoreus_graph.society.services import build_memory
 
 @contextmanager
 def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
-    """The run's scenario and its memory, where `config.json` says it lives (directory or server).
+    """The run's scenario and its memory, where `config.json` says it lives (directory, server, or the store its
+    memory URL names).
 
     A store directory that is not there is one line: opening it would create an empty store, and every agent
     would seem to remember nothing."""
     config = stored_config(run)
     scenario = load_scenario(config.scenario)
-    memory_dir = config.memory_path
-    if not config.chroma_url and not memory_dir.is_dir():
+    spec = config.memory_store()
+    memory_dir = spec.directory if isinstance(spec, MemorySpec) else None
+    if memory_dir is not None and not memory_dir.is_dir():
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
-    url = config.chroma_url
-    with read_copy(None if url else memory_dir) as copied:
-        spec = MemorySpec(directory=copied, url=url, embedder=config.embedder)
-        memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy())
+    with read_copy(memory_dir) as copied:
+        if copied is not None:
+            spec = MemorySpec(directory=copied)
+        memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy(), embedder=config.embedder)
         try:
             yield scenario, memory
         finally:

@@ -60,18 +60,13 @@ from amphoreus_graph.society.summary import AgentUse, CacheUse, RunSummary
 __all__ = ["RunConfig", "Simulation", "build_summary"]
 
 
-def society_memory_spec(cfg: RunConfig) -> MemorySpec:
-    """Where the run's own memory lives: its Chroma directory or the server."""
-    directory = cfg.memory_path if cfg.chroma_url is None else None
-    return MemorySpec(directory=directory, url=cfg.chroma_url, embedder=cfg.embedder)
-
-
 def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
-    """The run's own memory (its Chroma directory, locked, or the server), with one-line errors for a bad store."""
-    spec = society_memory_spec(cfg)
-    if spec.directory is not None:
-        writable_dir(spec.directory, "--memory-dir")
-    return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy)
+    """The run's own memory (its Chroma directory, locked, the server, or the store its memory URL names), with
+    one-line errors for a bad store."""
+    spec = cfg.memory_store()
+    if isinstance(spec, MemorySpec) and spec.directory is not None:
+        writable_dir(spec.directory, "--memory" if cfg.memory is not None else "--memory-dir")
+    return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy, embedder=cfg.embedder)
 
 
 class Simulation:
@@ -255,6 +250,8 @@ class Simulation:
             raise RunStopped(f"{unreachable}; nothing was run (start the server, or check --base-url)")
         if self.fresh_memory and self._memory is not None:
             raise AmphoreusError("--fresh-memory wipes the memory a run opens itself; expected no memory passed in")
+        if self._memory is None:
+            cfg.memory_store()  # a memory URL no backend takes
         return policy
 
     def _prepare(self, resume: bool) -> None:
@@ -262,7 +259,7 @@ class Simulation:
         response cache opens (unusable: one line now)."""
         cfg = self.config
         if self.fresh_memory:  # before the checkpoint is discarded: a store that cannot be rebuilt refuses here
-            self._set_aside = ready_to_rebuild(society_memory_spec(cfg), cfg.run_id)
+            self._set_aside = ready_to_rebuild(cfg.memory_store(), cfg.run_id)
         prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
         self._calls.read()  # what earlier processes of the run sent (a damaged log: one line)
         if self._cache is not None and (self._cache.users or self._cache.path.exists()):
@@ -274,7 +271,8 @@ class Simulation:
         owner = StoreOwner(token=cfg.run_token, run_dir=str(cfg.out), fingerprint=cfg.fingerprint())
         position = checkpoint_tick(values, cfg.rounds or scenario.rounds_per_cycle)
         filed = Tally.of_json(values["memory_tally"]).records if values.get("memory_tally") else 0
-        own_store = cfg.chroma_url is None and cfg.memory_dir is None
+        spec = cfg.memory_store()
+        own_store = isinstance(spec, MemorySpec) and spec.directory == cfg.files.memory
         claim_store(
             store,
             owner,
@@ -288,7 +286,7 @@ class Simulation:
 
     def _where(self) -> str:
         """The memory store, as a user named it."""
-        return self.config.chroma_url or str(self.config.memory_path)
+        return self.config.memory or self.config.chroma_url or str(self.config.memory_path)
 
     async def run(self, *, resume: bool = False) -> dict[str, Any]:
         """Run to the end and return the summary."""

@@ -23,7 +23,9 @@ from amphoreus_graph.contracts.bounds import MAX_COUNT
 from amphoreus_graph.contracts.memory_seam import Memory
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.layout import RunDir
+from amphoreus_graph.memory.backends import memory_backend
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance, PathImportance
+from amphoreus_graph.memory.index import MemoryBackend
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import seeds_folder
@@ -69,6 +71,11 @@ class RunSettings(BaseModel):
     )
     recall_k: int = Field(default=5, ge=0, le=MAX_COUNT, description="memories recalled per turn")
     chroma_url: str | None = Field(default=None, description="use a Chroma server, e.g. http://127.0.0.1:8000")
+    memory: str | None = Field(
+        default=None,
+        description="the memory store as a URL: chroma:///PATH, chroma+http://HOST:PORT, memory:// or a scheme a "
+        "package registers (instead of --memory-dir or --chroma-url)",
+    )
     embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or local path")
     seeds_dir: str | None = Field(
         default=None, description="seed memories: SEEDS_DIR/<scenario>/*.yaml (default: the scenario's own)"
@@ -110,15 +117,19 @@ class SocietySettings(RunSettings, BaseSettings):
     def _build(self, run_id: str, scenario: Scenario) -> Services:
         # absolute: Chroma tells its embedded stores apart by the path as given, so a relative one opened again
         # after the process changed its working directory (a notebook, a test) would reach the first one's store
-        directory = Path(self.memory_dir).resolve() if self.memory_dir and self.chroma_url is None else None
-        spec = MemorySpec(directory=directory, url=self.chroma_url, embedder=self.embedder)
         run_dir = self.run_dir_of(run_id)
+        spec: MemoryBackend
+        if self.memory is not None:  # a URL names the store: it goes before memory_dir, which has a default here
+            spec = memory_backend(self.memory, run_dir.resolve())
+        else:
+            directory = Path(self.memory_dir).resolve() if self.memory_dir and self.chroma_url is None else None
+            spec = MemorySpec(directory=directory, url=self.chroma_url, embedder=self.embedder)
         # answers kept as the CLI keeps them: a thread re-run asks nothing twice, and a fork can replay the run
         cache = ResponseCache(RunDir(run_dir).cache)
         policy = resolve_model(self.model, base_url=self.base_url, max_concurrency=self.max_concurrency, cache=cache)
         return Services(
             policy=policy,
-            memory=build_memory(spec, run_id, scenario, policy, shared=True),
+            memory=build_memory(spec, run_id, scenario, policy, embedder=self.embedder, shared=True),
             samples=ShardWriter(RunDir(run_dir).samples),
             chronicle=ChronicleWriter(run_dir),
             recall_k=self.recall_k,
@@ -135,7 +146,13 @@ def default_settings() -> SocietySettings:
 
 
 def build_memory(
-    spec: MemorySpec, society: str, scenario: Scenario, policy: Policy, *, shared: bool = False
+    spec: MemoryBackend,
+    society: str,
+    scenario: Scenario,
+    policy: Policy,
+    *,
+    embedder: str | None = None,
+    shared: bool = False,
 ) -> Remembrance:
     """A society's memory set up from its scenario, in the store `spec` names (`shared`: through the process's
     one client of it); a policy that asks a chat model also has it rate importance and reflect (counted under
@@ -151,6 +168,7 @@ def build_memory(
         spec,
         society,
         scenario.agent_names,
+        embedder=embedder,
         shared=shared,
         config=scenario.memory,
         paths={a.name: a.path for a in scenario.agents},

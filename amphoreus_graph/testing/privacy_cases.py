@@ -1,8 +1,8 @@
 """Adversarial privacy cases for Remembrance, shared by the memory conformance suite and benchmarks/privacy.py.
 
-A case is two societies in one store (their names may slug alike), the same heirs in each (names that
+A case is two societies in one store (their names may slug alike), the same agents in each (names that
 differ only in accents, spaces, punctuation or script, NFC/NFD variants of one visible name, reserved-looking
-names), events filed in each, and one recall per asking heir in each. The invariant: a heir recalls only its
+names), events filed in each, and one recall per asking agent in each. The invariant: an agent recalls only its
 own society's public records and its own private records of events it witnessed, each flagged public exactly
 when it is public, and as many as it may see, up to k.
 """
@@ -39,9 +39,9 @@ ADVERSARIAL_NAMES = [
     "김민지",
     "Ἀγλαΐα",
     "🜂",
-    "🔥 Phainon",
-    "Phainon",
-    "Phainon ",
+    "🔥 Bram",
+    "Bram",
+    "Bram ",
     "access",
     "Access",
     "public",
@@ -51,7 +51,7 @@ ADVERSARIAL_NAMES = [
     "@",
     "a@b",
     "b",
-    "heir",
+    "agent",
     "int",
     "am2",
     "m-x--access",
@@ -76,7 +76,7 @@ class Event:
 @dataclass(frozen=True)
 class Case:
     societies: tuple[str, str]
-    heirs: tuple[str, ...]
+    agents: tuple[str, ...]
     events: tuple[Event, ...]
     queries: dict[str, str]
     k: int
@@ -84,7 +84,7 @@ class Case:
 
 @dataclass
 class Outcome:
-    """What one case broke: records a heir may not see (leaks), wrong public flags or texts, shortfalls, and
+    """What one case broke: records an agent may not see (leaks), wrong public flags or texts, shortfalls, and
     storage names shared by two identities."""
 
     recalled: int = 0
@@ -106,14 +106,14 @@ def society_pair(first: str, second: str) -> tuple[str, str]:
 
 def run_case(open_index: Callable[[str], RecordIndex], embedder: Embedder, case: Case) -> Outcome:
     """File the case's events in both societies (each in the index `open_index` gives for it), recall for every
-    asking heir, check the invariant; the societies' memories are dropped afterwards. Storage names are checked
-    too: no two societies may share a Chroma collection, nor two heirs a row key, whichever backend runs the case."""
+    asking agent, check the invariant; the societies' memories are dropped afterwards. Storage names are checked
+    too: no two societies may share a Chroma collection, nor two agents a row key, whichever backend runs the case."""
     out = Outcome()
     names = [internal_collection(s, what) for s in case.societies for what in ("rows", "access")]
-    keys = [holder_prefix(h) for h in case.heirs]
+    keys = [holder_prefix(h) for h in case.agents]
     if len(set(names)) != len(names) or len(set(keys)) != len(keys):
-        out.collisions.append(f"{case.societies} {case.heirs}")
-    memories = [Remembrance(open_index(society), list(case.heirs), embedder) for society in case.societies]
+        out.collisions.append(f"{case.societies} {case.agents}")
+    memories = [Remembrance(open_index(society), list(case.agents), embedder) for society in case.societies]
     try:
         for index, memory in enumerate(memories):
             memory.remember(
@@ -133,21 +133,21 @@ def run_case(open_index: Callable[[str], RecordIndex], embedder: Embedder, case:
             )
         for index, memory in enumerate(memories):
             found = memory.recall(case.queries, case.k, NOW)
-            for heir, recalled in found.items():
+            for agent, recalled in found.items():
                 allowed = {
-                    record_id(f"s{index}e{i}", None if e.public else heir): e
+                    record_id(f"s{index}e{i}", None if e.public else agent): e
                     for i, e in enumerate(case.events)
-                    if e.society == index and (e.public or heir in e.witnesses)
+                    if e.society == index and (e.public or agent in e.witnesses)
                 }
                 out.recalled += len(recalled)
                 for m in recalled:
                     event = allowed.get(m.id)
                     if event is None:
-                        out.leaks.append(f"society {index} heir {heir!r} recalled {m.id!r}")
+                        out.leaks.append(f"society {index} agent {agent!r} recalled {m.id!r}")
                     elif event.public != m.public or event.text != m.text:
-                        out.mislabelled.append(f"society {index} heir {heir!r}: {m.id!r} public={m.public}")
+                        out.mislabelled.append(f"society {index} agent {agent!r}: {m.id!r} public={m.public}")
                 if len(recalled) != min(case.k, len(allowed)) or len({m.id for m in recalled}) != len(recalled):
-                    out.missed.append(f"society {index} heir {heir!r}: {len(recalled)} of {len(allowed)}")
+                    out.missed.append(f"society {index} agent {agent!r}: {len(recalled)} of {len(allowed)}")
     finally:
         for memory in memories:
             memory.drop()
@@ -163,33 +163,33 @@ def random_name(rng: random.Random) -> str:
 
 def random_case(rng: random.Random) -> Case:
     """One case as benchmarks/privacy.py draws it (the property test draws its own with hypothesis)."""
-    heirs: list[str] = []
+    agents: list[str] = []
     size = rng.randint(3, 6)
-    while len(heirs) < size:
+    while len(agents) < size:
         name = random_name(rng)
-        if name not in heirs:
-            heirs.append(name)
+        if name not in agents:
+            agents.append(name)
     first, second = random_name(rng), random_name(rng)
     events = tuple(
         Event(
             society=rng.randrange(2),
-            text=" ".join(rng.choices(WORDS + heirs, k=rng.randint(2, 5))),
-            witnesses=frozenset(rng.sample(heirs, rng.randint(0, len(heirs)))),
+            text=" ".join(rng.choices(WORDS + agents, k=rng.randint(2, 5))),
+            witnesses=frozenset(rng.sample(agents, rng.randint(0, len(agents)))),
             public=rng.random() < 0.2,
         )
         for _ in range(rng.randint(3, 14))
     )
-    asking = rng.sample(heirs, rng.randint(1, len(heirs)))
+    asking = rng.sample(agents, rng.randint(1, len(agents)))
     queries = {h: " ".join(rng.choices(WORDS, k=rng.randint(1, 3))) for h in asking}
     societies = society_pair(first, second if second != first else second + "'")
-    return Case(societies, tuple(heirs), events, queries, rng.randint(1, 8))
+    return Case(societies, tuple(agents), events, queries, rng.randint(1, 8))
 
 
 def as_case(
     societies: tuple[str, str],
-    heirs: Sequence[str],
+    agents: Sequence[str],
     events: Sequence[tuple[int, str, frozenset[str], bool]],
     queries: dict[str, str],
     k: int,
 ) -> Case:
-    return Case(societies, tuple(heirs), tuple(Event(*e) for e in events), queries, k)
+    return Case(societies, tuple(agents), tuple(Event(*e) for e in events), queries, k)
