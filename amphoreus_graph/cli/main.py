@@ -392,7 +392,7 @@ def _run_one(sim: Any, *, resume: bool, shown: str) -> None:
 async def _print_events(run: Any, *, resume: bool) -> None:
     """Each progress event of a run (a Simulation or a Scepter) as a line of JSON."""
     async for event in run.stream(resume=resume):
-        print(json.dumps(event), flush=True)
+        print(json.dumps(event.payload()), flush=True)
 
 
 # simulate's options a fork may change, by the RunConfig field each sets (society/fork.py says which fields may)
