@@ -8,9 +8,11 @@ other names of `__all__` (docs/library.md). Each is imported on first use, from 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which `import amphoreus_graph` does not need
 if TYPE_CHECKING:
+    from typing import Any
+
     from amphoreus_graph.contracts import events as events
     from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
     from amphoreus_graph.contracts.world import World
