@@ -172,7 +172,7 @@ async def one_run(societies: int, args: argparse.Namespace, rounds: int) -> dict
         wall = time.perf_counter() - started
         cpu_after = os.times()
     cpu = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
-    samples = int(summary["samples_written"])
+    samples = summary.samples_written
     return {
         "societies": societies,
         "samples": samples,

@@ -170,7 +170,7 @@ def society(variant: str, latency_s: float, rounds: int) -> tuple[list[float], f
 
         async def run() -> None:
             async for event in sim.stream():
-                if event.get("type") == "round_done":
+                if event.type == "round_done":
                     marks.append(time.perf_counter())
 
         asyncio.run(run())

@@ -153,8 +153,8 @@ def society_round(latency_s: float, rounds: int, *, real_memory: bool, transport
 
         async def run() -> None:
             async for event in sim.stream():
-                if event.get("type") in {"round_started", "turn_done", "round_done"}:
-                    marks.append((event["type"], time.perf_counter()))
+                if event.type in {"round_started", "turn_done", "round_done"}:
+                    marks.append((event.type, time.perf_counter()))
 
         asyncio.run(run())
     done = [at for kind, at in marks if kind == "round_done"]

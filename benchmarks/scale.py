@@ -94,6 +94,7 @@ class WriteCalls:
 
 def run_society(agents: int, cycles: int, attention: int | None = None) -> dict[str, Any]:
     """One offline run of the cloned fair world: round walls by cycle, turns, Chroma writes, checkpoint bytes."""
+    from amphoreus_graph.contracts.events import RoundDone
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
     writes = WriteCalls()
@@ -107,12 +108,12 @@ def run_society(agents: int, cycles: int, attention: int | None = None) -> dict[
         async def run() -> None:
             nonlocal turns
             async for event in sim.stream():
-                if event["type"] == "turn_done":
+                if event.type == "turn_done":
                     turns += 1
-                elif event["type"] == "round_started":
+                elif event.type == "round_started":
                     turns = 0
-                elif event["type"] == "round_done":
-                    done.append((event["cycle"], time.perf_counter(), turns))
+                elif isinstance(event, RoundDone):
+                    done.append((event.cycle, time.perf_counter(), turns))
 
         asyncio.run(run())
         checkpoint = out / "checkpoint.sqlite"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from amphoreus_graph.contracts.events import RoundDone
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.society.runner import RunConfig, Simulation
 
@@ -196,7 +197,7 @@ def stopped_fork(parent: Path, out: Path) -> None:
         RunDir(out).root.mkdir(parents=True)
         RunDir(out).fork_plan.write_text(plan.model_dump_json())
         async for event in Simulation(_replay_config(plan)).stream():
-            if event["type"] == "round_done" and (event["cycle"], event["round"]) == (1, 2):
+            if isinstance(event, RoundDone) and (event.cycle, event.round) == (1, 2):
                 break
 
     asyncio.run(cancelled_replay())

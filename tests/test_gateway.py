@@ -215,7 +215,7 @@ def test_a_resumed_run_does_not_ask_again_what_was_answered(tmp_path, openai_ser
     asked_again = {r.key for r, _ in recorder.seen}
     assert not answered & asked_again, "nothing the server answered before is asked again"
     assert any(stuck in r.prompt and "round 2." in r.prompt for r, _ in recorder.seen), "the hung one is"
-    assert summary["fallbacks"] == 0
+    assert summary.fallbacks == 0
     unbroken = [s.model_dump() for s in read_samples(tmp_path / "unbroken" / "run" / "samples")]
     assert [s.model_dump() for s in read_samples(run / "samples")] == unbroken
 

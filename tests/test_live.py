@@ -9,7 +9,7 @@ from collections import Counter
 from rich.console import Console
 
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.contracts.events import CycleStarted, RoundDone, TurnDone, parse_event
+from amphoreus_graph.contracts.events import CycleStarted, RoundDone, TurnDone
 from amphoreus_graph.live import LiveDashboard
 from amphoreus_graph.society.runner import RunConfig, Simulation
 from tests.test_toy_world import DEFAULT_WORLD, TOY
@@ -32,23 +32,23 @@ def test_the_dashboard_follows_a_real_run(tmp_path, embedder):
     before = _screen(board)
     for gauge in genesis.gauges:
         assert f"{gauge.name} {gauge.value:g}/{gauge.high:g}" in before, "the world as the cycle starts"
-    screens: list[tuple[dict, dict[str, str], str]] = []
+    screens: list[tuple[RoundDone, dict[str, str], str]] = []
     actions: dict[str, str] = {}
 
     async def watch() -> None:
         config = RunConfig(scenario="trio", cycles=2, rounds=3, seed=11, out=tmp_path / "live")
         async for event in Simulation(config).stream():
-            board.update(parse_event(event))
-            if event["type"] == "turn_done":
-                actions[event["agent"]] = event["action"].replace("_", " ")
-            if event["type"] == "round_done":
+            board.update(event)
+            if isinstance(event, TurnDone):
+                actions[event.agent] = event.action.replace("_", " ")
+            if isinstance(event, RoundDone):
                 screens.append((event, dict(actions), _screen(board)))
 
     asyncio.run(watch())
     assert len(screens) >= 2
     for event, last_actions, screen in screens:
-        view = event["view"]
-        assert f"cycle {event['cycle']}/2" in screen and f"round {event['round']}/3" in screen
+        view = event.view
+        assert f"cycle {event.cycle}/2" in screen and f"round {event.round}/3" in screen
         assert view["gauges"] and all(f"{g['name']} {g['value']:g}/{g['high']:g}" in screen for g in view["gauges"]), (
             "each gauge in its own range"
         )

@@ -112,13 +112,13 @@ def checkout_stand_in(where: Path) -> Path:
     return where
 
 
-def run_block(block: Block, cwd: Path, replace: dict[str, str] | None = None) -> str:
-    """Run one block (bash with -euo pipefail, or Python in a fresh interpreter) and return its stdout; fail with
-    its output unless it exits 0 within the timeout. `replace` rewrites exact strings of the code first (the Studio
-    server's URL)."""
+def run_block(block: Block, cwd: Path, replace: dict[str, str] | None = None, source: str = "README.md") -> str:
+    """Run one block (bash with -euo pipefail, or Python in a fresh interpreter) of `source` and return its stdout;
+    fail with its output unless it exits 0 within the timeout. `replace` rewrites exact strings of the code first
+    (the Studio server's URL)."""
     code = block.code
     for old, new in (replace or {}).items():
-        assert old in code, f"README.md:{block.line}: expected {old!r} in the block"
+        assert old in code, f"{source}:{block.line}: expected {old!r} in the block"
         code = code.replace(old, new)
     if block.language == "python":
         argv = [sys.executable, "-c", code]
@@ -128,9 +128,9 @@ def run_block(block: Block, cwd: Path, replace: dict[str, str] | None = None) ->
         done = subprocess.run(argv, cwd=cwd, env=block_env(), capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
     except subprocess.TimeoutExpired as error:
         partial = error.stdout.decode(errors="replace") if isinstance(error.stdout, bytes) else error.stdout or ""
-        pytest.fail(f"README.md:{block.line} ({block.language}) ran past {BLOCK_TIMEOUT_S}s:\n{partial}")
+        pytest.fail(f"{source}:{block.line} ({block.language}) ran past {BLOCK_TIMEOUT_S}s:\n{partial}")
     output = done.stdout + done.stderr
-    assert done.returncode == 0, f"README.md:{block.line} ({block.language}) exited {done.returncode}:\n{output}"
+    assert done.returncode == 0, f"{source}:{block.line} ({block.language}) exited {done.returncode}:\n{output}"
     return done.stdout
 
 

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from amphoreus_graph.catalogs.scenario import load_scenario
+from amphoreus_graph.contracts.events import ProgressEvent, Reflected
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.memory.chroma_index import open_chroma
 from amphoreus_graph.memory.importance import ModelImportance, PathImportance
@@ -35,7 +36,7 @@ def trio_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("remembrance") / "trio"
     sim = Simulation(RunConfig(scenario="trio", cycles=2, seed=3, out=run))
 
-    async def collect() -> list[dict]:
+    async def collect() -> list[ProgressEvent]:
         return [e async for e in sim.stream()]
 
     events = asyncio.run(collect())
@@ -55,7 +56,7 @@ def test_seed_memories_are_planted_at_genesis(trio_run):
 
 def test_reflections_appear_and_cite_existing_evidence(trio_run):
     _, events, records = trio_run
-    reflected = [e for e in events if e["type"] == "reflected"]
+    reflected = [e for e in events if isinstance(e, Reflected)]
     assert reflected, "the budget is spent within a trio run, so someone reflects"
     cyrene = {r.id: r for r in records["Cyrene"]}
     mine = [r for r in cyrene.values() if r.kind is MemoryKind.REFLECTION]

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from amphoreus_graph.contracts.events import parse_event
+from amphoreus_graph.contracts.events import SocietyUpdate, parse_event
 from amphoreus_graph.models.limits import endpoint_limiter, share_endpoints
 from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
 from amphoreus_graph.scepter.ray_engine import batches, run_batch, shares
+from amphoreus_graph.scepter.runner import ScepterSummary
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.samples import iter_samples
 from tests.openai_server import InFlight
@@ -41,7 +42,7 @@ def _ids(run: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory) -> tuple[Path, dict]:
+def local_run(tmp_path_factory) -> tuple[Path, ScepterSummary]:
     """Three trio societies (2 rounds each) on the local engine; the reference for the other tests."""
     run = tmp_path_factory.mktemp("local") / "scepter"
     summary = asyncio.run(Scepter(_plan(run)).run())
@@ -60,11 +61,11 @@ def ray_cluster():
 def test_local_engine_runs_three_complete_societies_with_their_own_seeds(local_run):
     run, summary = local_run
     names = [f"scepter-s{i:03d}" for i in range(3)]
-    assert summary["societies"] == 3 and [s["society"] for s in summary["per_society"]] == names
-    assert [s["seed"] for s in summary["per_society"]] == [11, 12, 13]
+    assert summary.societies == 3 and [s.society for s in summary.per_society] == names
+    assert [s.seed for s in summary.per_society] == [11, 12, 13]
     expected = {f"{name}/c1/r{r}/{heir}" for name in names for r in (1, 2) for heir in TRIO}
     ids = _ids(run)
-    assert len(ids) == len(set(ids)) == summary["samples_written"] == len(expected)
+    assert len(ids) == len(set(ids)) == summary.samples_written == len(expected)
     assert set(ids) == expected
     for name in names:  # every society is an ordinary, finished run of its own
         society = run / "societies" / name
@@ -90,10 +91,10 @@ async def test_samples_stream_to_disk_round_by_round(tmp_path):
     run = tmp_path / "streamed"
     seen_mid_run = []
     async for event in Scepter(_plan(run, societies=2, rounds=3)).stream():
-        parse_event(event)  # a typed progress event, whichever the Scepter yields
-        if event["type"] == "society" and 0 < event["position"] < 3:
-            shard = run / "societies" / event["society"] / "samples" / "cycle-0001.jsonl"
-            seen_mid_run.append(len(shard.read_bytes().splitlines()) == 3 * event["position"])
+        assert parse_event(event.payload()) == event  # typed, and JSON-able as it is
+        if isinstance(event, SocietyUpdate) and 0 < event.position < 3:
+            shard = run / "societies" / event.society / "samples" / "cycle-0001.jsonl"
+            seen_mid_run.append(len(shard.read_bytes().splitlines()) == 3 * event.position)
     assert seen_mid_run and all(seen_mid_run)
 
 
@@ -133,9 +134,9 @@ def test_same_seeds_same_samples_on_local_and_ray(local_run, ray_cluster, tmp_pa
     reference, local_summary = local_run
     run = tmp_path / "scepter"
     summary = asyncio.run(Scepter(_plan(run, engine="ray")).run())
-    assert summary["engine"] == "ray" and summary["samples_written"] == local_summary["samples_written"]
+    assert summary.engine == "ray" and summary.samples_written == local_summary.samples_written
     assert _shards(run) == _shards(reference)
-    for name in (s["society"] for s in summary["per_society"]):
+    for name in (s.society for s in summary.per_society):
         society = run / "societies" / name
         assert (society / "samples").is_dir() and (society / "checkpoint.sqlite").is_file()
 
@@ -170,7 +171,7 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing(ray_cluster, tmp_path)
     assert read_progress(victim)["pid"] != progress["pid"]  # a new worker finished it from its checkpoint
     expected = {f"killed-s{i:03d}/c1/r{r}/{heir}" for i in range(2) for r in range(1, 5) for heir in TRIO}
     ids = _ids(run)
-    assert len(ids) == len(set(ids)) == summary["samples_written"] == len(expected)
+    assert len(ids) == len(set(ids)) == summary.samples_written == len(expected)
     assert set(ids) == expected
 
 

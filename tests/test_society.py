@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from amphoreus_graph.contracts.events import Done, ProgressEvent, RoundDone, RoundStarted
 from amphoreus_graph.memory.store import NullMemory
 from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.guard import Limits
@@ -12,7 +13,7 @@ from amphoreus_graph.society.runner import RunConfig, Simulation
 from amphoreus_graph.society.samples import ShardWriter, read_samples
 
 
-async def _events(sim: Simulation) -> list[dict]:
+async def _events(sim: Simulation) -> list[ProgressEvent]:
     return [event async for event in sim.stream()]
 
 
@@ -26,13 +27,13 @@ async def test_a_12_heir_round_with_a_half_second_model_takes_under_a_second(tmp
     )
     stamps: dict[tuple[str, int], float] = {}
     async for event in sim.stream():
-        if event["type"] in ("round_started", "round_done"):
-            stamps[(event["type"], event["round"])] = time.perf_counter()
+        if isinstance(event, RoundStarted | RoundDone):
+            stamps[(event.type, event.round)] = time.perf_counter()
     took = [stamps[("round_done", r)] - stamps[("round_started", r)] for r in (1, 2)]
     # One wave of calls is ~0.55 s a round; two waves would be over 1 s, twelve in a row 6 s. A disk stall on a busy
     # machine once added 0.46 s to one round: every round stays under three waves, and one is a single wave.
     assert max(took) < 1.5 and min(took) < 1.0, f"rounds took {took}: turns are not concurrent"
-    assert sim.summary is not None and sim.summary["model_calls"] == 24
+    assert sim.summary is not None and sim.summary.model_calls == 24
 
 
 async def test_faulty_model_run_completes_and_counts_faults(tmp_path):
@@ -45,18 +46,18 @@ async def test_faulty_model_run_completes_and_counts_faults(tmp_path):
     )
     summary = await sim.run()
     samples = read_samples(tmp_path / "faulty" / "samples")
-    assert summary["samples_written"] == len(samples) == summary["turns"] == 2 * 2 * 12
-    assert summary["failures"] > 0 and summary["repaired"] > 0
+    assert summary.samples_written == len(samples) == summary.turns == 2 * 2 * 12
+    assert summary.failures > 0 and summary.repaired > 0
     flagged = [s for s in samples if "fallback" in s.flags]
-    assert summary["fallbacks"] == len(flagged)
-    assert json.loads((tmp_path / "faulty" / "summary.json").read_text())["failures"] == summary["failures"]
+    assert summary.fallbacks == len(flagged)
+    assert json.loads((tmp_path / "faulty" / "summary.json").read_text())["failures"] == summary.failures
     for sample in samples:
         assert sample.messages[-1]["role"] == "assistant"
         assert json.loads(sample.messages[-1]["content"])["action"] == sample.decision.action
 
 
 async def _run_trio(parent: Path) -> dict:
-    return await Simulation(RunConfig(scenario="trio", cycles=2, seed=11, out=parent / "same-name")).run()
+    return (await Simulation(RunConfig(scenario="trio", cycles=2, seed=11, out=parent / "same-name")).run()).payload()
 
 
 async def test_same_seed_same_name_gives_identical_samples_and_summary(tmp_path, embedder):
@@ -99,10 +100,11 @@ def test_shard_writer_is_exactly_once_on_replay(tmp_path):
 
 async def test_events_stream_tells_the_story(tmp_path, embedder):
     events = await _events(Simulation(RunConfig(scenario="trio", cycles=1, rounds=2, out=tmp_path / "story")))
-    kinds = [e["type"] for e in events]
+    kinds = [e.type for e in events]
     assert kinds[0] == "cycle_started" and kinds[-1] == "done"
     assert kinds.count("turn_done") == 6 and kinds.count("round_done") == 2 and kinds.count("cycle_done") == 1
-    summary = events[-1]["summary"]
+    assert isinstance(events[-1], Done)
+    summary = events[-1].summary
     assert summary["cycles"][0]["outcome"] == "round_limit" and summary["cycles"][0]["rounds"] == 2
 
 

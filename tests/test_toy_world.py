@@ -72,7 +72,7 @@ def test_the_scepter_runs_two_worlds_in_one_run(tmp_path):
     template = RunConfig(scenario="trio", cycles=1, rounds=2, seed=5, out=tmp_path / "mixed")
     plan = ScepterConfig(societies=2, scenarios=["trio", TOY], template=template, engine="local")
     summary = asyncio.run(Scepter(plan).run())
-    worlds = {s["society"]: s["world"] for s in summary["per_society"]}
+    worlds = {s.society: s.world for s in summary.per_society}
     assert sorted(worlds.values()) == ["toy-garden", "trio"]
     for name, world in worlds.items():
         samples = read_samples(tmp_path / "mixed" / "societies" / name / "samples")

@@ -74,13 +74,13 @@ async def test_filing_before_the_next_round_recalls_the_last_one(tmp_path):
 async def test_the_last_round_of_a_cycle_is_filed_before_it_ends(tmp_path):
     _, sim = await _run(tmp_path, write_behind=True)
     assert sim.summary is not None
-    last = sim.summary["cycles"][-1]
+    last = sim.summary.cycles[-1]
     with run_memory(tmp_path / "run") as (_, memory):
         dumped = memory.dump()
     filed = {
         (r["cycle"], r["round"]) for records in dumped["agents"].values() for r in records if r["kind"] != "cycle_echo"
     }
-    assert (last["cycle"], last["rounds"]) in filed, "the cycle's last round never reached memory"
+    assert (last.cycle, last.rounds) in filed, "the cycle's last round never reached memory"
 
 
 def test_a_run_stopped_between_rounds_is_inspected_with_its_last_round(tmp_path, cli):

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from amphoreus_graph.contracts.events import Done, ProgressEvent, Repaired, parse_event
+from amphoreus_graph.contracts.events import Done, ProgressEvent, Repaired
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.society.samples import skipping_bad_rows
 
@@ -110,14 +110,13 @@ def one_line_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-async def follow(events: AsyncGenerator[dict[str, Any], None], show: Callable[[ProgressEvent], None]) -> dict[str, Any]:
+async def follow(events: AsyncGenerator[ProgressEvent, None], show: Callable[[ProgressEvent], None]) -> dict[str, Any]:
     """Hand each progress event of a run to `show`; return the summary its final `done` event carries. A shard
     the run repaired on resume is said on stderr, whatever the view.
 
     The stream is closed on the way out, so an error in `show` or Ctrl-C stops the run at once."""
     async with aclosing(events) as stream:
-        async for payload in stream:
-            event = parse_event(payload)
+        async for event in stream:
             if isinstance(event, Done):
                 return dict(event.summary)
             if isinstance(event, Repaired):

@@ -234,10 +234,7 @@ def simulate(
     ] = default(RunConfig, "structured"),
 ) -> None:
     """Run a society (or --societies N at once) through its cycles: samples, summary.json, resumable checkpoints."""
-    from amphoreus_graph.policy.routing import parse_model_for
-    from amphoreus_graph.scepter.plan import check_engine, is_scepter_run
-    from amphoreus_graph.society.guard import Limits
-    from amphoreus_graph.society.runner import Simulation
+    from amphoreus_graph.scepter.plan import is_scepter_run
 
     if out is not None:
         output_path(out, "--out", folder=True)
@@ -249,6 +246,7 @@ def simulate(
     )
     shown = "events" if events else "live" if live else "quiet" if quiet else "bars"
     overrides = _overrides(scenario_overrides, many=many, resume=resume is not None)
+    # The modes, told apart in this order (a resumed Scepter run takes no other option; a fork only its own).
     if resume is not None and is_scepter_run(resume):
         _simulate_many(
             resume, engine=engine, address=address, ray_cpus=ray_cpus, parallel=parallel, quiet=quiet, events=events
@@ -256,36 +254,32 @@ def simulate(
         return
     limits = _limits(max_calls, max_tokens, max_cost, prices, max_fallback_rate)
     if fork is not None or at is not None:
-        branch = _forked(ctx, fork, at, out, overrides=overrides, api_key=api_key, limits=limits)
-        if events:
-            print(json.dumps(Forked(parent=str(fork), at=str(at), out_dir=str(out)).payload()), flush=True)
-        _run_one(branch, resume=True, shown=shown)
+        _simulate_fork(ctx, fork, at, out, overrides=overrides, api_key=api_key, limits=limits, shown=shown)
         return
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    seed = run["seed"]
-    config = _run_config(
-        **run,
-        scenario=scenarios[0],
-        out=out or Path("runs") / f"{Path(scenarios[0]).stem}-s{seed}-{stamp}",
-        limits=Limits().model_copy(update=limits),
-        models=parse_model_for(model_for or []),
-        cache=not no_cache,
-        cache_dir=cache,
-        structured=_structured_mode(structured),
+    starts_many = resume is None and (societies > 1 or engine == "ray")
+    config = _new_run_config(
+        run,
+        scenarios[0],
+        out,
+        societies=societies if starts_many else None,
+        limits=limits,
+        model_for=model_for,
+        no_cache=no_cache,
+        cache=cache,
+        structured=structured,
     )
-    if resume is None and (societies > 1 or engine == "ray"):
-        if out is None:
-            config.out = Path("runs") / f"{Path(scenarios[0]).stem}-s{seed}-n{societies}-{stamp}"
-        plan = ScepterConfig(
-            societies=societies,
-            scenarios=scenarios,
-            template=config,
-            engine=check_engine(engine or "local"),
+    if starts_many:
+        _start_many(
+            config,
+            scenarios,
+            societies,
+            engine=engine,
             address=address,
             ray_cpus=ray_cpus,
-            parallel=parallel or PARALLEL,
+            parallel=parallel,
+            quiet=quiet,
+            events=events,
         )
-        _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet, events=events)
         return
     _check_one_society(scenarios, resume=resume, out=config.out, ray=address is not None or ray_cpus is not None)
     if config.memory is not None:
@@ -293,8 +287,91 @@ def simulate(
     if resume is not None:
         sim = _resumed(resume, fresh_memory=fresh_memory, limits=limits, api_key=api_key)
     else:
-        sim = Simulation(_varied(config, overrides), fresh_memory=fresh_memory, api_key=api_key)
+        sim = _new_simulation(config, overrides, fresh_memory=fresh_memory, api_key=api_key)
     _run_one(sim, resume=resume is not None, shown=shown)
+
+
+def _new_run_config(
+    run: dict[str, Any],
+    scenario: str,
+    out: Path | None,
+    *,
+    societies: int | None,
+    limits: dict[str, Any],
+    model_for: list[str] | None,
+    no_cache: bool,
+    cache: Path | None,
+    structured: str,
+) -> RunConfig:
+    """A new run's config from simulate's options: one society's, or the template of a Scepter run of `societies`.
+    Without --out it goes in runs/SCENARIO-sSEED-TIME (runs/SCENARIO-sSEED-nN-TIME for N societies)."""
+    from amphoreus_graph.policy.routing import parse_model_for
+    from amphoreus_graph.society.guard import Limits
+
+    many = "" if societies is None else f"-n{societies}"
+    return _run_config(
+        **run,
+        scenario=scenario,
+        out=out or Path("runs") / f"{Path(scenario).stem}-s{run['seed']}{many}-{time.strftime('%Y%m%d-%H%M%S')}",
+        limits=Limits().model_copy(update=limits),
+        models=parse_model_for(model_for or []),
+        cache=not no_cache,
+        cache_dir=cache,
+        structured=_structured_mode(structured),
+    )
+
+
+def _start_many(
+    template: RunConfig,
+    scenarios: list[str],
+    societies: int,
+    *,
+    engine: str | None,
+    address: str | None,
+    ray_cpus: int | None,
+    parallel: int | None,
+    quiet: bool,
+    events: bool,
+) -> None:
+    """`--societies N` (or `--engine ray`): a new Scepter run, its societies made from the template."""
+    from amphoreus_graph.scepter.plan import check_engine
+
+    plan = ScepterConfig(
+        societies=societies,
+        scenarios=scenarios,
+        template=template,
+        engine=check_engine(engine or "local"),
+        address=address,
+        ray_cpus=ray_cpus,
+        parallel=parallel or PARALLEL,
+    )
+    _simulate_many(plan, address=address, ray_cpus=ray_cpus, quiet=quiet, events=events)
+
+
+def _new_simulation(config: RunConfig, overrides: dict[str, Any], *, fresh_memory: bool, api_key: str | None) -> Any:
+    """One new society, in its own variant of its scenario if --scenario-overrides gave one."""
+    from amphoreus_graph.society.runner import Simulation
+
+    return Simulation(_varied(config, overrides), fresh_memory=fresh_memory, api_key=api_key)
+
+
+def _simulate_fork(
+    ctx: typer.Context,
+    parent: Path | None,
+    at: str | None,
+    out: Path | None,
+    *,
+    overrides: dict[str, Any],
+    api_key: str | None,
+    limits: dict[str, Any],
+    shown: str,
+) -> None:
+    """`--fork RUN --at C/R --out NEW`: the branch replayed up to its fork point, then run on (with --events, a
+    `forked` event says where it went first)."""
+    branch = _forked(ctx, parent, at, out, overrides=overrides, api_key=api_key, limits=limits)
+    if shown == "events":
+        print(json.dumps(Forked(parent=str(parent), at=str(at), out_dir=str(out)).payload()), flush=True)
+    _run_one(branch, resume=True, shown=shown)
 
 
 def _resumed(run: Path, *, fresh_memory: bool, limits: dict[str, Any], api_key: str | None) -> Any:
@@ -402,7 +479,7 @@ def _run_one(sim: Any, *, resume: bool, shown: str) -> None:
 async def _print_events(run: Any, *, resume: bool) -> None:
     """Each progress event of a run (a Simulation or a Scepter) as a line of JSON."""
     async for event in run.stream(resume=resume):
-        print(json.dumps(event), flush=True)
+        print(json.dumps(event.payload()), flush=True)
 
 
 # simulate's options a fork may change, by the RunConfig field each sets (society/fork.py says which fields may)

@@ -1,8 +1,9 @@
 """Scepter: many independent societies at once, on the local engine or on Ray, merged into one run.
 
     scepter = Scepter(ScepterConfig(societies=8, scenarios=["trio"], template=RunConfig(out=Path("runs/many"))))
-    async for event in scepter.stream():      # society (progress), society_done, done
+    async for event in scepter.stream():      # typed: SocietyUpdate (progress), SocietyDone, Done
         ...
+    scepter.summary                           # a ScepterSummary
 
 RUN/scepter.json says what to run (so `--resume RUN` needs only the directory), RUN/societies/NAME/ holds each
 society as an ordinary run, RUN/samples/ the checked merge of their samples and RUN/summary.json the totals.
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.contracts.events import Done
+from amphoreus_graph.contracts.events import Done, ProgressEvent, parse_event
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
@@ -86,14 +87,19 @@ class ScepterSummary(BaseModel):
     samples_per_s: float
     per_society: list[SocietyLine]
 
+    def payload(self) -> dict[str, Any]:
+        """The summary as summary.json holds it."""
+        return self.model_dump(mode="json")
+
 
 class Scepter:
-    """A Scepter run on disk. `stream()` yields progress events and ends with {"type": "done", "summary": …}."""
+    """A Scepter run on disk. `stream()` yields its typed progress events and ends with `Done`; `summary` is then
+    the run's `ScepterSummary`."""
 
     def __init__(self, plan: ScepterConfig, *, instrument: Instrument | None = None) -> None:
         self.plan = plan
         self.instrument = instrument
-        self.summary: dict[str, Any] | None = None
+        self._summary: ScepterSummary | None = None
         self.tracker = ScepterTracker(plan.societies, self.total_positions())
 
     @classmethod
@@ -101,6 +107,13 @@ class Scepter:
         """Reopen a Scepter run; `engine`, `address`, `ray_cpus` or `parallel` may be changed (None: keep)."""
         plan = load_plan(run)
         return cls(plan.model_copy(update={k: v for k, v in overrides.items() if v is not None}))
+
+    @property
+    def summary(self) -> ScepterSummary:
+        """The run's summary, once `stream()` or `run()` has taken it to its end."""
+        if self._summary is None:
+            raise AmphoreusError("the run has no summary yet; expected `stream()` or `run()` to its end first")
+        return self._summary
 
     def total_positions(self) -> int:
         return sum(planned_rounds(cfg)[1] for cfg in self.plan.society_configs())
@@ -119,7 +132,9 @@ class Scepter:
             raise AmphoreusError("an instrument needs the local engine; expected engine='local'")
         return asks
 
-    async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
+    async def stream(self, *, resume: bool = False) -> AsyncGenerator[ProgressEvent, None]:
+        """Run (or resume) every society to its end, yielding their progress typed (an engine passes them on as
+        JSON dicts, across processes on Ray)."""
         plan, out = self.plan, self.plan.out
         asks_a_model = self.check()
         files = RunDir(out)
@@ -147,26 +162,26 @@ class Scepter:
                     summaries[name] = summary
                     expected = int(summary["samples_written"])
                     merged.append(await asyncio.to_thread(merge_society, out, name, configs[name].out, expected))
-                yield event
+                yield parse_event(event)
         missing = [name for name in configs if name not in summaries]
         if missing:
             raise AmphoreusError(f"societies {', '.join(missing[:3])}… did not finish; resume with --resume {out}")
         write_manifest(out, merged, {"run": plan.run_id, "engine": plan.engine})
         wall = time.perf_counter() - started
-        self.summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
-        write_json(files.summary, self.summary)
-        yield Done(summary=self.summary).payload()
+        whole = self._summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
+        write_json(files.summary, whole.payload())
+        yield Done(summary=whole.payload())
 
-    async def run(self, *, resume: bool = False) -> dict[str, Any]:
+    async def run(self, *, resume: bool = False) -> ScepterSummary:
+        """Run to the end and return the summary."""
         async for _ in self.stream(resume=resume):
             pass
-        assert self.summary is not None
         return self.summary
 
 
 def build_summary(
     plan: ScepterConfig, summaries: list[dict[str, Any]], wall_time_s: float, session_samples: int
-) -> dict[str, Any]:
+) -> ScepterSummary:
     """RUN/summary.json: totals over the societies, then one line per society.
 
     Wall time and samples/s are this session's: a resumed run counts what it wrote itself."""
@@ -195,4 +210,4 @@ def build_summary(
             )
             for s in runs
         ],
-    ).model_dump(mode="json")
+    )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from amphoreus_graph.catalogs.scenario import scenario_of
-from amphoreus_graph.contracts.events import Repaired, SocietyDone
+from amphoreus_graph.contracts.events import Repaired, RoundDone, SocietyDone
 from amphoreus_graph.contracts.memory_seam import Memory
 from amphoreus_graph.contracts.turn import Decision, Policy, PolicyResult, TurnContext
 from amphoreus_graph.memory.remembrance import Remembrance
@@ -114,7 +114,6 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
     cache, calls = cfg.response_cache(), CallLog(cfg.files.calls)
     policy = run_policy(cfg, scenario_of(cfg.scenario), cache=cache, calls=calls)
     memory, close = await asyncio.to_thread(_open_memory, cfg, policy)
-    summary: dict[str, Any] | None = None
     try:
         sim = Simulation(
             cfg,
@@ -127,25 +126,21 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
         progress.save(cfg.out)  # the pid of whoever runs it now (the kill test reads it)
         yield progress.payload()
         async for event in sim.stream(resume=state == "started"):
-            kind = event.get("type")
-            if kind == "round_done":
-                if progress.advance(event["cycle"], event["round"], rounds, len(event.get("actions") or ())):
+            if isinstance(event, RoundDone):
+                if progress.advance(event.cycle, event.round, rounds, len(event.actions)):
                     progress.save(cfg.out)
                     yield progress.payload()
-            elif kind == "repaired":
-                yield Repaired(message=event["message"], society=name).payload()
-            elif kind == "done":
-                summary = dict(event["summary"])
+            elif isinstance(event, Repaired):
+                yield Repaired(message=event.message, society=name).payload()
+        summary = sim.summary
     finally:
         await asyncio.to_thread(close)
         if cache is not None:
             cache.close()
-    if summary is None:
-        raise RuntimeError(f"society {name}: the run ended without a summary")
-    progress.finish(int(summary["samples_written"]))
+    progress.finish(summary.samples_written)
     progress.save(cfg.out)
     yield progress.payload()
-    yield SocietyDone(society=name, summary=summary).payload()
+    yield SocietyDone(society=name, summary=summary.payload()).payload()
 
 
 def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[Remembrance, Any]:

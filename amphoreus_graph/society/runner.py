@@ -3,8 +3,9 @@
 The CLI is a thin shell around this; library users get the same thing in a few lines:
 
     sim = Simulation(RunConfig(scenario="amphoreus", cycles=2, out=Path("runs/demo")))
-    async for event in sim.stream():
+    async for event in sim.stream():  # typed events (contracts/events.py)
         ...
+    sim.summary  # a RunSummary
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from langgraph.types import StateSnapshot
 
 from amphoreus_graph.atomic import write_json
 from amphoreus_graph.catalogs.scenario import Scenario, scenario_of
-from amphoreus_graph.contracts.events import Done, Repaired
+from amphoreus_graph.contracts.events import Done, ProgressEvent, Repaired, parse_event
 from amphoreus_graph.contracts.memory_seam import Memory, Prefetching
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import AmphoreusError, RunStopped
@@ -70,7 +71,8 @@ def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
 
 
 class Simulation:
-    """One run on disk. `stream()` yields progress events and ends with {"type": "done", "summary": …}.
+    """One run on disk. `stream()` yields its typed progress events and ends with `Done`; `summary` is then the
+    run's `RunSummary` (what summary.json holds).
 
     `memory` replaces the memory the run would open for itself (`store` is then the Remembrance behind it,
     if any, whose ownership the run checks); `fresh_memory` wipes the society's memories in the store first."""
@@ -98,7 +100,7 @@ class Simulation:
         self._store = store
         self.fresh_memory = fresh_memory
         self._set_aside: str | None = None  # a damaged store --fresh-memory moved aside, said as the run starts
-        self.summary: dict[str, Any] | None = None
+        self._summary: RunSummary | None = None
         self._cache = cache if cache is not None else config.response_cache()
         self._calls = calls or CallLog(config.files.calls)  # every request sent, whatever a kill loses of the state
 
@@ -140,15 +142,16 @@ class Simulation:
         )
         return services, owned
 
-    async def stream(self, *, resume: bool = False) -> AsyncGenerator[dict[str, Any], None]:
-        """Run (or resume) to the end, yielding the graph's progress events as they happen. The run directory is
-        claimed (one process at a time) before anything is written, and held until the summary is."""
+    async def stream(self, *, resume: bool = False) -> AsyncGenerator[ProgressEvent, None]:
+        """Run (or resume) to the end, yielding the graph's progress events as they happen, typed (the graphs write
+        them as JSON dicts, for Studio; `event.payload()` is that dict again). The run directory is claimed (one
+        process at a time) before anything is written, and held until the summary is."""
         policy = await self._preflight()
         lock = await asyncio.to_thread(claim_run_dir, self.config.out, resume=resume)
         try:
             await asyncio.to_thread(self._prepare, resume)
             if self._set_aside is not None:
-                yield Repaired(message=self._set_aside).payload()
+                yield Repaired(message=self._set_aside)
             cfg = self.config = self._identified(resume)
             started = time.perf_counter()
             thread: RunnableConfig = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
@@ -165,7 +168,7 @@ class Simulation:
                     if resume and cfg.limits != stored_config(cfg.out).limits:  # new budgets go on with the run
                         await asyncio.to_thread(cfg.save)
                     for line in repairs:
-                        yield Repaired(message=line).payload()
+                        yield Repaired(message=line)
                     # a new run, or one killed before its first checkpoint, starts from the beginning
                     start = None if values else cfg.graph_input()
                     context = cfg.settings().using(cfg.run_id, services)
@@ -179,7 +182,7 @@ class Simulation:
                                 start, thread, context=context, stream_mode="custom", durability="async"
                             )
                             async for event in steps:
-                                yield event
+                                yield parse_event(event)
                     except RunStopped as stop:  # a budget or the circuit breaker, as a round opened: checkpointed
                         stopped = stop
                     final = (await graph.aget_state(thread)).values
@@ -196,13 +199,21 @@ class Simulation:
                 self._calls.close()
             why = None if stopped is None else str(stopped)
             elapsed = time.perf_counter() - started
-            self.summary = build_summary(cfg, final, services.policy.name, elapsed, why, self._calls.totals())
-            write_json(cfg.files.summary, self.summary)
+            summary = build_summary(cfg, final, services.policy.name, elapsed, why, self._calls.totals())
+            self._summary = summary
+            write_json(cfg.files.summary, summary.payload())
         finally:
             lock.release()
         if stopped is not None:
             raise stopped
-        yield Done(summary=self.summary).payload()
+        yield Done(summary=summary.payload())
+
+    @property
+    def summary(self) -> RunSummary:
+        """The run's summary, once `stream()` or `run()` has taken it to its end."""
+        if self._summary is None:
+            raise AmphoreusError("the run has no summary yet; expected `stream()` or `run()` to its end first")
+        return self._summary
 
     def _identified(self, resume: bool) -> RunConfig:
         """The config with the run's identity: a resumed run's own token; a new run's name written down, so that
@@ -288,11 +299,10 @@ class Simulation:
         """The memory store, as a user named it."""
         return self.config.memory or self.config.chroma_url or str(self.config.memory_path)
 
-    async def run(self, *, resume: bool = False) -> dict[str, Any]:
+    async def run(self, *, resume: bool = False) -> RunSummary:
         """Run to the end and return the summary."""
         async for _ in self.stream(resume=resume):
             pass
-        assert self.summary is not None
         return self.summary
 
 
@@ -350,7 +360,7 @@ def build_summary(
     wall_time_s: float,
     stopped: str | None = None,
     logged: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> RunSummary:
     """RUN/summary.json: each cycle's outcome in the world's words, each agent's tally over the cycles, samples,
     and every model call by role (calls, failures by kind, retries, repairs, fallbacks, tokens, latency) and by
     agent, with totals; wall time. `logged`: what the run's call log saw sent (`counted_use`): the calls of steps a
@@ -391,4 +401,4 @@ def build_summary(
         per_agent=per_agent,
         wall_time_s=round(wall_time_s, 3),
         stopped=stopped,
-    ).payload()
+    )
