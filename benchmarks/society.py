@@ -302,14 +302,14 @@ async def one_run(
                 if owned is not None:
                     owned.close()
             wall = time.perf_counter() - started
-    turns = int(summary["turns"])
+    turns = summary.turns
     return {
         "wall_s": wall,
         "turns": turns,
-        "rounds_played": sum(int(c["rounds"]) for c in summary["cycles"]),
-        "cycles_played": len(summary["cycles"]),
-        "model_calls": int(summary["model_calls"]),
-        "fallbacks": int(summary["fallbacks"]),
+        "rounds_played": sum(c.rounds for c in summary.cycles),
+        "cycles_played": len(summary.cycles),
+        "model_calls": summary.model_calls,
+        "fallbacks": summary.fallbacks,
         "seconds": dict(timer.seconds),
         "calls": dict(timer.calls),
         "embedded": timed_embedder.token_stats() if timed_embedder is not None else {},

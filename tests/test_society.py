@@ -113,11 +113,11 @@ def test_a_memory_of_ones_own_missing_a_method_is_refused_in_one_line_before_the
 
     from amphoreus_graph.errors import AmphoreusError
 
-    class Older(NullMemory):  # written against an earlier Memory: no head start on the next recall
-        anticipate_recall = None
+    class Older(NullMemory):  # written against an earlier Memory: it cannot mark what was recalled as used
+        touch = None
 
     config = RunConfig(scenario="trio", cycles=1, rounds=1, out=tmp_path / "run")
-    with pytest.raises(AmphoreusError, match=r"memory Older: lacks anticipate_recall; expected every method"):
+    with pytest.raises(AmphoreusError, match=r"memory Older: lacks touch; expected every method"):
         Simulation(config, memory=Older())
     assert not (tmp_path / "run").exists()
     Simulation(config, memory=NullMemory())

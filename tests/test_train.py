@@ -143,15 +143,15 @@ def test_pes_checkpoint_drives_a_simulation_with_parsed_decisions(pretrained, pe
     model, _ = pretrained
     policy, summary, out = pes_run
     stats = policy.stats
-    assert summary["samples_written"] == stats.decisions == 12
+    assert summary.samples_written == stats.decisions == 12
     print(f"\npes: {stats.summary()}")
-    assert stats.parse_rate >= 0.95 and summary["fallbacks"] == stats.fallbacks == 0
-    assert summary["model_calls"] == stats.decisions  # one constrained decode per turn, nothing retried
+    assert stats.parse_rate >= 0.95 and summary.fallbacks == stats.fallbacks == 0
+    assert summary.model_calls == stats.decisions  # one constrained decode per turn, nothing retried
     # on turns like its training data the model itself puts its mass on the offered actions
     assert stats.mean_action_mass > 0.5 and stats.top_choice_rate >= 0.9 and stats.closed_rate >= 0.9
     samples = [json.loads(line) for f in (out / "samples").glob("*.jsonl") for line in f.open()]
     assert {s["model"] for s in samples} == {f"pes:{model}"}
-    assert summary["tokens_in"] > 0 and summary["tokens_out"] > 0
+    assert summary.tokens_in > 0 and summary.tokens_out > 0
 
 
 def _free_greedy(pes, turn) -> str:
