@@ -9,6 +9,7 @@ from importlib import metadata
 from amphoreus_graph.catalogs.paths import load_paths
 from amphoreus_graph.contracts.turn import Policy
 from amphoreus_graph.errors import ModelSpecError
+from amphoreus_graph.models.access import ModelAccess
 from amphoreus_graph.models.cache import ResponseCache
 from amphoreus_graph.models.call_log import CallLog
 from amphoreus_graph.models.chat import chat_caller
@@ -22,7 +23,8 @@ from amphoreus_graph.policy.offline import OfflinePathPolicy
 
 def registered_policies() -> dict[str, metadata.EntryPoint]:
     """Policy families other packages register (`amphoreus_graph.policies` entry points: `prefix:ARG` → a factory
-    `(arg, *, temperature) -> Policy`), loaded only when named, so their heavy imports stay out of other runs."""
+    `(arg, access: ModelAccess) -> Policy`, given the endpoint, key, limits, cache and call log the run has), loaded
+    only when named, so their heavy imports stay out of other runs."""
     return {ep.name: ep for ep in metadata.entry_points(group="amphoreus_graph.policies")}
 
 
@@ -56,21 +58,34 @@ def resolve_model(
         if path not in load_paths():
             raise ModelSpecError(f"--model {spec!r}: unknown Path {path!r}; expected one of {load_paths().names()}")
         return SinglePathPolicy(path)
-    prefix, _, rest = spec.partition(":")
-    if rest and prefix in (plugged := registered_policies()):  # e.g. pes:CKPT, registered by the train package
-        return plugged[prefix].load()(rest, temperature=temperature)
-    caller = chat_caller(
-        spec,
-        role=role,
+    access = ModelAccess(
         base_url=base_url,
-        temperature=temperature,
+        api_key=api_key,
         max_concurrency=max_concurrency,
         timeout_s=timeout_s,
+        temperature=temperature,
         attempts=attempts,
+        role=role,
         cache=cache,
-        api_key=api_key,
-        structured=structured,
         log=log,
+        structured=structured,
         transport=transport,
+    )
+    prefix, _, rest = spec.partition(":")
+    if rest and prefix in (plugged := registered_policies()):  # e.g. pes:CKPT, registered by the train package
+        return plugged[prefix].load()(rest, access)
+    caller = chat_caller(
+        spec,
+        role=access.role,
+        base_url=access.base_url,
+        temperature=access.temperature,
+        max_concurrency=access.max_concurrency,
+        timeout_s=access.timeout_s,
+        attempts=access.attempts,
+        cache=access.cache,
+        api_key=access.api_key,
+        structured=access.structured,
+        log=access.log,
+        transport=access.transport,
     )
     return LLMPolicy(caller.model, name=spec, caller=caller)

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, TurnContext
 from amphoreus_graph.errors import ModelSpecError
+from amphoreus_graph.models.access import ModelAccess
 from amphoreus_graph.models.gateway import Failure, Role, count_local_call, note
 from amphoreus_graph.policy.offline import OfflinePathPolicy
 from amphoreus_graph.policy.prompt import render_messages
@@ -279,13 +280,17 @@ class PESPolicy:
 
 def load_pes_policy(
     spec_path: str,
+    access: ModelAccess | None = None,
     *,
     temperature: float | None = None,
     max_field_tokens: int = 64,
     device: str = "auto",
     dtype: str = "fp32",
 ) -> PESPolicy:
-    """`pes:CKPT` → a PESPolicy (the checkpoint loads once per process, device and dtype)."""
+    """`pes:CKPT` → a PESPolicy (the checkpoint loads once per process, device and dtype). As the `pes:` --model
+    family it is given the run's `access`, of which a local model uses the temperature."""
+    if access is not None and temperature is None:
+        temperature = access.temperature
     if not spec_path:
         raise ModelSpecError("--model 'pes:': expected pes:CKPT, a folder written by `amphoreus train`")
     model = load_pes_model(Path(spec_path), device, dtype)
