@@ -8,7 +8,8 @@ import pytest
 
 from amphoreus_graph.bench import generate
 from amphoreus_graph.bench.items import ChoiceItem, VoiceItem, load_items, parse_items
-from amphoreus_graph.bench.leaderboard import TASKS, bench_model
+from amphoreus_graph.bench.leaderboard import PACKAGED_TASKS as TASKS
+from amphoreus_graph.bench.leaderboard import bench_model
 from amphoreus_graph.bench.tasks.base import BenchSettings
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.turn import PolicyResult, TurnContext

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict on 3.11
 
 from amphoreus_graph.bench.items import SplitChoice
-from amphoreus_graph.bench.leaderboard import TASKS, bench_model, benchable, task_names, write_leaderboard
+from amphoreus_graph.bench.leaderboard import PACKAGED_TASKS, bench_model, benchable, task_names, write_leaderboard
 from amphoreus_graph.bench.subjects import DEFAULT_SCENARIO
 from amphoreus_graph.bench.tasks.base import BenchSettings
 from amphoreus_graph.contracts.bounds import Seed
@@ -34,7 +34,9 @@ class BenchmarkInput(BaseModel):
         default=["offline", "random", "single-path:Destruction"],
         description="offline, random, single-path:<Path>, pes:CKPT or any --model string",
     )
-    tasks: list[str] = Field(default=["all"], description=f"'all' or some of: {', '.join(TASKS)}")
+    tasks: list[str] = Field(
+        default=["all"], description=f"'all' or some of: {', '.join(PACKAGED_TASKS)} (and any a package registers)"
+    )
     scenario: str = Field(
         default=DEFAULT_SCENARIO, description="whose world poses the items: a packaged scenario or a YAML file"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from importlib import import_module
+from importlib import import_module, metadata
 from pathlib import Path
 from typing import Any
 
@@ -31,22 +31,42 @@ def _lazy(module: str, cls: str) -> Callable[[], Task]:
     return make
 
 
-TASKS: dict[str, Callable[[], Task]] = {
+PACKAGED_TASKS: dict[str, Callable[[], Task]] = {
     "path_choice": _lazy("path_choice", "PathChoiceTask"),
     "path_voice": _lazy("path_voice", "PathVoiceTask"),
     "erudition": _lazy("erudition", "EruditionTask"),
     "destruction": _lazy("destruction", "DestructionTask"),
     "remembrance": _lazy("remembrance", "RemembranceTask"),
 }
+TASK_GROUP = "amphoreus_graph.bench_tasks"
+
+
+def tasks() -> dict[str, Callable[[], Task]]:
+    """The packaged tasks, then those other packages register (`amphoreus_graph.bench_tasks` entry points: a
+    name → a class or factory making a `Task`), each loaded only when it runs; a packaged name is never
+    replaced."""
+    found = dict(PACKAGED_TASKS)
+    for point in metadata.entry_points(group=TASK_GROUP):
+        found.setdefault(point.name, _loaded(point))
+    return found
+
+
+def _loaded(point: metadata.EntryPoint) -> Callable[[], Task]:
+    def make() -> Task:
+        task: Task = point.load()()
+        return task
+
+    return make
 
 
 def task_names(spec: list[str]) -> list[str]:
     """`all` or task names; unknown ones are one error line."""
+    known = tasks()
     if not spec or spec == ["all"]:
-        return list(TASKS)
-    unknown = [t for t in spec if t not in TASKS]
+        return list(known)
+    unknown = [t for t in spec if t not in known]
     if unknown:
-        raise AmphoreusError(f"--tasks: unknown {unknown}; expected 'all' or some of {list(TASKS)}")
+        raise AmphoreusError(f"--tasks: unknown {unknown}; expected 'all' or some of {list(known)}")
     return spec
 
 
@@ -65,7 +85,7 @@ def benchable(scenario: str) -> Stage:
 def check_items(task: str, path: Path) -> list[str]:
     """A user's item file for `task` reads and validates (else one error line), before any model is run; returns
     a warning line for each split a shortcut reader solves (Path-Choice: see choice_balance)."""
-    return balance_warnings(read_user_items(path, TASKS[task]().item_model), f"--items {path}")
+    return balance_warnings(read_user_items(path, tasks()[task]().item_model), f"--items {path}")
 
 
 def _entry(score: Score) -> dict[str, Any]:
@@ -99,7 +119,7 @@ Progress = Callable[[dict[str, Any]], None]
 
 async def bench_model(
     model: str | Policy | Mapping[int, Policy],
-    tasks: list[str],
+    names: list[str],
     settings: BenchSettings,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
@@ -121,11 +141,12 @@ async def bench_model(
     policy = per_seed[seeds[0]]
     counted = list({id(p): p for p in per_seed.values()}.values())
     runs: dict[int, list[TaskResult]] = {s: [] for s in seeds}
-    for index, name in enumerate(tasks, 1):
+    known = tasks()
+    for index, name in enumerate(names, 1):
         if progress:
-            progress(TaskStarted(model=policy.name, task=name, index=index, of=len(tasks)).payload())
+            progress(TaskStarted(model=policy.name, task=name, index=index, of=len(names)).payload())
         for seed in seeds:
-            result = await TASKS[name]().run(per_seed[seed], settings.model_copy(update={"seed": seed}))
+            result = await known[name]().run(per_seed[seed], settings.model_copy(update={"seed": seed}))
             if not result.scores:
                 reasons = sorted({s.reason for s in result.skipped}) or ["no items in this split"]
                 raise AmphoreusError(

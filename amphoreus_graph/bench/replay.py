@@ -15,7 +15,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from amphoreus_graph.bench.leaderboard import TASKS
+from amphoreus_graph.bench.leaderboard import tasks
 from amphoreus_graph.bench.tasks.base import BenchSettings
 from amphoreus_graph.contracts.turn import Policy, PolicyResult, TurnContext
 from amphoreus_graph.errors import AmphoreusError
@@ -43,11 +43,12 @@ class RecordingPolicy:
         return result
 
 
-async def record_decisions(policy: RecordingPolicy, tasks: list[str], settings: BenchSettings) -> None:
+async def record_decisions(policy: RecordingPolicy, names: list[str], settings: BenchSettings) -> None:
     """Pose every task's turns to the policy. A task that judges only after all its turns are answered
     (Path-Voice) stops before its judge; the others run as they are (Path-Choice needs no judge)."""
-    for name in tasks:
-        task = TASKS[name]()
+    known = tasks()
+    for name in names:
+        task = known[name]()
         speak = getattr(task, "speak", None)
         await (speak(policy, settings) if speak else task.run(policy, settings))
 
