@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from amphoreus_graph.contracts.actions import Reach, TargetKind
 from amphoreus_graph.contracts.turn import Option
+from amphoreus_graph.worlds.kit import social
 from amphoreus_graph.worlds.kit.effects import item_kind, walk
 from amphoreus_graph.worlds.kit.expr import Expr
 from amphoreus_graph.worlds.kit.schema import (
@@ -303,8 +304,6 @@ class Compiled:
                 return [here] if here else []
             return [loc for loc in self.locations if loc != here]
         if decl.target is TargetKind.ITEM:
-            from amphoreus_graph.worlds.kit import social
-
             kind = item_kind(decl.effects)
             return social.item_targets(kind, self.spec, state, agent) if kind else []
         if decl.target is TargetKind.OBJECTIVE:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import threading
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -305,11 +304,12 @@ class KitWorld:
         if clock is not None and world.clock is not None:
             urgency = (world.clock - clock.min) / (clock.max - clock.min)
         _, aim_target = self._aim(world, agent)
+        hurt, scarce = self._hurt(world, agent), self._scarcity(world)  # the agent's plight: once, for every option
         out: dict[str, float] = {}
         for option in options:
             decl = self.rules.actions[option.action]
             effects = list(walk(decl.effects))
-            pressing = Pressing(self, world, agent, option, aim_target, urgency)
+            pressing = Pressing(self, world, agent, option, aim_target, urgency, hurt, scarce)
             once = list({type(e): e for e in effects if e.once}.values())
             p = sum(e.pressure(pressing) for e in once) + sum(e.pressure(pressing) for e in effects if not e.once)
             for stat, cost in self.rules.costs(world, option.action).items():
@@ -555,20 +555,20 @@ class Pressing:
     """What an effect's `pressure` reads: the option it is part of and the agent's plight now."""
 
     def __init__(
-        self, world: KitWorld, state: KitState, agent: str, option: Option, aim_target: str | None, urgency: float
+        self,
+        world: KitWorld,
+        state: KitState,
+        agent: str,
+        option: Option,
+        aim_target: str | None,
+        urgency: float,
+        hurt: float,
+        scarce: dict[str, float],
     ) -> None:
         self.world, self.state, self.agent, self.option = world, state, agent, option
-        self.aim_target, self.urgency = aim_target, urgency
+        self.aim_target, self.urgency, self.hurt, self.scarce = aim_target, urgency, hurt, scarce
         self.seeks = world.rules.agents[agent].seeks
         self.vital = world.rules.vital
-
-    @cached_property
-    def hurt(self) -> float:
-        return self.world._hurt(self.state, self.agent)
-
-    @cached_property
-    def scarce(self) -> dict[str, float]:
-        return self.world._scarcity(self.state)
 
     def hurt_of(self, other: str) -> float:
         return self.world._hurt(self.state, other)
