@@ -150,6 +150,7 @@ def test_a_transaction_cancelled_before_its_commit_is_undone_and_the_writes_behi
 
 
 def test_only_a_memory_that_stores_waits_for_the_checkpoint_before_filing(monkeypatch):
+    from amphoreus_graph.catalogs.scenario import scenario_of
     from amphoreus_graph.memory.store import NullMemory
     from amphoreus_graph.policy.registry import resolve_model
     from amphoreus_graph.society import services as services_module
@@ -163,7 +164,9 @@ def test_only_a_memory_that_stores_waits_for_the_checkpoint_before_filing(monkey
 
     def filing_waits(memory: Any) -> bool:
         waited.clear()
-        services = services_module.Services(policy=resolve_model("offline"), memory=memory, samples=None)
+        services = services_module.Services(
+            policy=resolve_model("offline"), memory=memory, samples=None, scenario=scenario_of("trio")
+        )
         asyncio.run(services.before_filing())
         return bool(waited)
 

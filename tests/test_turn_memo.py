@@ -1,25 +1,25 @@
 """`record` asks for each turn again from the state the fan-out built it from: the same turn comes back only
-for exactly the same inputs (society/perception.py TurnMemo)."""
+for exactly the same inputs (society/perception.py TurnMemo, one per run, in its services)."""
 
 from __future__ import annotations
 
 import copy
 
-from amphoreus_graph.catalogs.scenario import load_scenario, scenario_of
+from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.society.perception import TurnMemo, build_turn
 
 
-def test_a_turn_is_reused_only_for_the_same_scenario_and_equal_inputs() -> None:
+def test_a_turn_is_reused_only_for_equal_inputs() -> None:
     scenario = scenario_of("trio")
     world = scenario.world.genesis(1)
     built: list[str] = []
 
-    def turn(world_state, situation="the round opens", seed=1, scenario=scenario):  # type: ignore[no-untyped-def]
+    def turn(world_state, situation="the round opens", seed=1):  # type: ignore[no-untyped-def]
         def build():  # type: ignore[no-untyped-def]
             built.append(situation)
             return build_turn("Cyrene", world_state, scenario, situation=situation, memories=[], seed=seed, run_id="r")
 
-        return memo.get(("r", "Cyrene"), (scenario, world_state, situation, [], seed), build)
+        return memo.get("Cyrene", (world_state, situation, [], seed), build)
 
     memo = TurnMemo()
     first = turn(world)
@@ -30,32 +30,21 @@ def test_a_turn_is_reused_only_for_the_same_scenario_and_equal_inputs() -> None:
     assert turn(moved).round == first.round + 1
     assert turn(world, situation="a storm").situation == "a storm"
     assert turn(world, seed=2).seed == 2
-    again = load_scenario("trio")  # the same scenario read again, another object: built again
-    assert turn(world, scenario=again) is not first
-    assert len(built) == 5
+    assert len(built) == 4
 
 
-def test_the_memo_forgets_the_oldest_turns_past_its_size() -> None:
+def test_the_memo_holds_one_turn_per_agent() -> None:
+    """A round's turn replaces the agent's last one, so a run's memo never holds more than a round."""
     scenario = scenario_of("trio")
-    world = scenario.world.genesis(1)
-    memo = TurnMemo(size=2)
-    for run in ("a", "b", "c"):
-        memo.get(
-            (run, "Cyrene"),
-            (scenario, world),
-            lambda run=run: build_turn(  # type: ignore[misc]
-                "Cyrene", world, scenario, situation="", memories=[], seed=1, run_id=run
-            ),
-        )
-    rebuilt: list[str] = []
-    memo.get(
-        ("a", "Cyrene"),
-        (scenario, world),
-        lambda: (
-            rebuilt.append("a")
-            or build_turn(  # type: ignore[func-returns-value]
-                "Cyrene", world, scenario, situation="", memories=[], seed=1, run_id="a"
+    memo = TurnMemo()
+    for round_ in range(1, 4):
+        world = scenario.world.genesis(1) | {"round": round_}
+        for agent in scenario.agent_names:
+            memo.get(
+                agent,
+                (world,),
+                lambda a=agent, w=world: build_turn(  # type: ignore[misc]
+                    a, w, scenario, situation="", memories=[], seed=1, run_id="r"
+                ),
             )
-        ),
-    )
-    assert rebuilt == ["a"]
+    assert len(memo) == len(scenario.agent_names)

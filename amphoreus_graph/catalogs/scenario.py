@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, cached_property
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from amphoreus_graph.catalogs.scenario_files import (
 )
 from amphoreus_graph.catalogs.trust import import_code, inside, takes
 from amphoreus_graph.contracts.memory_seam import Retention, RetentionMode
+from amphoreus_graph.contracts.turn import TurnContext
 from amphoreus_graph.contracts.world import AgentProfile, World
 from amphoreus_graph.errors import AmphoreusError, ScenarioError, format_validation_error
 
@@ -97,7 +98,7 @@ class ScenarioSettings(_Strict):
 ENGINE_KEYS = frozenset(ScenarioSettings.model_fields)
 
 
-@dataclass(frozen=True, eq=False)  # one object per scenario file and process (scenario_of): identity is equality
+@dataclass(frozen=True, eq=False)  # identity is equality: a run holds one, in its services
 class Scenario:
     """A world to live in, with the Path catalog its agents walk and how their memory behaves."""
 
@@ -137,6 +138,12 @@ class Scenario:
 
     def retention_for(self, path: str) -> Retention:
         return self.settings.retention.get(path, self.settings.default_retention)
+
+    @cached_property
+    def briefs(self) -> dict[str, dict[str, Any]]:
+        """Each declared action's brief as keyword arguments, worked out once (asked for every option of every
+        turn)."""
+        return {name: spec.brief().model_dump() for name, spec in self.world.actions.items()}
 
 
 def registered_worlds() -> dict[str, metadata.EntryPoint]:
@@ -279,6 +286,21 @@ def _seeds_dir(source: Path, settings: ScenarioSettings) -> Path | None:
 def scenario_of(name_or_path: str) -> Scenario:
     """Scenarios are read once per process: a run must not change under its own feet."""
     return load_scenario(name_or_path)
+
+
+def scenario_for(turn: TurnContext) -> Scenario | None:
+    """The scenario `turn` was posed in: the run's own as the turn holds it, else the one it names (a turn read
+    back from a sample, or a copy re-posed in another world); None for a turn posed outside any."""
+    held = turn.loaded_scenario
+    if isinstance(held, Scenario) and held.ref == turn.world:
+        return held
+    return scenario_of(turn.world) if turn.world else None
+
+
+def catalog_of_turn(turn: TurnContext) -> PathCatalog:
+    """The Path catalog `turn` was posed under (the packaged one for a turn posed outside any scenario)."""
+    scenario = scenario_for(turn)
+    return scenario.catalog if scenario is not None else load_paths()
 
 
 def catalog_for(world: str) -> PathCatalog:

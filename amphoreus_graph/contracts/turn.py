@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from amphoreus_graph.contracts.actions import ActionBrief
 
@@ -79,6 +79,18 @@ class TurnContext(BaseModel):
         default_factory=dict, description="how pressing each option is now, as the world sees it (-1 to 1)"
     )
     trust: dict[str, float] = Field(default_factory=dict, description="this agent's trust in each other agent")
+    _posed_in: object = PrivateAttr(default=None)
+
+    def posed_in(self, scenario: object) -> TurnContext:
+        """This turn, holding the loaded scenario of the run that poses it, so that a policy reads the run's own
+        world and Path catalog (never recorded: a turn read back from a sample names its world in `world`)."""
+        self._posed_in = scenario
+        return self
+
+    @property
+    def loaded_scenario(self) -> object:
+        """The scenario the posing run handed this turn (`posed_in`), or None."""
+        return self._posed_in
 
     def as_recorded(self) -> TurnContext:
         """This turn as a sample keeps it: recall's float scores are dropped (texts and order stay), because

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.catalogs.paths import PathCatalog
-from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.catalogs.scenario import catalog_of_turn
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, Policy, TurnContext
 from amphoreus_graph.policy.discretion import SECRET_REDACTED, discreet, redact, says_a_secret
@@ -72,7 +72,7 @@ def offline_alternatives(sample: Sample, turn: TurnContext, k: int, seed: int) -
         found.append(
             Candidate(id=f"{sample.id}#in{i}", decision=decision, origin="in_path", path=turn.path, writer=policy.name)
         )
-    others = off_path_choices(catalog_for(turn.world), turn.path, seed, sample.id, k - in_path)
+    others = off_path_choices(catalog_of_turn(turn), turn.path, seed, sample.id, k - in_path)
     for i, other in enumerate(others):
         decision = OfflinePathPolicy(salt=f"expert-{seed}-off{i}").decide(turn, values=other)
         found.append(

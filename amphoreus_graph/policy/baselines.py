@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from random import Random
 
 from amphoreus_graph.catalogs.path_words import PathWordMask
-from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.catalogs.scenario import catalog_of_turn
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import Decision, Option, PolicyResult, TurnContext
 from amphoreus_graph.policy.offline import OfflinePathPolicy, compose_rationale, compose_speech
@@ -31,7 +31,7 @@ class RandomPolicy:
 
     def decide(self, turn: TurnContext) -> Decision:
         rng = stable_rng(turn.seed, turn.run_id, turn.agent, turn.cycle, turn.round, "random", self.salt)
-        catalog = catalog_for(turn.world)
+        catalog = catalog_of_turn(turn)
         path = catalog[rng.choice(catalog.names())]
         option = rng.choice(sorted(turn.options, key=lambda o: o.action))
         target = rng.choice(option.targets) if option.targets else None
@@ -91,11 +91,11 @@ class KeywordPolicy(ShortcutPolicy):
     name = "keywords"
 
     def score(self, option: Option, turn: TurnContext) -> float:
-        own = PathWordMask(catalog_for(turn.world)[turn.path].lexicon)
+        own = PathWordMask(catalog_of_turn(turn)[turn.path].lexicon)
         return len(own.spans(" ".join([option.action.replace("_", " "), option.verb, option.help])))
 
     def speech(self, option: Option, turn: TurnContext, rng: Random) -> str:
-        lexicon = catalog_for(turn.world)[turn.path].lexicon
+        lexicon = catalog_of_turn(turn)[turn.path].lexicon
         return ", ".join(rng.sample(lexicon, k=min(3, len(lexicon)))).capitalize() + "."
 
 

@@ -28,7 +28,7 @@ import re
 import unicodedata
 from typing import Protocol, runtime_checkable
 
-from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.catalogs.scenario import scenario_for
 from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.turn import (
     SAID_A_SECRET,
@@ -114,7 +114,7 @@ def spans(words: list[str], n: int = LEAK_SPAN) -> set[tuple[str, ...]]:
 
 def world_words(turn: TurnContext) -> set[str]:
     """The proper nouns the turn's world accounts for (none for a turn posed outside any world)."""
-    return scenario_of(turn.world).world.vocabulary() if turn.world else set()
+    return scenario.world.vocabulary() if (scenario := scenario_for(turn)) else set()
 
 
 def speakable_texts(turn: TurnContext) -> list[str]:

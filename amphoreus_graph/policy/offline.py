@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterable
 
 from amphoreus_graph.catalogs.paths import Path
-from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.catalogs.scenario import catalog_of_turn
 from amphoreus_graph.contracts.actions import TargetKind
 from amphoreus_graph.contracts.memory import gist
 from amphoreus_graph.contracts.rng import stable_rng
@@ -43,7 +43,7 @@ class OfflinePathPolicy:
     def decide(self, turn: TurnContext, values: str | None = None) -> Decision:
         """The agent's decision. `values`: decide by that Path's values alone while speaking as the agent's own
         Path: an alternative that differs from a faithful decision in what it does, not in how it talks."""
-        catalog = catalog_for(turn.world)
+        catalog = catalog_of_turn(turn)
         own = catalog[turn.path]
         primary = catalog[values] if values else own
         secondary = catalog[turn.secondary_path] if turn.secondary_path and not values else None
@@ -101,7 +101,7 @@ def _leaning(turn: TurnContext, path: Path) -> dict[str, float]:
     """How much a Path favours each option: by the action's tags, or, on a choice turn, by reading its text."""
     if turn.choice:
         texts = [o.help for o in turn.options]
-        read = shared_reader().evidence(texts, path.name, catalog_for(turn.world))
+        read = shared_reader().evidence(texts, path.name, catalog_of_turn(turn))
         return {o.action: value for o, value in zip(turn.options, read, strict=True)}
     return {o.action: path.affinity(o) for o in turn.options}
 

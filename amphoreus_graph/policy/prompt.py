@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.catalogs.scenario import catalog_of_turn
 from amphoreus_graph.contracts.memory import one_line
 from amphoreus_graph.contracts.turn import Decision, RecalledMemory, TurnContext
 
@@ -26,7 +26,7 @@ SECRET_RULE = (
 
 
 def system_prompt(turn: TurnContext) -> str:
-    catalog = catalog_for(turn.world)
+    catalog = catalog_of_turn(turn)
     path = catalog[turn.path]
     patron = catalog.patron_of(path.name)
     who = ", ".join(part for part in (turn.agent, turn.title, turn.role) if part)

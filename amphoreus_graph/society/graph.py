@@ -58,12 +58,21 @@ def settings_of(runtime: Runtime[SocietySettings]) -> SocietySettings:
     return runtime.context if runtime.context is not None else default_settings()
 
 
-async def aservices_of(state: Mapping[str, Any], runtime: Runtime[SocietySettings]) -> Services:
-    """The run's services; built off the event loop the first time (that may open Chroma and load the embedder)."""
+def services_of(state: Mapping[str, Any], runtime: Runtime[SocietySettings]) -> Services:
+    """The run's services, which carry its loaded scenario to every node and edge. Built the first time a step of
+    the run asks (a new run's genesis, or a resumed run's first step): the one place the scenario the state names
+    is read. Blocking then: call it off the event loop, as `aservices_of` does."""
     settings = settings_of(runtime)
     if (ready := settings.ready(state["run_id"])) is not None:
         return ready
-    return await asyncio.to_thread(settings.services, state["run_id"], scenario_of(state["scenario"]))
+    return settings.services(state["run_id"], scenario_of(state["scenario"]))
+
+
+async def aservices_of(state: Mapping[str, Any], runtime: Runtime[SocietySettings]) -> Services:
+    """The run's services; built off the event loop the first time (that may open Chroma and load the embedder)."""
+    if (ready := settings_of(runtime).ready(state["run_id"])) is not None:
+        return ready
+    return await asyncio.to_thread(services_of, state, runtime)
 
 
 def run_id_of(given: str) -> str:
@@ -82,14 +91,14 @@ def emit(event: Event) -> None:
     get_stream_writer()(event.payload())
 
 
-def round_limit(state: SocietyState) -> int:
-    return state.get("rounds") or scenario_of(state["scenario"]).rounds_per_cycle
+def round_limit(state: SocietyState, scenario: Scenario) -> int:
+    return state.get("rounds") or scenario.rounds_per_cycle
 
 
-def now_of(state: SocietyState, world: WorldState | None = None) -> Moment:
+def now_of(state: SocietyState, scenario: Scenario, world: WorldState | None = None) -> Moment:
     """The clock of `world` (default: the state's) as memory sees it (ticks keep rising across cycles)."""
     world = state["world"] if world is None else world
-    return Moment.of(int(world["cycle"]), int(world["round"]), round_limit(state))
+    return Moment.of(int(world["cycle"]), int(world["round"]), round_limit(state, scenario))
 
 
 async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
@@ -99,18 +108,19 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
     # A dict input (the HTTP API, Studio, `graph.invoke({})`) is not run through SocietyInput by LangGraph,
     # so its defaults are applied here and written back to the state for the nodes that follow.
     inputs = graph_input(SocietyInput, state, "society input")
-    # read off the event loop (`scenario_of` keeps it for the nodes that follow): a file named by a relative path
-    # resolves against the working directory, which `langgraph dev` refuses on its loop
-    scenario = await asyncio.to_thread(scenario_of, inputs.scenario)
     cycle = inputs.cycle
     run_id = run_id_of(inputs.run_id)
     settings = settings_of(runtime)
-    if cycle == 1 and settings.ready(run_id) is None:
+    set_up_here = settings.ready(run_id) is None
+    # the scenario is read with the services, off the event loop: a file named by a relative path resolves against
+    # the working directory, which `langgraph dev` refuses on its loop
+    services = await aservices_of({"run_id": run_id, "scenario": inputs.scenario}, runtime)
+    scenario = services.scenario
+    if cycle == 1 and set_up_here:
         await asyncio.to_thread(save_graph_config, inputs, 1, settings, run_id, keep=True)
     filed: dict[str, Any] = {}
     with metered() as meter:
         if cycle == 1:
-            services = await aservices_of({"run_id": run_id, "scenario": inputs.scenario}, runtime)
             await services.before_filing()
             filed = await asyncio.to_thread(plant_seeds, services, scenario, state)
     emit(CycleStarted(cycle=cycle, agents=len(scenario.agents)))
@@ -140,19 +150,19 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     """The world's director opens a round: the clock advances, each acting agent is told its situation, and every
     agent recalls memories for it in one batch (embedding and Chroma off the event loop). A run whose budget is
     spent, or whose model has stopped deciding, stops here, before the round begins."""
-    scenario = scenario_of(state["scenario"])
     services = await aservices_of(state, runtime)
+    scenario = services.scenario
     if services.guard is not None:
         opening = (int(state["world"]["cycle"]), int(state["world"]["round"]) + 1)
         services.guard.check(state.get("stats") or {}, state.get("model_use") or {}, len(scenario.agents), opening)
-    framed, situations, queries = open_round(state, state["world"])
+    framed, situations, queries = open_round(state, scenario, state["world"])
     emit(RoundStarted(cycle=framed["cycle"], round=framed["round"], agents=len(situations)))
-    now = now_of(state, framed)
+    now = now_of(state, scenario, framed)
     unfiled = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]  # being written behind
     recalled = await asyncio.to_thread(services.memory.recall, queries, services.recall_k, now, unfiled)
     ahead = head_start(services)
-    if ahead is not None and not files_behind(state):  # else `file_behind` starts the guess once turns are out
-        ahead.anticipate(functools.partial(likely_next_queries, state, framed))
+    if ahead is not None and not files_behind(state, scenario):  # else `file_behind` starts the guess later
+        ahead.anticipate(functools.partial(likely_next_queries, state, scenario, framed))
     return {
         "world": framed,
         "situations": situations,
@@ -161,68 +171,71 @@ async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
     }
 
 
-def director_rng(state: SocietyState, world: WorldState) -> random.Random:
+def director_rng(state: SocietyState, scenario: Scenario, world: WorldState) -> random.Random:
     """The director's draws for the round after `world`'s."""
     opening = int(world["round"]) + 1
-    return stable_rng(
-        state["seed"], state["run_id"], world["cycle"], opening, scenario_of(state["scenario"]).world.labels.director
-    )
+    return stable_rng(state["seed"], state["run_id"], world["cycle"], opening, scenario.world.labels.director)
 
 
-def open_round(state: SocietyState, world: WorldState) -> tuple[WorldState, dict[str, str], dict[str, str]]:
+def open_round(
+    state: SocietyState, scenario: Scenario, world: WorldState
+) -> tuple[WorldState, dict[str, str], dict[str, str]]:
     """The round the director opens from `world`: the world framed (with the draws of the round after `world`'s),
     each acting agent's situation, and its memory query."""
-    rules = scenario_of(state["scenario"]).world
-    framed, situations = rules.frame(world, director_rng(state, world))
+    rules = scenario.world
+    framed, situations = rules.frame(world, director_rng(state, scenario, world))
     return framed, situations, {a: rules.memory_query(framed, a, s) for a, s in situations.items()}
 
 
-def likely_next_queries(state: SocietyState, framed: WorldState) -> list[str]:
+def likely_next_queries(state: SocietyState, scenario: Scenario, framed: WorldState) -> list[str]:
     """The next round's memory queries as they will be if this round changes nothing they mention: the round
     opened from this one as it stands. In the shipped worlds ~90% of them come out the same (most agents stay
     where they are), so embedding them while the model thinks takes that work off the next round's path. A guess:
     the game master asks for the exact ones once the round is resolved, and recall embeds whatever is missing."""
-    return list(open_round(state, copy.deepcopy(framed))[2].values())
+    return list(open_round(state, scenario, copy.deepcopy(framed))[2].values())
 
 
-def next_recall(state: SocietyState, resolved: WorldState, noticed: list[MemoryEvent], k: int) -> RecallRequest:
+def next_recall(
+    state: SocietyState, scenario: Scenario, resolved: WorldState, noticed: list[MemoryEvent], k: int
+) -> RecallRequest:
     """The recall the director will ask for once `resolved` (the world this round left) opens the next round, with
     this round's events still pending (written behind): exact, whatever the round changed."""
-    framed, _, queries = open_round(state, copy.deepcopy(resolved))
-    return RecallRequest(queries, k, now_of(state, framed), tuple(noticed))
+    framed, _, queries = open_round(state, scenario, copy.deepcopy(resolved))
+    return RecallRequest(queries, k, now_of(state, scenario, framed), tuple(noticed))
 
 
-def fan_out(state: SocietyState) -> list[Send | str]:
-    """One concurrent turn per acting agent, each with its own TurnContext; beside them, the filing of the last
-    round's memories when the scenario writes behind. A round in which no one may act (everyone travelling,
-    fallen or barred) is still a round: the world resolves it and time passes."""
-    scenario = scenario_of(state["scenario"])
+def fan_out(state: SocietyState, runtime: Runtime[SocietySettings]) -> list[Send | str]:
+    """One concurrent turn per acting agent, each with its own TurnContext; after them, the filing of the last
+    round's memories when the scenario writes behind. LangGraph starts a step's tasks in the order they are sent, so
+    every turn has handed its model request to the gateway before `file_behind` begins. A round in which no one may
+    act (everyone travelling, fallen or barred) is still a round: the world resolves it and time passes."""
+    services = services_of(state, runtime)
+    scenario = services.scenario
     sends: list[Send | str] = []
-    if files_behind(state):
+    for agent in scenario.world.actors(state["world"]):
+        turn = turn_of(state, agent, state["world"], scenario, services.turns)
+        sends.append(Send("agent_turn", {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]}))
+    if files_behind(state, scenario):
         # with what the step needs to guess the next round's queries: the round just opened, and the seed
         look_ahead = {"opened": state["world"], "seed": state["seed"]}
         sends.append(Send("file_behind", {key: state.get(key) for key in FILING_KEYS} | look_ahead))
-    for agent in scenario.world.actors(state["world"]):
-        turn = turn_of(state, agent, state["world"])
-        sends.append(Send("agent_turn", {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]}))
     return sends or ["game_master"]  # no turns and nothing to file: straight to the world
 
 
-def files_behind(state: SocietyState) -> bool:
+def files_behind(state: SocietyState, scenario: Scenario) -> bool:
     """Whether the round opening now files the last one's memories beside its turns (`file_behind`)."""
-    write_behind = scenario_of(state["scenario"]).memory.write_behind
+    write_behind = scenario.memory.write_behind
     return write_behind and bool(state.get("round_events") or state.get("used_memories"))
 
 
-def turn_of(state: SocietyState, agent: str, world: WorldState) -> TurnContext:
+def turn_of(state: SocietyState, agent: str, world: WorldState, scenario: Scenario, memo: TurnMemo) -> TurnContext:
     """What `agent` knows as it decides in `world` (the round as framed): its situation and recalled memories
     from the state. Asked again from the same state for its sample, so turns need not travel in checkpoints (the
-    second time it is usually the turn the fan-out built: TURNS)."""
-    scenario = scenario_of(state["scenario"])
+    second time it is usually the turn the fan-out built, kept in the run's `memo`)."""
     situation, recalled = state["situations"][agent], state["recalled"].get(agent, [])
-    return TURNS.get(
-        (state["run_id"], agent),
-        (scenario, world, situation, recalled, state["seed"]),
+    return memo.get(
+        agent,
+        (world, situation, recalled, state["seed"], state["run_id"]),
         lambda: build_turn(
             agent,
             world,
@@ -235,14 +248,10 @@ def turn_of(state: SocietyState, agent: str, world: WorldState) -> TurnContext:
     )
 
 
-TURNS = TurnMemo()
-
-
 async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """An agent decides. The policy never raises: model faults come back flagged."""
-    scenario = scenario_of(payload["scenario"])
-    turn = restore(payload["turn"], scenario)
     services = await aservices_of(payload, runtime)
+    turn = restore(payload["turn"], services.scenario)
     with metered(log=services.calls) as meter:  # a reply that says a secret is asked again (counted) or redacted
         result = await discreet(services.policy, turn, await services.policy.adecide(turn))
     decision = result.decision
@@ -255,20 +264,21 @@ async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings])
 def game_master(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """The world resolves all of the round's decisions at once into events and a new state (a world whose model
     resolves it answers from the run's response cache); each event is kept for the witnesses who noticed it."""
-    scenario = scenario_of(state["scenario"])
+    services = services_of(state, runtime)
+    scenario = services.scenario
     world = scenario.world
     decisions = {a: Decision.model_validate(t["result"]["decision"]) for a, t in state["turns"].items()}
     rng = stable_rng(state["seed"], state["run_id"], state["world"]["cycle"], state["world"]["round"], "game-master")
-    now = now_of(state)
-    services = settings_of(runtime).services(state["run_id"], scenario)
+    now = now_of(state, scenario)
     with metered(services.cache, services.calls) as meter:
-        resolution = world.resolve(state["world"], decisions, rng, now, round_limit(state))
+        resolution = world.resolve(state["world"], decisions, rng, now, round_limit(state, scenario))
     cost = resolution.cost
     noticed = attend(resolution.events, scenario.memory.attention, f"{state['seed']}|{state['run_id']}")
     # The next round's recall, exact now that the round is resolved: its queries (the director's guess cached most
     # of them) and these events, which it searches as pending, embedded and ranked while `record` writes.
     if (ahead := head_start(services)) is not None:
-        ahead.anticipate_recall(functools.partial(next_recall, state, resolution.state, noticed, services.recall_k))
+        recall = functools.partial(next_recall, state, scenario, resolution.state, noticed, services.recall_k)
+        ahead.anticipate_recall(recall)
         ahead.prepare(noticed, reflecting(state, scenario), now)  # what filing them will ask a model
     return {
         "world": resolution.state,
@@ -304,15 +314,15 @@ async def remember(state: SocietyState, runtime: Runtime[SocietySettings]) -> di
 
 
 async def file_behind(payload: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """Node, sent by `director` beside the next round's turns with the round just filed (FILING_KEYS) and the
-    round just opened (`opened`): it yields until the turns' model requests are sent (the turns' tasks take their
-    first step, then the client loop has started everything handed to it), so that filing does not take the CPU
-    from them, then starts the guess at the next round's queries (`likely_next_queries`) and files."""
+    """Node, sent by `director` after the next round's turns with the round just filed (FILING_KEYS) and the
+    round just opened (`opened`). Started after the turns (`fan_out`), it waits until the client loop has sent
+    every request they handed it, so that filing does not take the CPU from them, then starts the guess at the
+    next round's queries (`likely_next_queries`) and files."""
     services = await aservices_of(payload, runtime)
-    await asyncio.sleep(0)  # the turns' tasks take their first steps: each hands its request to the gateway
     await requests_sent()
     if (ahead := head_start(services)) is not None:
-        ahead.anticipate(functools.partial(likely_next_queries, payload, cast(WorldState, payload.get("opened"))))
+        opened = cast(WorldState, payload.get("opened"))
+        ahead.anticipate(functools.partial(likely_next_queries, payload, services.scenario, opened))
     return await filed(payload, services)
 
 
@@ -321,7 +331,7 @@ async def filed(state: SocietyState, services: Services) -> dict[str, Any]:
     with the reflections of the agents whose unreflected importance passed the budget in earlier rounds (one
     idempotent upsert). A model's ratings and reflections write nothing: the game master started them
     (`Memory.prepare`), and this step claims them. Reads only FILING_KEYS."""
-    scenario = scenario_of(state["scenario"])
+    scenario = services.scenario
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     now = Moment.model_validate(state["round_moment"])
     pending = dict(state.get("unreflected") or {})
@@ -357,15 +367,15 @@ def file_round(
     return gained, tally_update(services.memory)
 
 
-def round_samples(state: SocietyState) -> list[Sample]:
+def round_samples(state: SocietyState, scenario: Scenario, memo: TurnMemo) -> list[Sample]:
     """The round's turns as samples, in the scenario's agent order. A pure function of the state `record` starts
-    from, so a damaged shard can be rebuilt exactly from the checkpoint's history."""
-    scenario = scenario_of(state["scenario"])
+    from (`memo` only saves building a turn again), so a damaged shard can be rebuilt exactly from the checkpoint's
+    history."""
     cycle, round_ = int(state["world"]["cycle"]), int(state["world"]["round"])
     samples = []
     for agent in [a for a in scenario.agent_names if a in state["turns"]]:
         turn = state["turns"][agent]
-        context = turn_of(state, agent, state["decided_in"])
+        context = turn_of(state, agent, state["decided_in"], scenario, memo)
         result = PolicyResult.model_validate(turn["result"])
         samples.append(
             Sample(
@@ -388,9 +398,8 @@ def round_samples(state: SocietyState) -> list[Sample]:
     return samples
 
 
-def round_chronicle(state: SocietyState) -> RoundRecord:
+def round_chronicle(state: SocietyState, scenario: Scenario) -> RoundRecord:
     """The round as the chronicle keeps it: the world as it shows itself after the round, and what happened."""
-    scenario = scenario_of(state["scenario"])
     view = scenario.world.view(state["world"])
     events = [MemoryEvent.model_validate(e) for e in state.get("round_events") or []]
     flags = list(state.get("round_flags") or [])
@@ -434,8 +443,8 @@ async def record(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict
     """Write each turn of the round as a sample and the round to the chronicle (exactly once), and add up what
     the round cost."""
     services = await aservices_of(state, runtime)
-    samples = round_samples(state)
-    chronicle = round_chronicle(state)
+    samples = round_samples(state, services.scenario, services.turns)
+    chronicle = round_chronicle(state, services.scenario)
     delta = round_cost(state)
     if services.samples is not None:
         delta["samples_written"] = len(samples)
@@ -469,17 +478,18 @@ def calls_so_far(model_use: dict[str, Any]) -> dict[str, dict[str, int]]:
     }
 
 
-def ended(state: SocietyState) -> bool:
-    return scenario_of(state["scenario"]).world.outcome(state["world"]) is not None
+def ended(state: SocietyState, runtime: Runtime[SocietySettings]) -> bool:
+    """Whether the world says the cycle is over (an edge's question: the run's services are built by then)."""
+    return services_of(state, runtime).scenario.world.outcome(state["world"]) is not None
 
 
-def next_round(state: SocietyState) -> str:
-    return END if ended(state) else "director"
+def next_round(state: SocietyState, runtime: Runtime[SocietySettings]) -> str:
+    return END if ended(state, runtime) else "director"
 
 
-def after_record(state: SocietyState) -> str:
+def after_record(state: SocietyState, runtime: Runtime[SocietySettings]) -> str:
     """File the round now if the cycle is over or the scenario files before each round; else behind the next."""
-    if ended(state) or not scenario_of(state["scenario"]).memory.write_behind:
+    if ended(state, runtime) or not services_of(state, runtime).scenario.memory.write_behind:
         return "remember"
     return "director"
 

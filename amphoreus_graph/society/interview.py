@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from amphoreus_graph.catalogs.scenario import Scenario, catalog_for
+from amphoreus_graph.catalogs.scenario import Scenario, catalog_of_turn
 from amphoreus_graph.contracts.memory import Moment, gist
 from amphoreus_graph.contracts.rng import stable_rng
 from amphoreus_graph.contracts.turn import CallStats, RecalledMemory, TurnContext
@@ -136,7 +136,7 @@ def persona_turn(
 def offline_answer(turn: TurnContext, question: str) -> str:
     """Who the agent is, what comes back to it (the gists of its best memories it may say aloud, with when), and
     a tenet of its Path, picked by the question: the same answer to the same question, every time."""
-    path = catalog_for(turn.world)[turn.path]
+    path = catalog_of_turn(turn)[turn.path]
     who = ", ".join(part for part in (turn.agent, turn.title) if part)
     parts = [f"I am {who}, and I walk the Path of {path.name}."]
     if spoken := [m for m in turn.memories if not m.secret][:SPOKEN]:

@@ -9,9 +9,7 @@ checkpoint until the round is recorded holds every turn), and is restored from t
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from amphoreus_graph.catalogs.scenario import Scenario
@@ -64,20 +62,13 @@ def build_turn(
         options=[with_brief(option.action, option.targets, scenario) for option in seen.options],  # type: ignore[misc]
         pressures=seen.pressures,
         trust=seen.trust,
-    )
+    ).posed_in(scenario)
 
 
 def with_brief(action: str, targets: list[str], scenario: Scenario) -> dict[str, Any]:
     """An offered action as a policy sees it (as the fields of an Option, validated with its turn): its targets,
     and its brief from the world's declared actions."""
-    return {**briefs(scenario)[action], "action": action, "targets": targets}
-
-
-@cache
-def briefs(scenario: Scenario) -> dict[str, dict[str, Any]]:
-    """Each declared action's brief as keyword arguments, worked out once per scenario (a scenario is read once
-    per process, and these are asked for every option of every turn)."""
-    return {name: spec.brief().model_dump() for name, spec in scenario.world.actions.items()}
+    return {**scenario.briefs[action], "action": action, "targets": targets}
 
 
 def lean(turn: TurnContext) -> dict[str, Any]:
@@ -88,36 +79,30 @@ def lean(turn: TurnContext) -> dict[str, Any]:
 def restore(raw: dict[str, Any], scenario: Scenario) -> TurnContext:
     """A turn from the graph's state, its options' briefs put back from the world's actions."""
     options = [with_brief(o["action"], o.get("targets", []), scenario) for o in raw["options"]]
-    return TurnContext.model_validate({**raw, "options": options})
+    return TurnContext.model_validate({**raw, "options": options}).posed_in(scenario)
 
 
 class TurnMemo:
-    """The turn last built for each agent of each run, handed out again for exactly the same inputs.
+    """The turn last built for each agent of one run, handed out again for exactly the same inputs.
 
     `record` builds every turn of the round again from the state the fan-out built it from (so that turns need not
     travel in checkpoints), and a world's perception is most of what a turn costs the framework. A turn is reused
-    only if the scenario is the same object and the world, situation, recalled memories and seed compare equal;
-    anything else (another round, a resumed run, a rebuilt shard) builds it afresh."""
+    only if the world, situation, recalled memories and seed compare equal; anything else (another round, a resumed
+    run, a rebuilt shard) builds it afresh. One entry per agent: it holds one round's turns at most."""
 
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._turns: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], TurnContext]] = OrderedDict()
+    def __init__(self) -> None:
+        self._turns: dict[str, tuple[tuple[Any, ...], TurnContext]] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str], inputs: tuple[Any, ...], build: Callable[[], TurnContext]) -> TurnContext:
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    def get(self, agent: str, inputs: tuple[Any, ...], build: Callable[[], TurnContext]) -> TurnContext:
         with self._lock:
-            kept = self._turns.get(key)
-        if kept is not None and _same(kept[0], inputs):
+            kept = self._turns.get(agent)
+        if kept is not None and kept[0] == inputs:
             return kept[1]
         turn = build()
         with self._lock:
-            self._turns[key] = (inputs, turn)
-            self._turns.move_to_end(key)
-            while len(self._turns) > self._size:
-                self._turns.popitem(last=False)
+            self._turns[agent] = (inputs, turn)
         return turn
-
-
-def _same(kept: tuple[Any, ...], inputs: tuple[Any, ...]) -> bool:
-    """The scenario by identity (a scenario object is built once per spec), everything else by value."""
-    return kept[0] is inputs[0] and kept[1:] == inputs[1:]

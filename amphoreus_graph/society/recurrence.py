@@ -15,7 +15,6 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.events import CycleDone
 from amphoreus_graph.contracts.ids import echo_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
@@ -61,16 +60,16 @@ async def open_run(state: RecurrenceState, runtime: Runtime[SocietySettings]) ->
 
 async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
     """Remember how the cycle ended, apply each Path's retention, then reset for the next cycle."""
-    scenario = scenario_of(state["scenario"])
+    services = await aservices_of(state, runtime)
+    scenario = services.scenario
     end = scenario.world.end(state["world"])
     view = scenario.world.view(state["world"])
-    services = await aservices_of(state, runtime)
     echo = MemoryEvent(
         id=echo_id(view.cycle),
         text=end.text,
         cycle=view.cycle,
         round=view.round,
-        tick=now_of(state).tick,
+        tick=now_of(state, scenario).tick,
         witnesses=scenario.agent_names,
         importance=8,
         kind=MemoryKind.CYCLE_ECHO,
@@ -96,8 +95,8 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
     return update
 
 
-def after_round(state: RecurrenceState) -> str:
-    return "end_cycle" if ended(state) else "director"
+def after_round(state: RecurrenceState, runtime: Runtime[SocietySettings]) -> str:
+    return "end_cycle" if ended(state, runtime) else "director"
 
 
 def after_cycle(state: RecurrenceState) -> str:

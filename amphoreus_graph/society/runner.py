@@ -14,7 +14,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncGenerator
-from functools import reduce
+from functools import cached_property, reduce
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +61,14 @@ from amphoreus_graph.society.summary import AgentUse, CacheUse, RunSummary
 __all__ = ["RunConfig", "Simulation", "build_summary"]
 
 
-def open_society_memory(cfg: RunConfig, policy: Policy) -> Remembrance:
+def open_society_memory(cfg: RunConfig, policy: Policy, scenario: Scenario | None = None) -> Remembrance:
     """The run's own memory (its Chroma directory, locked, the server, or the store its memory URL names), with
-    one-line errors for a bad store."""
+    one-line errors for a bad store; `scenario`: the run's loaded one (default: read by the name the config gives)."""
     spec = cfg.memory_store()
     if isinstance(spec, MemorySpec) and spec.directory is not None:
         writable_dir(spec.directory, "--memory" if cfg.memory is not None else "--memory-dir")
-    return build_memory(spec, cfg.run_id, scenario_of(cfg.scenario), policy, embedder=cfg.embedder)
+    scenario = scenario_of(cfg.scenario) if scenario is None else scenario
+    return build_memory(spec, cfg.run_id, scenario, policy, embedder=cfg.embedder)
 
 
 class Simulation:
@@ -122,20 +123,26 @@ class Simulation:
             config.limits = config.limits.model_copy(update=limits)
         return cls(config, policy=policy, fresh_memory=fresh_memory, api_key=api_key)
 
+    @cached_property
+    def scenario(self) -> Scenario:
+        """The run's scenario, read once: every step of the run gets it through the run's services."""
+        return scenario_of(self.config.scenario)
+
     def _services(self, policy: Policy) -> tuple[Services, Remembrance | None]:
         cfg = self.config
         owned: Remembrance | None = None
         memory = self._memory
         if memory is None:
-            owned = open_society_memory(cfg, policy)
+            owned = open_society_memory(cfg, policy, self.scenario)
             memory = owned
         services = Services(
             policy=policy,
             memory=memory,
             samples=ShardWriter(cfg.files.samples),
+            scenario=self.scenario,
             chronicle=ChronicleWriter(cfg.out),
             recall_k=cfg.recall_k,
-            seeds=seeds_folder(scenario_of(cfg.scenario), cfg.seeds_dir),
+            seeds=seeds_folder(self.scenario, cfg.seeds_dir),
             guard=Guard(cfg.limits, cfg.model, str(cfg.out), self._calls),
             cache=self._cache,
             calls=self._calls,
@@ -199,7 +206,9 @@ class Simulation:
                 self._calls.close()
             why = None if stopped is None else str(stopped)
             elapsed = time.perf_counter() - started
-            summary = build_summary(cfg, final, services.policy.name, elapsed, why, self._calls.totals())
+            summary = build_summary(
+                cfg, services.scenario, final, services.policy.name, elapsed, why, self._calls.totals()
+            )
             self._summary = summary
             write_json(cfg.files.summary, summary.payload())
         finally:
@@ -247,13 +256,13 @@ class Simulation:
         if not values:  # nothing was committed: whatever a shard holds was never checkpointed
             cut_uncommitted(cfg.out, {})
             return values, state, []
-        return values, state, await verify_shards(graph, thread, cfg.out, values)
+        return values, state, await verify_shards(graph, thread, cfg.out, values, self.scenario)
 
     async def _preflight(self) -> Policy:
         """The run's policy, once everything a user can get wrong is checked: a broken scenario, seed file, model
         spec or unreachable server fails here, before anything is written."""
         cfg = self.config
-        scenario = scenario_of(cfg.scenario)
+        scenario = self.scenario
         check_seeds_dir(cfg.seeds_dir)
         load_seeds(seeds_folder(scenario, cfg.seeds_dir), scenario.agent_names)
         policy = self._policy or run_policy(cfg, scenario, cache=self._cache, calls=self._calls, api_key=self.api_key)
@@ -278,7 +287,7 @@ class Simulation:
 
     def _claim(self, store: Remembrance, *, resume: bool, values: dict[str, Any]) -> None:
         cfg = self.config
-        scenario = scenario_of(cfg.scenario)
+        scenario = self.scenario
         owner = StoreOwner(token=cfg.run_token, run_dir=str(cfg.out), fingerprint=cfg.fingerprint())
         position = checkpoint_tick(values, cfg.rounds or scenario.rounds_per_cycle)
         filed = Tally.of_json(values["memory_tally"]).records if values.get("memory_tally") else 0
@@ -355,6 +364,7 @@ def cache_summary(cfg: RunConfig, roles: dict[str, RoleUse]) -> CacheUse:
 
 def build_summary(
     cfg: RunConfig,
+    scenario: Scenario,
     state: dict[str, Any],
     model: str,
     wall_time_s: float,
@@ -376,7 +386,6 @@ def build_summary(
     for agent, uses in sorted((state.get("agent_use") or {}).items()):
         use = reduce(RoleUse.add, (RoleUse.model_validate(u) for u in uses.values()), RoleUse())
         per_agent[agent] = AgentUse(calls=use.calls, tokens_in=use.tokens_in, tokens_out=use.tokens_out)
-    scenario = scenario_of(cfg.scenario)
     return RunSummary(
         run=cfg.run_id,
         scenario=cfg.scenario,

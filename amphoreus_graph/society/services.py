@@ -10,7 +10,7 @@ Only resources that any run may share are cached process-wide: Chroma clients pe
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Self
@@ -39,20 +39,26 @@ from amphoreus_graph.policy.registry import resolve_model
 from amphoreus_graph.society.checkpointer import starting_checkpoint_on_disk
 from amphoreus_graph.society.chronicle import ChronicleWriter
 from amphoreus_graph.society.guard import Guard, Limits
+from amphoreus_graph.society.perception import TurnMemo
 from amphoreus_graph.society.samples import ShardWriter
 
 
 @dataclass
 class Services:
+    """What a run's nodes work with, loaded once for the run: its scenario (world, agents, Path catalog), policy,
+    memory and writers. Nodes take them from here, never by looking a name up in the process."""
+
     policy: Policy
     memory: Memory
     samples: ShardWriter | None
+    scenario: Scenario
     chronicle: ChronicleWriter | None = None
     recall_k: int = 5
     seeds: Path | None = None
     guard: Guard | None = None
     cache: ResponseCache | None = None  # the run's response cache, for models that keep none (a game master)
     calls: CallLog | None = None  # the run's call log, for models that keep none (a game master, a local model)
+    turns: TurnMemo = field(default_factory=TurnMemo)  # the round's turns, built once for the fan-out and `record`
 
     async def before_filing(self) -> None:
         """In a step that files memories: wait for the checkpoint it started from, so that the store never runs
@@ -131,6 +137,7 @@ class SocietySettings(RunSettings, BaseSettings):
             policy=policy,
             memory=build_memory(spec, run_id, scenario, policy, embedder=self.embedder, shared=True),
             samples=ShardWriter(RunDir(run_dir).samples),
+            scenario=scenario,
             chronicle=ChronicleWriter(run_dir),
             recall_k=self.recall_k,
             seeds=seeds_folder(scenario, self.seeds_dir),

@@ -26,11 +26,13 @@ from langgraph.types import StateSnapshot
 from pydantic import BaseModel
 
 from amphoreus_graph.atomic import write_atomic_bytes
+from amphoreus_graph.catalogs.scenario import Scenario
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.society.chronicle import ChronicleWriter, RoundRecord
 from amphoreus_graph.society.graph import round_chronicle, round_samples
 from amphoreus_graph.society.ledger import fold
+from amphoreus_graph.society.perception import TurnMemo
 from amphoreus_graph.society.samples import Sample, ShardWriter
 from amphoreus_graph.society.state import SocietyState
 
@@ -113,7 +115,9 @@ def cut_uncommitted(run_dir: Path, offsets: Mapping[str, int]) -> None:
                     os.fsync(handle.fileno())
 
 
-async def committed_rows(graph: History, thread: RunnableConfig, keys: set[str]) -> dict[str, bytes]:
+async def committed_rows(
+    graph: History, thread: RunnableConfig, keys: set[str], scenario: Scenario
+) -> dict[str, bytes]:
     """Each key's committed bytes, rebuilt from the checkpoints `record` started from, oldest first.
 
     Only the ancestors of the current checkpoint count (an abandoned branch committed nothing), and only rounds
@@ -135,7 +139,8 @@ async def committed_rows(graph: History, thread: RunnableConfig, keys: set[str])
             continue
         state: SocietyState = snapshot.values  # type: ignore[assignment]
         starts = _offsets(state)
-        payloads = ShardWriter.payloads(round_samples(state)) | ChronicleWriter.payloads(round_chronicle(state))
+        samples = round_samples(state, scenario, TurnMemo())
+        payloads = ShardWriter.payloads(samples) | ChronicleWriter.payloads(round_chronicle(state, scenario))
         for key, payload in payloads.items():
             if key in rebuilt and starts.get(key, 0) < committed.get(key, 0):
                 rebuilt[key][starts.get(key, 0) :] = payload
@@ -160,7 +165,9 @@ def _offsets(values: Mapping[str, Any]) -> dict[str, int]:
     return dict(values.get("sample_offsets") or {})
 
 
-async def verify_shards(graph: History, thread: RunnableConfig, run_dir: Path, values: Mapping[str, Any]) -> list[str]:
+async def verify_shards(
+    graph: History, thread: RunnableConfig, run_dir: Path, values: Mapping[str, Any], scenario: Scenario
+) -> list[str]:
     """Make every shard hold exactly what the checkpoint (its `values`) committed; returns one line per shard
     repaired.
 
@@ -171,7 +178,7 @@ async def verify_shards(graph: History, thread: RunnableConfig, run_dir: Path, v
     damaged = find_damage(run_dir, offsets, digests)
     if not damaged:
         return []
-    rebuilt = await committed_rows(graph, thread, {d.key for d in damaged})
+    rebuilt = await committed_rows(graph, thread, {d.key for d in damaged}, scenario)
     repaired = []
     for damage in damaged:
         data = rebuilt[damage.key]

@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from amphoreus_graph.catalogs.scenario import scenario_of
+from amphoreus_graph.catalogs.scenario import scenario_for
 from amphoreus_graph.contracts.turn import Decision, TurnContext
 from amphoreus_graph.contracts.world import World
 
@@ -61,4 +61,4 @@ def clamp_score(value: float) -> float:
 def world_of(turn: TurnContext) -> World | None:
     """The world a turn was posed in, whose rules, words and labels a judge applies; None for a turn posed
     outside any world (only world-neutral checks apply to it)."""
-    return scenario_of(turn.world).world if turn.world else None
+    return scenario.world if (scenario := scenario_for(turn)) else None

@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, model_validator
 
-from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.catalogs.scenario import catalog_of_turn
 from amphoreus_graph.contracts.memory import one_line
 from amphoreus_graph.contracts.turn import CallStats, TurnContext
 from amphoreus_graph.contracts.world import WorldLabels
@@ -85,7 +85,7 @@ def offered_help(turn: TurnContext, action: str) -> list[str]:
 
 def judge_messages(panel: Panel, item: JudgeItem) -> list[BaseMessage]:
     turn = item.turn
-    path = catalog_for(turn.world)[turn.path]
+    path = catalog_of_turn(turn)[turn.path]
     labels, world = world_lines(turn)
     who = ", ".join(part for part in (turn.agent, turn.title, turn.role) if part)
     aim = [f"It seeks {turn.aim}."] if turn.aim else []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from amphoreus_graph.catalogs.scenario import catalog_for
+from amphoreus_graph.catalogs.scenario import catalog_of_turn
 from amphoreus_graph.contracts.actions import ActionBrief, TargetKind
 from amphoreus_graph.contracts.turn import Decision, TurnContext
 from amphoreus_graph.data.judges.base import world_of
@@ -31,7 +31,7 @@ _NAMED_TARGETS = frozenset({TargetKind.AGENT, TargetKind.LOCATION, TargetKind.OB
 def action_fit(turn: TurnContext, action: str) -> float:
     """How much the agent's Paths favour the action (primary counts twice), from [-1, 1] onto [0, 1]; an
     action the turn did not offer is neutral (its logic already scores 0)."""
-    catalog = catalog_for(turn.world)
+    catalog = catalog_of_turn(turn)
     brief: ActionBrief = turn.option(action) or ActionBrief()
     value = 2.0 * catalog[turn.path].affinity(brief)
     weight = 2.0
@@ -74,7 +74,7 @@ def known_names(turn: TurnContext) -> set[str]:
     trusts or distrusts, what it may act on), the Paths, and the words of its world."""
     names = {turn.agent, turn.location, turn.aim_target, *turn.trust} - {None}
     names |= {t for option in turn.options for t in option.targets}
-    names |= set(catalog_for(turn.world).names())
+    names |= set(catalog_of_turn(turn).names())
     return {n for n in names if n} | world_words(turn)
 
 
