@@ -13,6 +13,14 @@ user runs it. Each measurement runs in a fresh interpreter.
 - `cycles`: 12 agents for C cycles (default 10); the median round wall of each cycle, so cycle C ÷ cycle 1 says
   whether accumulated memory slows a round down.
 
+Every size also reports its setup (wall and CPU up to the first round), CPU per turn (the process's, all threads),
+the checkpoint file's growth per round and the size of one checkpoint (the largest and the latest), the memory
+store's bytes, peak RSS, each finished round's figures, and where the CPU went (`benchmarks/sampler.py`; the setup's
+profile apart from the rounds'). For 1,000 and 10,000 agents a measurement takes caps (`--cap` seconds,
+`--max-rounds`, one value or one a size; `--max-rss-gb`, `--max-disk-gb` so a society too large for the machine is
+stopped, not the machine): a run they stop reports the rounds it finished and how far the next one got, and says
+which cap stopped it. E.g. `--agents 12 120 1000 10000 --no-crowd --cycles 0 --cap 0 0 600 480 --max-rounds 0 0 3 0`.
+
 Figures depend on the machine's load: the JSON records it. The JSON goes to benchmarks/results/scale.json.
 """
 
