@@ -255,9 +255,9 @@ def run_society(agents: int, cycles: int, attention: int | None = None, limits: 
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """How long and how large one measurement may get: a wall-clock cap from the interpreter's start (None: the
-    whole run), a round limit (0: none), resident memory and disk caps (a 10,000-agent society must not take the
-    machine down with it), and the profiler's sampling interval."""
+    """How long and how large one measurement may get: a wall-clock cap from the measurement's start, its
+    interpreter's own start-up apart (None: the whole run), a round limit (0: none), resident memory and disk
+    caps (a 10,000-agent society must not take the machine down with it), and the profiler's sampling interval."""
 
     cap_s: float | None = None
     max_rounds: int = 0
