@@ -13,6 +13,14 @@ user runs it. Each measurement runs in a fresh interpreter.
 - `cycles`: 12 agents for C cycles (default 10); the median round wall of each cycle, so cycle C ÷ cycle 1 says
   whether accumulated memory slows a round down.
 
+Every size also reports its setup (wall and CPU up to the first round), CPU per turn (the process's, all threads),
+the checkpoint file's growth per round and the size of one checkpoint (the largest and the latest), the memory
+store's bytes, peak RSS, each finished round's figures, and where the CPU went (`benchmarks/sampler.py`; the setup's
+profile apart from the rounds'). For 1,000 and 10,000 agents a measurement takes caps (`--cap` seconds,
+`--max-rounds`, one value or one a size; `--max-rss-gb`, `--max-disk-gb` so a society too large for the machine is
+stopped, not the machine): a run they stop reports the rounds it finished and how far the next one got, and says
+which cap stopped it. E.g. `--agents 12 120 1000 10000 --no-crowd --cycles 0 --cap 0 0 600 480 --max-rounds 0 0 3 0`.
+
 Figures depend on the machine's load: the JSON records it. The JSON goes to benchmarks/results/scale.json.
 """
 
@@ -20,9 +28,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import itertools
 import json
 import os
+import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -31,7 +43,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -40,7 +52,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from amphoreus_graph.layout import RunDir  # noqa: E402
 from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.sampler import Sampler, folder_bytes, peak_rss_bytes, rss_bytes  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
 PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime")
@@ -92,64 +106,199 @@ class WriteCalls:
             setattr(Collection, name, counted)
 
 
-def run_society(agents: int, cycles: int, attention: int | None = None) -> dict[str, Any]:
-    """One offline run of the cloned fair world: round walls by cycle, turns, Chroma writes, checkpoint bytes."""
+class Progress:
+    """What a run has done so far, kept round by round, so that a run stopped anywhere (a time, memory or disk
+    cap, a round limit) still reports the rounds it finished and how far the unfinished one got."""
+
+    def __init__(self, agents: int, cycles: int, attention: int | None, out: Path) -> None:
+        self.head = {"agents": agents, "attention": attention, "cycles": cycles}
+        self.out = out
+        self.begun = (time.perf_counter(), time.process_time())
+        self.mark = self.begun  # where the round in progress began (wall, CPU)
+        self.setup: dict[str, Any] | None = None
+        self.rounds: list[dict[str, Any]] = []
+        self.turns = 0  # of the round in progress
+        self.loadavg = [round(x, 2) for x in os.getloadavg()]
+
+    def round_started(self, sampler: Sampler) -> None:
+        if self.setup is None:  # building the world, the memory and the graph, up to the first round
+            self.mark = (time.perf_counter(), time.process_time())
+            self.setup = {
+                "profile": sampler.restart(),
+                "wall_s": round(self.mark[0] - self.begun[0], 3),
+                "cpu_s": round(self.mark[1] - self.begun[1], 3),
+            }
+        self.turns = 0
+
+    def round_done(self, cycle: int) -> None:
+        now = (time.perf_counter(), time.process_time())
+        files = RunDir(self.out)
+        self.rounds.append(
+            {
+                "cycle": cycle,
+                "turns": self.turns,
+                "wall_s": round(now[0] - self.mark[0], 4),
+                "cpu_s": round(now[1] - self.mark[1], 4),
+                "checkpoint_file_bytes": sum(p.stat().st_size for p in files.checkpoint_files() if p.is_file()),
+                "memory_store_bytes": folder_bytes(files.memory),
+                "rss_bytes": rss_bytes(),
+            }
+        )
+        self.mark, self.turns = now, 0
+
+    def report(self, writes: WriteCalls, sampler: Sampler, stopped: str | None, *, mid_round: bool) -> dict[str, Any]:
+        """The figures so far (`mid_round`: a cap stopped the run inside a round, which is measured too). A turn's
+        cost is the median over the steady rounds (from the end of the one before: the first round also pays for
+        warming up), or the first round's where it is the only one."""
+        rounds = self.rounds
+        steady = [r for r in rounds[1:] if r["turns"]] or [r for r in rounds if r["turns"]]
+        turns = sum(r["turns"] for r in rounds)
+        files = [r["checkpoint_file_bytes"] for r in rounds]
+        growth = [b - a for a, b in itertools.pairwise([0, *files])]
+        walls: dict[int, list[float]] = {}
+        for r in rounds[1:]:
+            walls.setdefault(r["cycle"], []).append(r["wall_s"])
+        now = time.perf_counter()
+        return {
+            **self.head,
+            "stopped": stopped,
+            "loadavg_before": self.loadavg,
+            "wall_s": round(now - self.begun[0], 2),
+            "setup": self.setup
+            or {"wall_s": round(now - self.begun[0], 3), "unfinished": True, "profile": sampler.summary()},
+            "rounds": len(rounds),
+            "turns": turns,
+            "ms_per_turn": median_per_turn(steady, "wall_s"),
+            "cpu_ms_per_turn": median_per_turn(steady, "cpu_s"),
+            "unfinished_round": {"turns": self.turns, "wall_s": round(now - self.mark[0], 2)}
+            if mid_round and self.setup
+            else None,
+            "round_wall_s_by_cycle": {c: round(statistics.median(w), 4) for c, w in sorted(walls.items())},
+            "chroma_writes": dict(writes.calls),
+            "chroma_writes_per_turn": round(sum(writes.calls.values()) / max(1, turns), 3),
+            "checkpoint_bytes_per_round": int(files[-1] / len(rounds)) if rounds else None,
+            "checkpoint_growth_bytes_per_round": int(statistics.median(growth[1:] or growth)) if growth else None,
+            **checkpoint_sizes(RunDir(self.out).checkpoint),
+            "memory_store_bytes": folder_bytes(RunDir(self.out).memory),
+            "peak_rss_bytes": peak_rss_bytes(),
+            "per_round": rounds,
+            "profile": sampler.summary() if self.setup else None,
+        }
+
+
+def median_per_turn(rounds: list[dict[str, Any]], key: str) -> float | None:
+    """Median milliseconds of `key` per turn over `rounds` (None: no round finished)."""
+    return round(1000 * statistics.median(r[key] / r["turns"] for r in rounds), 3) if rounds else None
+
+
+def checkpoint_sizes(path: Path) -> dict[str, int | None]:
+    """The largest single checkpoint and the latest one, in bytes (the checkpoint and its metadata)."""
+    if not path.is_file():
+        return {"largest_checkpoint_bytes": None, "last_checkpoint_bytes": None}
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        size = "length(checkpoint) + length(metadata)"
+        largest = db.execute(f"select max({size}) from checkpoints").fetchone()[0]
+        last = db.execute(f"select {size} from checkpoints order by rowid desc limit 1").fetchone()
+    return {"largest_checkpoint_bytes": largest, "last_checkpoint_bytes": last[0] if last else None}
+
+
+def run_society(agents: int, cycles: int, attention: int | None = None, limits: Limits | None = None) -> NoReturn:
+    """One offline run of the cloned fair world, in this process, which it ends: prints a JSON line of the
+    figures so far after every round and the last one when the run ends or a limit stops it."""
     from amphoreus_graph.contracts.events import RoundDone
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
+    limits = limits or Limits()
     writes = WriteCalls()
-    with tempfile.TemporaryDirectory(prefix="amphoreus-scale-") as tmp:
-        scenario = cloned_scenario(agents, Path(tmp), attention)
-        out = Path(tmp) / "run"
-        sim = Simulation(RunConfig(scenario=str(scenario), cycles=cycles, out=out, cache=False))
-        done: list[tuple[int, float, int]] = []  # (cycle, when, turns that round)
-        turns = 0
+    tmp = Path(tempfile.mkdtemp(prefix="amphoreus-scale-"))
+    out = tmp / "run"
+    progress = Progress(agents, cycles, attention, out)
+    sampler = Sampler(limits.sample_s, tmp, int(limits.max_rss_gb * 2**30), int(limits.max_disk_gb * 2**30))
 
-        async def run() -> None:
-            nonlocal turns
-            async for event in sim.stream():
-                if event.type == "turn_done":
-                    turns += 1
-                elif event.type == "round_started":
-                    turns = 0
-                elif isinstance(event, RoundDone):
-                    done.append((event.cycle, time.perf_counter(), turns))
+    def finish(stopped: str | None, mid_round: bool = False) -> NoReturn:
+        sampler.halt.set()
+        print(json.dumps(progress.report(writes, sampler, stopped, mid_round=mid_round)), flush=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        os._exit(0)  # a stopped run is not wound down: at 1,000 agents that alone takes minutes
 
+    def stop_here(signum: int, frame: object) -> None:
+        finish(sampler.over or f"time cap ({limits.cap_s:g} s)", mid_round=True)
+
+    signal.signal(signal.SIGALRM, stop_here)
+    if limits.cap_s:
+        signal.setitimer(signal.ITIMER_REAL, limits.cap_s)
+    sampler.start()
+    scenario = cloned_scenario(agents, tmp, attention)
+    sim = Simulation(RunConfig(scenario=str(scenario), cycles=cycles, out=out, cache=False))
+
+    async def run() -> None:
+        async for event in sim.stream():
+            if event.type == "turn_done":
+                progress.turns += 1
+            elif event.type == "round_started":
+                progress.round_started(sampler)
+            elif isinstance(event, RoundDone):
+                progress.round_done(event.cycle)
+                print(json.dumps(progress.report(writes, sampler, KILLED, mid_round=False)), flush=True)
+                progress.mark = (time.perf_counter(), time.process_time())  # the report is not the next round's
+                if limits.max_rounds and len(progress.rounds) >= limits.max_rounds:
+                    finish(f"round limit ({limits.max_rounds})")
+
+    try:
         asyncio.run(run())
-        checkpoint = out / "checkpoint.sqlite"
-        with sqlite3.connect(checkpoint) as db:
-            largest = db.execute("select max(length(checkpoint)) from checkpoints").fetchone()[0] or 0
-        file_bytes = checkpoint.stat().st_size + sum(
-            p.stat().st_size for p in out.glob("checkpoint.sqlite-*") if p.is_file()
-        )
-    walls: dict[int, list[float]] = {}
-    steps: list[float] = []
-    for (_, before, _), (cycle, after, n) in itertools.pairwise(done):
-        walls.setdefault(cycle, []).append(after - before)
-        if n:
-            steps.append((after - before) / n)
-    total_turns = sum(n for _, _, n in done)
-    return {
-        "agents": agents,
-        "attention": attention,
-        "cycles": cycles,
-        "rounds": len(done),
-        "turns": total_turns,
-        "ms_per_turn": round(1000 * statistics.median(steps), 3),
-        "round_wall_s_by_cycle": {c: round(statistics.median(w), 4) for c, w in sorted(walls.items())},
-        "chroma_writes": dict(writes.calls),
-        "chroma_writes_per_turn": round(sum(writes.calls.values()) / max(1, total_turns), 3),
-        "checkpoint_bytes_per_round": int(file_bytes / max(1, len(done))),
-        "largest_checkpoint_bytes": int(largest),
-    }
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    finish(None)
 
 
-def in_a_fresh_process(agents: int, cycles: int, attention: int | None = None) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--one", str(agents), str(cycles), str(attention or 0)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"benchmarks/scale.py {agents} agents × {cycles} cycles: failed\n{done.stderr[-3000:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """How long and how large one measurement may get: a wall-clock cap from the measurement's start, its
+    interpreter's own start-up apart (None: the whole run), a round limit (0: none), resident memory and disk
+    caps (a 10,000-agent society must not take the machine down with it), and the profiler's sampling interval."""
+
+    cap_s: float | None = None
+    max_rounds: int = 0
+    max_rss_gb: float = 8.0
+    max_disk_gb: float = 20.0
+    sample_s: float = 0.01
+
+    def args(self) -> list[str]:
+        return [
+            *(["--cap", str(self.cap_s)] if self.cap_s else []),
+            *(["--max-rounds", str(self.max_rounds)] if self.max_rounds else []),
+            *("--max-rss-gb", str(self.max_rss_gb), "--max-disk-gb", str(self.max_disk_gb)),
+            *("--sample-ms", str(1000 * self.sample_s)),
+        ]
+
+
+GRACE_S = 300  # past its cap, a measurement that could not stop itself (stuck in native code) is killed
+KILLED = f"killed {GRACE_S} s past its cap; figures from the last round it finished"
+
+
+def in_a_fresh_process(
+    agents: int, cycles: int, attention: int | None = None, limits: Limits | None = None
+) -> dict[str, Any]:
+    """One measurement in a fresh interpreter: its last JSON line, which a measurement killed past its cap
+    still has from the last round it finished."""
+    limits = limits or Limits()
+    command = [sys.executable, __file__, "--one", str(agents), str(cycles), str(attention or 0), *limits.args()]
+    timeout = limits.cap_s + GRACE_S if limits.cap_s else None
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        output, failed = done.stdout, done.returncode != 0 and done.stderr[-3000:]
+    except subprocess.TimeoutExpired as killed:
+        output, failed = as_text(killed.stdout), False
+    lines = [line for line in output.strip().splitlines() if line.startswith("{")]
+    if failed or not lines:
+        raise SystemExit(f"benchmarks/scale.py {agents} agents × {cycles} cycles: failed\n{failed or 'no report'}")
+    return dict(json.loads(lines[-1]))
+
+
+def as_text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def table(report: dict[str, Any]) -> str:
@@ -161,13 +310,9 @@ def table(report: dict[str, Any]) -> str:
         attention = f" = {base['attention']}" if base.get("attention") else ""
         lines.append(f"per-turn cost as the society grows (offline policy, real memory; {heading}{attention})")
         for row in report[series]:
-            times = row["ms_per_turn"] / base["ms_per_turn"]
-            lines.append(
-                f"  {row['agents']:>4} agents  {row['ms_per_turn']:>8.2f} ms/turn ({times:.2f}×)"
-                f"  Chroma writes/turn {row['chroma_writes_per_turn']:>6.2f}"
-                f"  checkpoint {row['checkpoint_bytes_per_round'] / 1024:>8.1f} KB/round"
-                f" (largest {row['largest_checkpoint_bytes'] / 1024:.1f} KB)"
-            )
+            lines.append(size_line(row, base))
+            profile = row["profile"] or row["setup"]["profile"]  # a run stopped before its first round: its setup
+            lines.extend(f"        {share:>5.1f}%  {where}" for where, share in profile["cumulative"][:6])
     if cycles := report.get("cycles"):
         by_cycle = cycles["round_wall_s_by_cycle"]
         first, last = by_cycle[min(by_cycle, key=int)], by_cycle[max(by_cycle, key=int)]
@@ -178,6 +323,32 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def size_line(row: dict[str, Any], base: dict[str, Any]) -> str:
+    """One size's figures; its profile's top functions follow it (share of the samples they were on the stack)."""
+    mb = 2**20
+    head = f"  {row['agents']:>5} agents  setup {row['setup']['wall_s']:.1f} s, {row['rounds']} rounds"
+    if row["stopped"]:
+        unfinished = row["unfinished_round"]
+        part = f", {unfinished['turns']} turns of the next in {unfinished['wall_s']:.0f} s" if unfinished else ""
+        head += f" (stopped: {row['stopped']}{part})"
+    if row["ms_per_turn"] is None:
+        return head + f"; peak RSS {row['peak_rss_bytes'] / mb:.0f} MB"
+    times = f" ({row['ms_per_turn'] / base['ms_per_turn']:.2f}×)" if base["ms_per_turn"] else ""
+    return (
+        f"{head}\n        {row['ms_per_turn']:.2f} ms/turn{times}, CPU {row['cpu_ms_per_turn']:.2f} ms/turn;"
+        f" Chroma writes/turn {row['chroma_writes_per_turn']:.2f}; checkpoint file"
+        f" +{(row['checkpoint_growth_bytes_per_round'] or 0) / mb:.2f} MB/round"
+        f" (one checkpoint: largest {(row['largest_checkpoint_bytes'] or 0) / mb:.2f} MB);"
+        f" memory store {row['memory_store_bytes'] / mb:.1f} MB; peak RSS {row['peak_rss_bytes'] / mb:.0f} MB"
+    )
+
+
+def limits_for(args: argparse.Namespace, size: int) -> Limits:
+    """The limits of the `size`-th size named on the command line."""
+    cap, rounds = args.cap[size % len(args.cap)], args.max_rounds[size % len(args.max_rounds)]
+    return Limits(cap or None, rounds, args.max_rss_gb, args.max_disk_gb, args.sample_ms / 1000)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, nargs="+", default=[12, 48, 120])
@@ -185,21 +356,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--attention", type=int, default=3, help="memory.attention of the second series (0: skip that series)"
     )
+    parser.add_argument("--no-crowd", action="store_true", help="skip the series where everyone notices everything")
+    parser.add_argument(
+        "--cap", type=float, nargs="+", default=[0], help="wall seconds a measurement may take: one, or one a size"
+    )
+    parser.add_argument(
+        "--max-rounds", type=int, nargs="+", default=[0], help="rounds a measurement runs: one, or one a size (0: all)"
+    )
+    parser.add_argument("--max-rss-gb", type=float, default=Limits.max_rss_gb, help="stop a measurement past this")
+    parser.add_argument("--max-disk-gb", type=float, default=Limits.max_disk_gb, help="stop one writing more")
+    parser.add_argument("--sample-ms", type=float, default=10, help="the profiler's sampling interval")
     parser.add_argument("--one", type=int, nargs=3, help=argparse.SUPPRESS)  # agents, cycles, attention (0: none)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")
     args = parser.parse_args(argv)
+    for given in (args.cap, args.max_rounds):
+        if len(given) not in (1, len(args.agents)):
+            parser.error(f"--cap and --max-rounds take one value or one for each of the {len(args.agents)} sizes")
+    limits = {n: limits_for(args, i) for i, n in enumerate(args.agents)}
     if args.one:
         agents, cycles, attention = args.one
-        print(json.dumps(run_society(agents, cycles, attention or None)))
-        return 0
+        run_society(agents, cycles, attention or None, limits_for(args, 0))
     load_before = os.getloadavg()
-    report: dict[str, Any] = {"agents": [in_a_fresh_process(n, 1) for n in args.agents]}
+    report: dict[str, Any] = {"limits": {n: dataclasses.asdict(lim) for n, lim in limits.items()}}
+    if not args.no_crowd:
+        report["agents"] = [in_a_fresh_process(n, 1, None, limits[n]) for n in args.agents]
     if args.attention:
-        report["attentive"] = [in_a_fresh_process(n, 1, args.attention) for n in args.agents]
+        report["attentive"] = [in_a_fresh_process(n, 1, args.attention, limits[n]) for n in args.agents]
     if args.cycles:
-        report["cycles"] = in_a_fresh_process(args.agents[0], args.cycles)
+        report["cycles"] = in_a_fresh_process(args.agents[0], args.cycles, None, limits[args.agents[0]])
     report["environment"] = environment(PACKAGES, load_before)
     publish(report, table(report), path=args.results, save=not args.no_save, as_json=args.json)
     return 0

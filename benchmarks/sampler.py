@@ -1,0 +1,164 @@
+"""Where a long run's CPU goes, at little cost to it: a thread that samples every Python thread's stack.
+
+A deterministic profiler (cProfile) slows a run of many small calls by a large factor and sees the main thread
+alone; sampling every few milliseconds sees the worker threads too (the memory's writes and head starts run
+there). Each sample of a thread is weighted by the CPU that thread used since the last one (Linux's per-thread
+counters, in 10 ms ticks: exact over many samples), so a thread waiting (on a queue, a lock, the event loop's
+select) counts for nothing whatever its stack shows. The tables are shares of that CPU, not call counts.
+The same thread watches the process's resident memory and a folder's size, so a run that would outgrow the machine
+is stopped (by a signal to the main thread) while it still can report what it did.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+import threading
+import time
+from collections import Counter
+from contextlib import suppress
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+# Frames that only carry others (thread and event-loop plumbing, the benchmark itself) are left out of the tables.
+PLUMBING = ("threading.py:", "concurrent/futures/", "asyncio/", "contextvars", "benchmarks/", "scale.py:")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+TICK = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(native_id: int | None) -> float | None:
+    """Seconds of CPU a thread has used (None: not known here)."""
+    try:
+        stat = Path(f"/proc/self/task/{native_id}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # after the thread's name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) * TICK  # utime, stime
+
+
+def rss_bytes() -> int:
+    """The process's resident memory now (Linux: /proc; elsewhere the peak so far)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * PAGE
+    except OSError:
+        return peak_rss_bytes()
+
+
+def peak_rss_bytes() -> int:
+    """The process's peak resident memory (ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files under `folder` (0 if it is not there yet)."""
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with suppress(OSError):  # written and removed between the listing and the stat
+                total += os.stat(os.path.join(dirpath, name)).st_size
+    return total
+
+
+def where(frame: FrameType) -> str:
+    """A frame's function as `file:qualified name`, the file from its package down."""
+    path = frame.f_code.co_filename
+    for marker in ("site-packages/", "/lib/"):
+        if marker in path:
+            path = path.split(marker, 1)[1].split("/", 1)[-1] if marker == "/lib/" else path.split(marker, 1)[1]
+            break
+    else:
+        path = os.path.relpath(path) if path.startswith(os.getcwd()) else os.path.basename(path)
+    return f"{path}:{frame.f_code.co_qualname}"
+
+
+class Sampler(threading.Thread):
+    """Samples all threads' stacks every `interval` seconds; stops the run with SIGALRM past `max_rss` bytes of
+    memory or `max_disk` bytes under `folder` (checked every ~second), leaving the reason in `over`."""
+
+    def __init__(self, interval: float, folder: Path, max_rss: int, max_disk: int) -> None:
+        super().__init__(name="scale-sampler", daemon=True)
+        self.interval, self.folder, self.max_rss, self.max_disk = interval, folder, max_rss, max_disk
+        self.cumulative: Counter[str] = Counter()  # CPU seconds with the function on the stack
+        self.own: Counter[str] = Counter()  # CPU seconds with the function on top
+        self.cpu_s = self.main_cpu_s = 0.0  # all Python threads' CPU seen, and the main thread's (the event loop)
+        self.begun = time.perf_counter()
+        self.over: str | None = None
+        self.lock = threading.Lock()
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        me, checked = threading.get_ident(), time.monotonic()
+        used: dict[int, float] = {}  # each thread's CPU at the last sample
+        while not self.halt.wait(self.interval):
+            with self.lock:
+                self.sample(me, used)
+            if time.monotonic() - checked >= 1.0:
+                checked = time.monotonic()
+                self.check_limits()
+
+    def sample(self, me: int, used: dict[int, float]) -> None:
+        native = {t.ident: t.native_id for t in threading.enumerate()}
+        main = threading.main_thread().ident
+        for ident, frame in sys._current_frames().items():
+            if ident == me:
+                continue
+            cpu = thread_cpu(native.get(ident))
+            weight = self.interval if cpu is None else cpu - used.get(ident, cpu)
+            if cpu is not None:
+                used[ident] = cpu
+            if weight <= 0:
+                continue
+            self.cpu_s += weight
+            self.main_cpu_s += weight if ident == main else 0.0
+            self.own[where(frame)] += weight
+            seen: set[str] = set()
+            walk: FrameType | None = frame
+            while walk is not None:
+                seen.add(where(walk))
+                walk = walk.f_back
+            for key in seen:
+                self.cumulative[key] += weight
+
+    def restart(self) -> dict[str, Any]:
+        """The summary so far, and count afresh from here (a run's setup apart from its rounds)."""
+        summary = self.summary()
+        with self.lock:
+            self.cumulative.clear()
+            self.own.clear()
+            self.cpu_s = self.main_cpu_s = 0.0
+            self.begun = time.perf_counter()
+        return summary
+
+    def check_limits(self) -> None:
+        if self.over is not None:
+            return
+        if (rss := rss_bytes()) > self.max_rss:
+            self.over = f"memory cap ({rss / 2**30:.1f} GiB resident > {self.max_rss / 2**30:.1f})"
+        elif (disk := folder_bytes(self.folder)) > self.max_disk:
+            self.over = f"disk cap ({disk / 2**30:.1f} GiB written > {self.max_disk / 2**30:.1f})"
+        if self.over is not None:
+            os.kill(os.getpid(), signal.SIGALRM)
+
+    def summary(self, top: int = 12, wrapper_share: float = 0.9) -> dict[str, Any]:
+        """The top functions by cumulative and by own share of the CPU seen. Functions under more than
+        `wrapper_share` of it (the graph's runner) and plumbing say nothing and are left out."""
+        with self.lock:
+            total = self.cpu_s or 1.0
+            cumulative = [
+                (f, n / total)
+                for f, n in self.cumulative.most_common()
+                if n / total <= wrapper_share and not any(p in f for p in PLUMBING)
+            ]
+            own = [(f, n / total) for f, n in self.own.most_common(top)]
+            wall = time.perf_counter() - self.begun
+        return {
+            "interval_ms": round(1000 * self.interval, 1),
+            "python_threads_cpu_s": round(self.cpu_s, 2),
+            "main_thread_busy": round(self.main_cpu_s / wall, 3) if wall else None,  # the event loop's CPU ÷ wall
+            "sampler_cpu_s": round(thread_cpu(self.native_id) or 0.0, 2),  # what sampling cost, since the start
+            "cumulative": [[f, round(100 * s, 1)] for f, s in cumulative[:top]],
+            "own": [[f, round(100 * s, 1)] for f, s in own],
+        }
