@@ -60,6 +60,7 @@ class SocietyLine(BaseModel):
     samples_written: int
     outcomes: list[str]
     fallbacks: int
+    node: str = Field(default="", description="the Ray node that finished it (its id; empty on the local engine)")
 
 
 class ScepterSummary(BaseModel):
@@ -168,7 +169,10 @@ class Scepter:
             raise AmphoreusError(f"societies {', '.join(missing[:3])}… did not finish; resume with --resume {out}")
         write_manifest(out, merged, {"run": plan.run_id, "engine": plan.engine})
         wall = time.perf_counter() - started
-        whole = self._summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
+        nodes = {name: str((read_progress(cfg.out) or {}).get("node", "")) for name, cfg in configs.items()}
+        whole = self._summary = build_summary(
+            plan, [summaries[n] for n in configs], wall, tracker.session_samples(), nodes
+        )
         write_json(files.summary, whole.payload())
         yield Done(summary=whole.payload())
 
@@ -180,9 +184,13 @@ class Scepter:
 
 
 def build_summary(
-    plan: ScepterConfig, summaries: list[dict[str, Any]], wall_time_s: float, session_samples: int
+    plan: ScepterConfig,
+    summaries: list[dict[str, Any]],
+    wall_time_s: float,
+    session_samples: int,
+    nodes: dict[str, str],
 ) -> ScepterSummary:
-    """RUN/summary.json: totals over the societies, then one line per society.
+    """RUN/summary.json: totals over the societies, then one line per society (with the node that finished it).
 
     Wall time and samples/s are this session's: a resumed run counts what it wrote itself."""
     runs = [RunSummary.model_validate(s) for s in summaries]
@@ -207,6 +215,7 @@ def build_summary(
                 samples_written=s.samples_written,
                 outcomes=[c.outcome for c in s.cycles],
                 fallbacks=s.fallbacks,
+                node=nodes.get(s.run, ""),
             )
             for s in runs
         ],
