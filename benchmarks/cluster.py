@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpus-per-node", type=int, default=1)
     parser.add_argument("--societies", type=int, default=8)
     parser.add_argument("--scenario", default="amphoreus")
-    parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")
