@@ -60,7 +60,7 @@ def _catch_mid_run(run: Path, names: list[str], alive: threading.Thread) -> dict
     raise AssertionError(f"never caught both societies mid-run: {found}")
 
 
-@pytest.mark.slow  # a head and two worker nodes, each worker loading the embedder: ~40 s
+@pytest.mark.slow  # a head and two worker nodes, each loading the embedder: 55-100 s at load 8-14 on 2 cores
 def test_a_killed_node_s_societies_finish_elsewhere_with_the_one_node_samples(cluster, tmp_path):
     made, nodes = cluster
     reference = tmp_path / "one" / "cluster"  # the same run name, so the same societies
@@ -114,6 +114,16 @@ def test_an_address_nobody_answers_is_one_line_at_once():
     with pytest.raises(AmphoreusError, match=r"nothing answers at 127\.0\.0\.1:\d+ .*expected a running Ray") as err:
         probe(address, 60)
     assert "\n" not in str(err.value) and time.monotonic() - started < 5
+
+
+def test_simulate_at_an_unreachable_cluster_is_one_error_line(cli, tmp_path):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'amphoreus-graph[ray]')")
+    address = f"ray://127.0.0.1:{_free_port()}"
+    args = ["--societies", "2", "--scenario", "trio", "--engine", "ray", "--address", address, "--quiet"]
+    started = time.monotonic()
+    code, _, err = cli("simulate", *args, "--out", str(tmp_path / "r"))
+    assert code == 2 and f"--address {address}: nothing answers at 127.0.0.1:" in err and "Traceback" not in err
+    assert time.monotonic() - started < 30 and not (tmp_path / "r").exists()  # nothing written
 
 
 class _Ray:

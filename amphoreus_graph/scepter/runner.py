@@ -32,6 +32,7 @@ from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.merge import MergedSociety, merge_society, write_manifest
 from amphoreus_graph.scepter.plan import ScepterConfig, load_plan
 from amphoreus_graph.scepter.progress import ScepterTracker, read_progress
+from amphoreus_graph.scepter.ray_connect import probe
 from amphoreus_graph.scepter.ray_engine import RayEngine, import_ray
 from amphoreus_graph.scepter.society import Instrument, planned_rounds
 from amphoreus_graph.society.summary import SUMMARY_FORMAT, RunSummary
@@ -120,7 +121,8 @@ class Scepter:
         return sum(planned_rounds(cfg)[1] for cfg in self.plan.society_configs())
 
     def check(self) -> bool:
-        """Fail on a broken scenario, seed file, model spec or missing Ray before anything is written; say whether
+        """Fail on a broken scenario, seed file, model spec, missing Ray or a cluster address where nothing answers
+        before anything is written; say whether
         the run's agents ask a model."""
         t = self.plan.template
         for name in dict.fromkeys(self.plan.scenarios):
@@ -129,6 +131,8 @@ class Scepter:
         asks = model_caller(resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency)) is not None
         if self.plan.engine == "ray":
             import_ray()
+            if self.plan.address:
+                probe(self.plan.address, self.plan.connect_timeout_s)
         if self.instrument is not None and self.plan.engine != "local":
             raise AmphoreusError("an instrument needs the local engine; expected engine='local'")
         return asks
