@@ -4,6 +4,9 @@ raylet with its own CPUs), and joining a cluster at an address that does not ans
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import socket
 import threading
 import time
@@ -83,6 +86,10 @@ def test_a_killed_node_s_societies_finish_elsewhere_with_the_one_node_samples(cl
     assert before[names[0]]["node"] != before[names[1]]["node"], before  # spread across the two worker nodes
     victim = next(name for name, p in before.items() if p["position"] < ROUNDS)
     dead = before[victim]["node"]
+    # A machine that dies takes its processes with it: its worker at once, then its raylet (the node). Ray's
+    # test cluster alone leaves the worker to notice its raylet is gone, holding the society's store lock meanwhile.
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(before[victim]["pid"], signal.SIGKILL)
     made.remove_node(next(n for n in nodes if n.node_id == dead), allow_graceful=False)
     thread.join(timeout=240)
 
