@@ -45,6 +45,15 @@ def test_data_engine_benchmark_reports_its_figures():
 
 
 @pytest.mark.slow
+def test_cluster_benchmark_reports_its_figures():
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'amphoreus-graph[ray]')")
+    result = _run("cluster.py", "--nodes", "1", "--societies", "1", "--scenario", "trio", "--rounds", "2")
+    run = result["runs"]["1"]
+    assert run["end_to_end_samples_per_s"] > 0 and run["nodes_used"] == 1 and run["samples"] == 2 * 3
+    assert result["steady_samples_per_s"]["1"] >= 0  # 0 when every sample landed between two polls
+
+
+@pytest.mark.slow
 def test_report_benchmark_reports_its_figures():
     result = _run("report.py", "--cycles", "1", "--rounds", "2", "--opens", "1")
     assert result["turns"] == 24 and 0 < result["size_mb"] < 5

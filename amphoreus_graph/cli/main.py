@@ -191,7 +191,7 @@ def simulate(
     at: Annotated[str | None, typer.Option(help="CYCLE/ROUND: the last round a --fork shares with its parent")] = None,
     societies: Annotated[int, typer.Option(help="independent societies at once; society i gets seed SEED+i")] = 1,
     engine: Annotated[str | None, typer.Option(help="local (asyncio, one process) or ray (default: local)")] = None,
-    address: Annotated[str | None, typer.Option(help="join this Ray cluster (--engine ray)")] = None,
+    address: Annotated[str | None, typer.Option(help="Ray cluster: ray://HEAD:10001, HEAD:6379, auto")] = None,
     ray_cpus: Annotated[int | None, typer.Option(help="CPUs of a Ray started here (--engine ray)")] = None,
     parallel: Annotated[int | None, typer.Option(help=f"societies alive per process (default {PARALLEL})")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar")] = False,

@@ -230,6 +230,7 @@ class SocietyUpdate(Event):
     samples: int = 0
     done: bool = False
     pid: int = Field(default=0, description="the process running it")
+    node: str = Field(default="", description="the Ray node running it (its id; empty on the local engine)")
 
 
 class SocietyDone(Event):

@@ -4,6 +4,7 @@ plan.py        ScepterConfig: N societies from one template (seeds, scenarios, d
 society.py     one society driven to its end from wherever it stands on disk (new, resume, done)
 local.py       the local engine: societies as asyncio tasks sharing the embedder and a model-call bound
 ray_engine.py  the Ray engine: a task per society batch, retried when a worker dies (Ray imported lazily)
+ray_connect.py joining a Ray cluster at an address in bounded time, or one error line
 merge.py       finished societies' shards into RUN/samples/, checked: nothing lost, nothing twice
 progress.py    progress on disk per society; societies done, samples/s and ETA for the whole run
 runner.py      Scepter: plan → engine → merge → RUN/summary.json

@@ -20,14 +20,21 @@ _DONE = object()
 
 
 class LocalEngine:
-    """Runs the plan's societies (or only those named) concurrently; `stream()` yields their events."""
+    """Runs the plan's societies (or only those named) concurrently; `stream()` yields their events. `node`: the
+    Ray node this process is on, written to each society's progress."""
 
     def __init__(
-        self, plan: ScepterConfig, *, only: list[str] | None = None, instrument: Instrument | None = None
+        self,
+        plan: ScepterConfig,
+        *,
+        only: list[str] | None = None,
+        instrument: Instrument | None = None,
+        node: str = "",
     ) -> None:
         self.plan = plan
         self.only = None if only is None else set(only)
         self.instrument = instrument or NoInstrument()
+        self.node = node
 
     def configs(self) -> list[RunConfig]:
         return [c for c in self.plan.society_configs() if self.only is None or c.run_id in self.only]
@@ -37,7 +44,8 @@ class LocalEngine:
         # Load each embedder once, before societies race to it (functools.cache does not lock).
         for name in dict.fromkeys(c.embedder for c in configs if status(c) != "done"):
             await asyncio.to_thread(default_embedder, name)
-        shared = Shared(slots=asyncio.Semaphore(self.plan.template.max_concurrency), instrument=self.instrument)
+        slots = asyncio.Semaphore(self.plan.template.max_concurrency)
+        shared = Shared(slots=slots, instrument=self.instrument, node=self.node)
         gate = asyncio.Semaphore(self.plan.parallel)
         queue: asyncio.Queue[Any] = asyncio.Queue()
 

@@ -25,15 +25,20 @@ ENGINES: tuple[str, ...] = ("local", "ray")
 
 
 class ScepterConfig(BaseModel):
-    """Everything that defines a Scepter run. `engine`, `address`, `ray_cpus` and `parallel` say how it runs,
-    not what it produces: a resume may change them."""
+    """Everything that defines a Scepter run. `engine`, `address`, `connect_timeout_s`, `ray_cpus` and `parallel`
+    say how it runs, not what it produces: a resume may change them."""
 
     name: str = Field(default="", description="the run's name (default: its directory's); prefixes society names")
     societies: int = Field(default=1, ge=1, le=MAX_COUNT)
     scenarios: list[str] = Field(default_factory=lambda: ["amphoreus"], min_length=1)
     template: RunConfig = Field(description="the settings every society shares; its seed is the base seed")
     engine: Engine = "local"
-    address: str | None = Field(default=None, description="an existing Ray cluster (ray engine)")
+    address: str | None = Field(
+        default=None, description="an existing Ray cluster (ray engine): ray://HEAD:10001, HEAD:6379 or auto"
+    )
+    connect_timeout_s: float = Field(
+        default=60.0, gt=0, le=3600, description="how long to wait for the cluster at `address` before giving up"
+    )
     ray_cpus: int | None = Field(
         default=None, ge=1, le=MAX_COUNT, description="CPUs of a Ray started here (ray engine)"
     )

@@ -1,10 +1,11 @@
 """The Ray engine: the plan's societies in batches, one Ray task (one worker process) per batch.
 
 A task runs its batch with the local engine, so a worker loads the embedder once and keeps each society's own
-Chroma directory (or the Chroma server) and SQLite checkpoint. A worker that dies is retried by Ray
-(`max_retries`); the retry finds its societies on disk: finished ones are skipped, started ones resume from their
-checkpoints, and the shard writer's checkpointed offsets keep every sample exactly-once. The driver follows the
-societies' progress files and hands each finished society on to be merged.
+Chroma directory (or the Chroma server) and SQLite checkpoint. A worker that dies, or whose node dies, is retried
+by Ray (`max_retries`, on a node still alive); the retry finds its societies on disk: finished ones are skipped,
+started ones resume from their checkpoints, and the shard writer's checkpointed offsets keep every sample
+exactly-once. The driver follows the societies' progress files (each names the process and Ray node running it)
+and hands each finished society on to be merged.
 
 Workers read and write RUN/ directly: on a cluster of several machines (`--address`), RUN must be on a filesystem
 they all mount at the same path. Ray is imported only when this engine runs.
@@ -26,6 +27,7 @@ from amphoreus_graph.models.limits import share_endpoints
 from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.plan import ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
+from amphoreus_graph.scepter.ray_connect import join
 from amphoreus_graph.scepter.society import read_summary
 
 RAY_HINT = "pip install 'amphoreus-graph[ray]'"
@@ -49,15 +51,22 @@ def run_batch(plan_json: str, names: list[str], share: int) -> list[dict[str, An
         os.environ.setdefault(key, value)
     share_endpoints(share)
     plan = ScepterConfig.model_validate_json(plan_json)
+    node = _node_id()
 
     async def go() -> list[dict[str, Any]]:
         summaries = []
-        async for event in LocalEngine(plan, only=names).stream():
+        async for event in LocalEngine(plan, only=names, node=node).stream():
             if event["type"] == "society_done":
                 summaries.append(event["summary"])
         return summaries
 
     return asyncio.run(go())
+
+
+def _node_id() -> str:
+    """The Ray node this worker runs on ("" outside Ray: a test calls `run_batch` in process)."""
+    ray = import_ray()
+    return str(ray.get_runtime_context().get_node_id()) if ray.is_initialized() else ""
 
 
 def _changed(path: Path, stamps: dict[str, int], key: str) -> bool:
@@ -106,14 +115,14 @@ class RayEngine:
             "runtime_env": {"env_vars": WORKER_ENV},
         }
         if self.plan.address:
-            kwargs["address"] = self.plan.address
-        elif self.plan.ray_cpus:
+            join(ray, self.plan.address, self.plan.connect_timeout_s, **kwargs)
+            return True
+        if self.plan.ray_cpus:
             kwargs["num_cpus"] = self.plan.ray_cpus
         try:
             ray.init(**kwargs)
         except Exception as exc:
-            where = f"--address {self.plan.address}" if self.plan.address else "a local Ray"
-            raise AmphoreusError(f"{where}: cannot start or join Ray ({type(exc).__name__}: {exc})") from None
+            raise AmphoreusError(f"a local Ray: cannot start it ({type(exc).__name__}: {exc})") from None
         return True
 
     async def stream(self) -> AsyncGenerator[dict[str, Any], None]:

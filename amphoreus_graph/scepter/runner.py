@@ -32,6 +32,7 @@ from amphoreus_graph.scepter.local import LocalEngine
 from amphoreus_graph.scepter.merge import MergedSociety, merge_society, write_manifest
 from amphoreus_graph.scepter.plan import ScepterConfig, load_plan
 from amphoreus_graph.scepter.progress import ScepterTracker, read_progress
+from amphoreus_graph.scepter.ray_connect import probe
 from amphoreus_graph.scepter.ray_engine import RayEngine, import_ray
 from amphoreus_graph.scepter.society import Instrument, planned_rounds
 from amphoreus_graph.society.summary import SUMMARY_FORMAT, RunSummary
@@ -60,6 +61,7 @@ class SocietyLine(BaseModel):
     samples_written: int
     outcomes: list[str]
     fallbacks: int
+    node: str = Field(default="", description="the Ray node that finished it (its id; empty on the local engine)")
 
 
 class ScepterSummary(BaseModel):
@@ -119,7 +121,8 @@ class Scepter:
         return sum(planned_rounds(cfg)[1] for cfg in self.plan.society_configs())
 
     def check(self) -> bool:
-        """Fail on a broken scenario, seed file, model spec or missing Ray before anything is written; say whether
+        """Fail on a broken scenario, seed file, model spec, missing Ray or a cluster address where nothing answers
+        before anything is written; say whether
         the run's agents ask a model."""
         t = self.plan.template
         for name in dict.fromkeys(self.plan.scenarios):
@@ -128,6 +131,8 @@ class Scepter:
         asks = model_caller(resolve_model(t.model, base_url=t.base_url, max_concurrency=t.max_concurrency)) is not None
         if self.plan.engine == "ray":
             import_ray()
+            if self.plan.address:
+                probe(self.plan.address, self.plan.connect_timeout_s)
         if self.instrument is not None and self.plan.engine != "local":
             raise AmphoreusError("an instrument needs the local engine; expected engine='local'")
         return asks
@@ -168,7 +173,10 @@ class Scepter:
             raise AmphoreusError(f"societies {', '.join(missing[:3])}… did not finish; resume with --resume {out}")
         write_manifest(out, merged, {"run": plan.run_id, "engine": plan.engine})
         wall = time.perf_counter() - started
-        whole = self._summary = build_summary(plan, [summaries[n] for n in configs], wall, tracker.session_samples())
+        nodes = {name: str((read_progress(cfg.out) or {}).get("node", "")) for name, cfg in configs.items()}
+        whole = self._summary = build_summary(
+            plan, [summaries[n] for n in configs], wall, tracker.session_samples(), nodes
+        )
         write_json(files.summary, whole.payload())
         yield Done(summary=whole.payload())
 
@@ -180,9 +188,13 @@ class Scepter:
 
 
 def build_summary(
-    plan: ScepterConfig, summaries: list[dict[str, Any]], wall_time_s: float, session_samples: int
+    plan: ScepterConfig,
+    summaries: list[dict[str, Any]],
+    wall_time_s: float,
+    session_samples: int,
+    nodes: dict[str, str],
 ) -> ScepterSummary:
-    """RUN/summary.json: totals over the societies, then one line per society.
+    """RUN/summary.json: totals over the societies, then one line per society (with the node that finished it).
 
     Wall time and samples/s are this session's: a resumed run counts what it wrote itself."""
     runs = [RunSummary.model_validate(s) for s in summaries]
@@ -207,6 +219,7 @@ def build_summary(
                 samples_written=s.samples_written,
                 outcomes=[c.outcome for c in s.cycles],
                 fallbacks=s.fallbacks,
+                node=nodes.get(s.run, ""),
             )
             for s in runs
         ],

@@ -72,10 +72,11 @@ class BoundedPolicy:
 
 @dataclass
 class Shared:
-    """What the societies of one process share."""
+    """What the societies of one process share, and where that process runs (a Ray node's id, or "")."""
 
     slots: asyncio.Semaphore
     instrument: Instrument = field(default_factory=NoInstrument)
+    node: str = ""
 
 
 def status(cfg: RunConfig) -> Status:
@@ -102,7 +103,7 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
     name = cfg.run_id
     rounds, total = planned_rounds(cfg)
     progress = SocietyProgress.load(cfg.out, name, total)
-    progress.pid = os.getpid()
+    progress.pid, progress.node = os.getpid(), shared.node
     state = status(cfg)
     if state == "done":
         finished = read_summary(cfg)
@@ -123,7 +124,7 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
             cache=cache,
             calls=calls,
         )
-        progress.save(cfg.out)  # the pid of whoever runs it now (the kill test reads it)
+        progress.save(cfg.out)  # the pid and node of whoever runs it now (the kill tests read them)
         yield progress.payload()
         async for event in sim.stream(resume=state == "started"):
             if isinstance(event, RoundDone):
