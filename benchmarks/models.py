@@ -8,6 +8,10 @@ Sections (`all` runs each):
   the run's real memory, whose importance ratings and reflections also ask the model (issue 17 takes that on).
   A round's wall is the time from one `round_done` to the next (every node of the round, memory included); the
   decide phase is `round_started` to the round's last `turn_done`.
+- crowd: one society of `--agents` (default 1,000; the fair world cloned with `attention: 3`, as benchmarks/scale.py
+  builds it) deciding by the served model at `--limit` requests in flight (default 256), with its real memory, the
+  model rating importance and reflecting (issue 37): `waves_ratio` is a steady round's wall ÷ (ceil(agents ÷ limit)
+  × L), 1.0 being a round that costs only its waves of model latency.
 - societies: 16 "societies" (each a thread with its own event loop and its own ChatCaller, i.e. its own
   `--max-concurrency 64`), each playing rounds of 12 concurrent calls against one endpoint: they share the
   endpoint's limiter. The server counts the requests it is answering at each instant; the figure is the
@@ -121,15 +125,27 @@ def gateway_round(latency_s: float, repeats: int, transport: str = "lean") -> di
     return {"one_call_s": round(one, 4), "twelve_calls_s": round(twelve, 4), "ratio": round(twelve / one, 3)}
 
 
-def society_round(latency_s: float, rounds: int, *, real_memory: bool, transport: str = "lean") -> dict[str, Any]:
-    """A 12-agent society against the served model: per-round walls from the run's own progress events."""
+def society_round(
+    latency_s: float,
+    rounds: int,
+    *,
+    real_memory: bool,
+    transport: str = "lean",
+    agents: int | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """A society against the served model: per-round walls from the run's own progress events. The default world's
+    12 agents, or `agents` (the fair world cloned, `attention: 3`, as benchmarks/scale.py builds it) deciding with at
+    most `limit` requests in flight; `waves_ratio` is then the round's wall ÷ (ceil(agents ÷ limit) × latency)."""
     from amphoreus_graph.memory.store import NullMemory
     from amphoreus_graph.policy.registry import resolve_model
     from amphoreus_graph.society.runner import RunConfig, Simulation
+    from benchmarks.scale import cloned_scenario
 
     with ServerProcess(latency_s) as server, tempfile.TemporaryDirectory(prefix="amphoreus-models-") as tmp:
+        scenario = "amphoreus" if agents is None else str(cloned_scenario(agents, Path(tmp), attention=3))
         config = RunConfig(
-            scenario="amphoreus",
+            scenario=scenario,
             cycles=1,
             rounds=rounds,
             model="bench-model",
@@ -137,6 +153,7 @@ def society_round(latency_s: float, rounds: int, *, real_memory: bool, transport
             out=Path(tmp) / "run",
             cache=False,
             transport=Transport(transport),
+            **({} if limit is None else {"max_concurrency": limit}),
         )
         sim = (
             Simulation(config)
@@ -169,7 +186,7 @@ def society_round(latency_s: float, rounds: int, *, real_memory: bool, transport
             phases.append(last_turn - opened)
     steady = statistics.median(walls) if walls else float("nan")
     decide = statistics.median(phases[1:] or phases)
-    return {
+    figures = {
         "rounds": rounds,
         "round_wall_s": round(steady, 3),
         "ratio": round(steady / latency_s, 3),
@@ -177,6 +194,15 @@ def society_round(latency_s: float, rounds: int, *, real_memory: bool, transport
         "decide_ratio": round(decide / latency_s, 3),
         "requests_by_role": server.roles,
     }
+    if agents is not None and limit is not None:
+        waves = -(-agents // limit)
+        figures |= {
+            "agents": agents,
+            "limit": limit,
+            "waves": waves,
+            "waves_ratio": round(steady / (waves * latency_s), 3),
+        }
+    return figures
 
 
 # --- 16 societies, one endpoint ------------------------------------------------------------------------------
@@ -262,7 +288,7 @@ def cache_hit(calls: int, prompt_bytes: int) -> dict[str, Any]:
 # --- the report -------------------------------------------------------------------------------------------------
 
 
-SECTIONS = ("round", "societies", "cache")
+SECTIONS = ("round", "crowd", "societies", "cache")
 
 
 def section(name: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -277,6 +303,11 @@ def section(name: str, args: argparse.Namespace) -> dict[str, Any]:
         if not args.quick:
             rounds["society_real_memory"] = society_round(args.latency, 3, real_memory=True, transport=args.transport)
         return rounds
+    if name == "crowd":
+        agents, limit = (24, 8) if args.quick else (args.agents, args.limit)  # quick: three waves of a small crowd
+        return society_round(
+            args.latency, 2 if args.quick else args.rounds, real_memory=True, agents=agents, limit=limit
+        )
     if name == "societies":
         return shared_endpoint(
             societies=4 if args.quick else 16,
@@ -292,7 +323,8 @@ def in_a_fresh_process(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """A section run by a new interpreter: what one leaves behind (Chroma's and the embedder's threads, the
     gateway's open connections) must not weigh on the next one's figures."""
     command = [sys.executable, __file__, name, "--json", "--no-save", "--latency", str(args.latency)]
-    command += ["--transport", args.transport]
+    command += ["--transport", args.transport, "--agents", str(args.agents), "--limit", str(args.limit)]
+    command += ["--rounds", str(args.rounds)]
     done = subprocess.run([*command, *(["--quick"] if args.quick else [])], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"benchmarks/models.py {name}: failed\n{done.stderr[-2000:]}")
@@ -319,6 +351,11 @@ def table(report: dict[str, Any]) -> str:
             if "decide_ratio" in row:
                 lines.append(f"    decide phase ÷ one call                    {row['decide_ratio']:>7.3f}")
                 lines.append(f"    requests by role  {row['requests_by_role']}")
+    if crowd := report.get("crowd"):
+        lines.append(
+            f"  {crowd['agents']} agents, limit {crowd['limit']}: round {crowd['round_wall_s']} s = "
+            f"{crowd['waves_ratio']:.3f} × ({crowd['waves']} waves × latency); decide phase {crowd['decide_phase_s']} s"
+        )
     if shared := report.get("societies"):
         lines.append(
             f"  {shared['societies']} societies, one endpoint, limit {shared['limit']}: "
@@ -339,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.5, help="the test server's latency per call, seconds")
     parser.add_argument("--quick", action="store_true", help="a smoke run (seconds): smaller, fewer repeats")
     parser.add_argument("--transport", choices=[t.value for t in Transport], default=Transport.LEAN.value)
+    parser.add_argument("--agents", type=int, default=1000, help="crowd: the society's size (the fair world cloned)")
+    parser.add_argument("--limit", type=int, default=256, help="crowd: model requests in flight at most")
+    parser.add_argument("--rounds", type=int, default=3, help="crowd: rounds played (the first is left out)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")

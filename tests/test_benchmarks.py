@@ -66,6 +66,9 @@ def test_models_benchmark_reports_its_figures():
     result = _run("models.py", "--quick", "--latency", "0.2")
     assert result["round"]["gateway"]["ratio"] > 0 and result["round"]["society_null_memory"]["rounds"] == 2
     assert result["round"]["society_null_memory"]["requests_by_role"] == {"decide": 24}
+    crowd = result["crowd"]
+    assert crowd["agents"] == 24 and crowd["waves"] == 3 and crowd["requests_by_role"]["decide"] == 48
+    assert crowd["waves_ratio"] >= 1.0, "a round cannot take less than its waves of model latency"
     shared = result["societies"]
     assert 0 < shared["peak_in_flight"] <= shared["limit"], "the endpoint's limiter holds its limit"
     assert result["cache"]["entries"] == result["cache"]["calls"] and result["cache"]["hit_ms_p50"] > 0
