@@ -245,3 +245,35 @@ def test_fresh_memory_refuses_a_store_it_cannot_set_aside_before_discarding_anyt
     code, output = _cli("simulate", "--resume", "run", "--fresh-memory", "--quiet", cwd=copy.parent)
     _one_error_line(code, output, "--fresh-memory", needle)
     assert _digests(copy.parent) == before, "the checkpoint, the shards and the store as they were"
+
+
+CUT_WRITER = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA cache_size=2")  # the transaction spills to the file: its journal is hot once the writer dies
+db.execute("BEGIN")
+db.execute("CREATE TABLE scratch (a)")
+db.execute("INSERT INTO scratch SELECT randomblob(4000) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+           "SELECT i + 1 FROM n WHERE i < 500) SELECT i FROM n)")
+print("writing", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_store_whose_writer_was_killed_mid_transaction_is_not_damaged(copy):
+    """`kill -9` of a run in the middle of a Chroma write leaves SQLite a hot journal, which a read-only connection
+    may not roll back (SQLITE_READONLY_ROLLBACK): the check rolls it back, as Chroma's own open would, and finds
+    the store as it was before that transaction, not damaged (the random kills of test_resume.py met this)."""
+    from amphoreus_graph.memory.chroma_check import DATABASE, check_store, collection_names
+
+    memory = copy / "memory"
+    before = collection_names(memory)
+    writer = subprocess.Popen([sys.executable, "-c", CUT_WRITER, str(memory / DATABASE)], stdout=subprocess.PIPE)
+    assert writer.stdout is not None and writer.stdout.readline().strip() == b"writing"
+    writer.kill()
+    writer.wait()
+    assert (memory / f"{DATABASE}-journal").stat().st_size > 0
+    check_store(memory)
+    assert collection_names(memory) == before and not (memory / f"{DATABASE}-journal").exists()
+    with sqlite3.connect(f"file:{memory / DATABASE}?mode=ro", uri=True) as db:
+        assert not db.execute("SELECT name FROM sqlite_master WHERE name = 'scratch'").fetchall()

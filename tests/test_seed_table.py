@@ -1,10 +1,11 @@
 """The seed table's GPU path: a bench phase free of Chroma and LangGraph, decisions recorded and replayed, `--data`
-and `--out` refusals in one line, and the whole command run twice (resume, then `--data`)."""
+and `--out` refusals in one line, and the documented flow end to end (data, record on `--data`, score by rerun)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -100,41 +101,51 @@ def test_out_holding_other_settings_is_refused(tmp_path: Path):
     assert "steps 1 there, 2 now" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-TINY = ("--device", "cpu", "--rounds", "1", "--steps", "4", "--dpo-steps", "2", "--judge-turns", "8")
-TINY += ("--keep-act-imbalance", "--max-field-tokens", "4", "--json")
+TINY = ("--device", "cpu", "--rounds", "1", "--steps", "2", "--batch-size", "2", "--dpo-steps", "2")
+TINY += ("--judge-turns", "8", "--keep-act-imbalance", "--max-field-tokens", "4", "--tasks", "path_choice", "--json")
 
 
 @pytest.mark.slow
-def test_the_command_records_then_scores_then_reuses_its_data(tmp_path: Path):
-    """`--record-only` (the GPU box), the same command again (scores only: every other phase reused), then a fresh
-    `--out` on the first run's `--data` (no society, no judge)."""
+def test_the_gpu_flow_makes_data_records_then_scores_by_rerun(tmp_path: Path):
+    """docs/training.md's GPU flow in small: `--data-only` (societies and judge), then `--data` with `--record-only`
+    on a fresh `--out` under two seeds (no society, no judge: the GPU box), then the same command without
+    `--record-only` (scores only: every other phase reused, the checkpoints no longer needed)."""
     pytest.importorskip("trl", reason="the seed table trains models: the [train] extra")
-    first = tmp_path / "first"
-    done = _script(*TINY, "--out", str(first), "--record-only")
+    data, out = tmp_path / "data-run", tmp_path / "out"
+    done = _script(*TINY, "--out", str(data), "--data-only")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert sorted(p.name for p in (first / "decisions").iterdir()) == ["a-s7.jsonl", "b-s7.jsonl", "c-s7.jsonl"]
-    assert not (first / "seed_table.json").exists()
+    assert {p.name for p in (data / "data").iterdir()} == {"single", "multi"}
+    assert (data / "data" / "multi" / "judged" / "dpo.jsonl").is_file()
 
-    done = _script(*TINY, "--out", str(first))
+    gpu = (*TINY, "--data", str(data), "--out", str(out), "--seeds", "2")
+    done = _script(*gpu, "--record-only")
+    assert done.returncode == 0, done.stderr[-3000:]
+    names = [f"{key}-s{seed}.jsonl" for key in "abc" for seed in (7, 8)]
+    assert sorted(p.name for p in (out / "decisions").iterdir()) == sorted(names)
+    assert not (out / "seed_table.json").exists() and not (out / "data").exists()
+    ran = json.loads((out / "phases.json").read_text(encoding="utf-8"))["done"]
+    trained = [f"{phase}_s{seed}" for seed in (7, 8) for phase in ("pretrain_a", "pretrain_b", "dpo_c")]
+    trained += [f"record_{key}_s{seed}" for seed in (7, 8) for key in "abc"]
+    assert set(ran) == set(trained), "the societies and the judge came from --data"
+
+    for checkpoint in out.glob("ckpt-*"):  # copied back without them: scoring reads phases.json and decisions/
+        shutil.rmtree(checkpoint)
+    done = _script(*gpu)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    trained = ["pretrain_a_s7", "pretrain_b_s7", "dpo_c_s7", "record_a_s7", "record_b_s7", "record_c_s7"]
-    assert report["reused_phases"] == trained  # the societies are not even read: nothing left needs them
+    assert sorted(report["reused_phases"]) == sorted(trained)
     scored = {"score_a", "score_b", "score_c", "baseline_random", "baseline_longest", "baseline_keywords", "total"}
     assert set(report["timings_s"]) == scored
     assert [b["row"] for b in report["baselines"]] == ["random", "longest", "keywords"]
     assert report["training"]["lr"] == 2e-3 and report["training"]["decode_dtype"] == "fp32"
-    assert {"seed_table.json", "seed_table.md", "seed_table.png"} <= {p.name for p in first.iterdir()}
-
-    second = tmp_path / "second"
-    done = _script(*TINY, "--data", str(first), "--out", str(second), "--tasks", "path_choice", "--seeds", "2")
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["reused_phases"] == [] and not (second / "data").exists()
     assert report["training"]["seeds"] == [7, 8], "every row trained under each seed"
-    assert all([s["seed"] for s in r["per_seed"]] == [7, 8] for r in report["rows"])
     assert [r["row"] for r in report["rows"]] == ["(a) single-Path data", "(b) multi-agent data", "(c) (b) + DPO"]
-    assert all(r["fallback_rate"] == 0 and set(r["tasks"]) == {"path_choice"} for r in report["rows"])
+    for row in report["rows"]:
+        assert [s["seed"] for s in row["per_seed"]] == [7, 8] and set(row["tasks"]) == {"path_choice"}
+        assert 0 <= row["ci"][0] <= row["pes_score"] <= row["ci"][1] <= 100
+        assert row["fallback_rate"] == 0 and row["decoding"]["parse_rate"] == 1  # constrained: every reply a Decision
+        assert row["decoding"]["decisions"] > 0
+    assert {"seed_table.json", "seed_table.md", "seed_table.png"} <= {p.name for p in out.iterdir()}
 
 
 def test_the_gpu_pages_commands_are_ones_the_script_takes_and_agree_on_settings():

@@ -524,3 +524,21 @@ async def test_a_scenario_naming_code_is_refused_and_never_runs(server: Server, 
     assert len(errors) == 1 and "world: 'garden.py:load' names code" in errors[0]["message"], errors
     assert "\n" not in errors[0]["message"] and "AMPHOREUS_TRUST_CODE=1" in errors[0]["message"]
     assert not (folder / "ran.txt").exists()
+
+
+async def test_the_store_api_runs_on_chroma_store(server: Server) -> None:
+    """ChromaStore behind the server's store API (what Studio and langgraph-sdk's `client.store` call): langgraph.json's
+    `"store"` is the factory in graphs/store.py. On this module's server rather than one of its own: a second
+    `langgraph dev` would load torch again only to serve four store calls."""
+    store = langgraph_sdk.get_client(url=server.url).store
+    await store.put_item(["notes", "u1"], "dish", {"text": "Their favourite dish is mushroom risotto"})
+    await store.put_item(["notes", "u1"], "home", {"text": "They live in a flat by the sea"})
+    await store.put_item(["notes", "u2"], "brief", {"text": "Gone in a minute"}, ttl=1)
+    assert (await store.get_item(["notes", "u1"], "dish"))["value"]["text"].endswith("risotto")
+    found = (await store.search_items(["notes", "u1"], query="what food do they like?", limit=1))["items"]
+    assert [item["key"] for item in found] == ["dish"] and found[0]["score"] is not None
+    listed = (await store.list_namespaces(prefix=["notes"]))["namespaces"]
+    assert [tuple(ns) for ns in listed] == [("notes", "u1"), ("notes", "u2")]
+    await store.delete_item(["notes", "u1"], "home")
+    assert [i["key"] for i in (await store.search_items(["notes"], limit=10))["items"]] == ["brief", "dish"]
+    assert (server.memory_dir.parent / "store" / "amphoreus.lock").exists()

@@ -95,15 +95,15 @@ def test_pretraining_loss_falls_and_writes_a_loadable_checkpoint(pretrained):
 def test_resume_continues_from_the_saved_step_exactly(society, tmp_path):
     _, sft = society
     rows = read_sft_rows([sft])
-    config = PretrainConfig(base="tiny", steps=12, save_every=6, batch_size=4)
+    config = PretrainConfig(base="tiny", steps=6, save_every=3, batch_size=2)
     once = tmp_path / "once"
     pretrain(rows, once, config)
     uninterrupted = json.loads((once / "train_log.json").read_text())["steps"]
-    shutil.rmtree(once / "checkpoint-12")  # as if killed after the checkpoint at step 6
+    shutil.rmtree(once / "checkpoint-6")  # as if killed after the checkpoint at step 3
     metrics = pretrain(rows, once, config, resume=True)
     resumed = json.loads((once / "train_log.json").read_text())["steps"]
-    assert metrics.resumed_from == 6
-    assert [s["step"] for s in resumed] == list(range(1, 13))
+    assert metrics.resumed_from == 3
+    assert [s["step"] for s in resumed] == list(range(1, 7))
     assert [s["loss"] for s in resumed] == [s["loss"] for s in uninterrupted]  # same batches, same state
 
 

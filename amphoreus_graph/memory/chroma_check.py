@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,21 +104,41 @@ def _segments(directory: Path) -> list[_Segment]:
 
 
 class _database:
-    """The store's database opened read-only (nothing is written, nothing created), closed on exit."""
+    """The store's database opened read-only (nothing created; nothing written but the rollback of a transaction a
+    killed writer left open, which any writer's open would do first), closed on exit."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
     def __enter__(self) -> sqlite3.Connection:
         path = self.directory / DATABASE
+        uri = f"file:{quote(str(path.resolve()))}"
         try:
-            self.db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+            self.db = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+            if _cut_mid_write(self.db):
+                self.db.close()
+                with closing(sqlite3.connect(f"{uri}?mode=rw", uri=True)) as writer:
+                    writer.execute(_PROBE).fetchall()  # SQLite rolls the cut transaction back
+                self.db = sqlite3.connect(f"{uri}?mode=ro", uri=True)
         except sqlite3.Error as exc:
             raise StoreDamaged(self.directory, path, f"cannot open it ({exc})") from None
         return self.db
 
     def __exit__(self, *_: object) -> None:
         self.db.close()
+
+
+_PROBE = "SELECT count(*) FROM sqlite_master"
+
+
+def _cut_mid_write(db: sqlite3.Connection) -> bool:
+    """Whether a writer was killed mid-transaction (`kill -9` of a run): its hot journal must be rolled back before
+    the database is read, which a read-only connection may not do (SQLITE_READONLY_ROLLBACK). Not damage."""
+    try:
+        db.execute(_PROBE).fetchall()
+    except sqlite3.DatabaseError as exc:  # anything else is for the checks to name
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK
+    return False
 
 
 def _query(directory: Path, db: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
