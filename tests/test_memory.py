@@ -97,7 +97,9 @@ def test_a_locked_store_searches_each_agents_own_vectors_in_process_however_many
     memory = Remembrance(index, ["Aglaea", "Mydei"], embedder)
     texts = ["The loom sang at dawn.", "A storm broke over the sea.", "The gate of Okhema opened.", "Bread at noon."]
     events = [
-        MemoryEvent(id=f"e{i}-{who}", text=f"{t} ({who}, {i})", witnesses=[who], cycle=1, round=i + 1, importance=i % 9 + 1)
+        MemoryEvent(
+            id=f"e{i}-{who}", text=f"{t} ({who}, {i})", witnesses=[who], cycle=1, round=i + 1, importance=i % 9 + 1
+        )
         for i, t in enumerate(texts * 15)
         for who in ("Aglaea", "Mydei")
     ]

@@ -81,7 +81,10 @@ class HeldVectors:
             return []
         target = np.asarray(query, dtype=np.float32)
         matrix, norms = self._matrix[:count], self._norms[:count] * np.linalg.norm(target)
-        scores = (matrix @ target) / np.where(norms == 0, 1.0, norms)
+        # einsum's own loop on this thread, not BLAS: OpenBLAS splits a matrix-vector product over its threads,
+        # which spin-wait for one another, and on a busy machine that made this product 3-6x slower (20-40 ms
+        # against 6 ms for 8,600 rows at a load of 14 on two cores).
+        scores = np.einsum("ij,j->i", matrix, target) / np.where(norms == 0, 1.0, norms)
         if n < count:
             nth = -np.partition(-scores, n - 1)[n - 1]
             margin = 8 * matrix.shape[1] * np.finfo(np.float32).eps  # well over float32's error on a cosine

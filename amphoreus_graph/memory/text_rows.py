@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.held_vectors import HeldVectors
 from amphoreus_graph.memory.naming import name_hash, record_key
