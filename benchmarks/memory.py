@@ -36,8 +36,10 @@ society does with a round's writes, and reports that write apart (`touch_ms`). P
 
 - with embedding (the headline): text cache cleared, so the query is embedded inside recall;
 - without embedding: the query texts are encoded first, so recall's encode is a cache hit;
-- breakdown, with and without embedding: thin timing wrappers around the embedder, the collections (query),
-  the result lists, the lookup of the hits among the records held in process and `rank` show where time goes;
+- breakdown, with and without embedding: thin timing wrappers around the embedder, the search of the agent's
+  held vectors (in process: the run's own locked store), the society's collection (a Chroma query, filtered to the
+  agent), the result lists, the lookup of the hits among the records held in process and `rank` show where time
+  goes;
 - probes: single Chroma calls on one agent's collection (count, query variants, a 3-record update, get).
 
 The JSON also goes to benchmarks/results/memory.json.

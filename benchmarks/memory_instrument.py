@@ -1,6 +1,6 @@
-"""Thin timing wrappers around one benchmarked memory's parts (embedder, collections, index query, record
-lookup, rank), so the memory benchmark (see memory.py) can say where remember's and recall's time goes without
-touching the package's files."""
+"""Thin timing wrappers around one benchmarked memory's parts (embedder, collections, index query, the search of
+an agent's held vectors, record lookup, rank), so the memory benchmark (see memory.py) can say where remember's and
+recall's time goes without touching the package's files."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from memory_timing import Timer
 from amphoreus_graph.memory import remembrance as remembrance_module
 from amphoreus_graph.memory.chroma_index import ChromaIndex
 from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.memory.text_rows import HeldCollection
 
 
 class TimedEmbedder:
@@ -56,7 +57,7 @@ def instrumented(memory: Remembrance, timer: Timer) -> Iterator[None]:
     """Time the parts of recall/remember on this one memory object (the package's files are left untouched)."""
     index = chroma_index(memory)
     embedder, rows = memory.embedder, index._collection(*memory.agents)
-    original_rank = remembrance_module.rank
+    original_rank, original_nearest = remembrance_module.rank, HeldCollection.nearest
 
     def timed_query(owner: str, vector: Any, n: int, *, exact: bool = False) -> Any:
         with timer.measure("index.query"):
@@ -70,14 +71,19 @@ def instrumented(memory: Remembrance, timer: Timer) -> Iterator[None]:
         with timer.measure("rank"):
             return original_rank(*args, **kwargs)
 
+    def timed_nearest(held: HeldCollection, query: Any, n: int) -> Any:
+        with timer.measure("held.nearest"):
+            return original_nearest(held, query, n)
+
     memory.embedder = TimedEmbedder(embedder, timer)  # type: ignore[assignment]
     index._rows = TimedCollection(rows, "own", timer)  # type: ignore[assignment]
     index.query = timed_query  # type: ignore[method-assign]
     memory._resolve = timed_resolve  # type: ignore[method-assign, assignment]
     remembrance_module.rank = timed_rank  # type: ignore[assignment]
+    HeldCollection.nearest = timed_nearest  # type: ignore[method-assign]
     try:
         yield
     finally:
-        remembrance_module.rank = original_rank
+        remembrance_module.rank, HeldCollection.nearest = original_rank, original_nearest  # type: ignore[method-assign]
         del index.query, memory._resolve
         memory.embedder, index._rows = embedder, rows

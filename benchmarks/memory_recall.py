@@ -65,6 +65,7 @@ def breakdown(timer: Timer, latencies: list[float]) -> dict[str, float]:
     n, s = len(latencies), timer.seconds
     parts = {
         "embed": s["embed"],
+        "search the agent's held vectors (in process)": s["held.nearest"],
         "query the agent's collection (chroma)": s["own.query"],
         "result lists (ids, similarities)": s["index.query"] - s["own.query"],
         "records by id (held in process)": s["_resolve"],

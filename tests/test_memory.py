@@ -85,33 +85,38 @@ def test_the_spec_names_one_store_and_the_factory_opens_it(tmp_path, embedder):
         open_index(MemorySpec(url="not a url"), "s")
 
 
-def test_a_locked_store_is_searched_in_process_until_an_agent_outgrows_it(tmp_path, embedder, monkeypatch):
-    """A run's own embedded store (locked) ranks an agent's held vectors here, no index query; an agent with more
-    rows than SEARCHED_HERE is asked of the index again, and both give the same memories."""
+def test_a_locked_store_searches_each_agents_own_vectors_in_process_however_many(tmp_path, embedder, monkeypatch):
+    """A run's own embedded store (locked) ranks the asking agent's held vectors here, never the society's
+    collection through a filtered query, as rows come and go (retention deletes some); it answers as Chroma
+    does for the same store opened without the lock, and another agent's private rows never come back."""
     from amphoreus_graph.contracts.memory import MemoryEvent, Moment
-    from amphoreus_graph.memory import text_rows
-    from amphoreus_graph.memory.remembrance import Remembrance
+    from amphoreus_graph.contracts.memory_seam import Retention, RetentionMode
 
     client, lock = open_chroma(tmp_path / "chroma")
     index = ChromaIndex(client, "run", lock)
-    memory = Remembrance(index, ["Aglaea"], embedder)
-    texts = ["The loom sang at dawn.", "A storm broke over the sea.", "The gate of Okhema opened."]
-    memory.remember(
-        [MemoryEvent(id=f"e{i}", text=t, witnesses=["Aglaea"], cycle=1, round=i + 1) for i, t in enumerate(texts)]
-    )
-    now = Moment(cycle=1, round=5, tick=5)
+    memory = Remembrance(index, ["Aglaea", "Mydei"], embedder)
+    texts = ["The loom sang at dawn.", "A storm broke over the sea.", "The gate of Okhema opened.", "Bread at noon."]
+    events = [
+        MemoryEvent(
+            id=f"e{i}-{who}", text=f"{t} ({who}, {i})", witnesses=[who], cycle=1, round=i + 1, importance=i % 9 + 1
+        )
+        for i, t in enumerate(texts * 15)
+        for who in ("Aglaea", "Mydei")
+    ]
+    memory.remember(events)
+    memory.carry_over({"Aglaea": Retention(mode=RetentionMode.ECHOES, keep=20)}, next_cycle=2)
+    memory.remember([MemoryEvent(id="e99", text="Thunder over the sea.", witnesses=["Aglaea"], cycle=2, round=1)])
     asked: list[str] = []
     monkeypatch.setattr(
         index, "query", lambda owner, *a, **k: asked.append(owner) or ChromaIndex.query(index, owner, *a, **k)
     )
-    here = memory.recall({"Aglaea": "a storm at sea"}, 2, now)
-    assert asked == [] and here["Aglaea"][0].text == "A storm broke over the sea."
-    monkeypatch.setattr(text_rows, "SEARCHED_HERE", 2)
-    memory.remember([MemoryEvent(id="e9", text="Thunder over the sea.", witnesses=["Aglaea"], cycle=1, round=4)])
-    outgrown = memory.recall({"Aglaea": "a storm at sea"}, 2, now)
-    assert asked == ["Aglaea"], "more rows than SEARCHED_HERE: the index answers"
-    fresh = Remembrance(ChromaIndex(client, "run"), ["Aglaea"], embedder).recall({"Aglaea": "a storm at sea"}, 2, now)
-    assert [m.id for m in outgrown["Aglaea"]] == [m.id for m in fresh["Aglaea"]]
+    now = Moment(cycle=2, round=5, tick=70)
+    here = memory.recall({"Aglaea": "a storm at sea"}, 8, now)["Aglaea"]
+    assert asked == [], "a locked store never asks Chroma to search"
+    assert here[0].text == "Thunder over the sea." and all("Mydei" not in m.text for m in here)
+    assert len({m.id for m in here}) == 8
+    fresh = Remembrance(ChromaIndex(client, "run"), ["Aglaea", "Mydei"], embedder)
+    assert [m.id for m in fresh.recall({"Aglaea": "a storm at sea"}, 8, now)["Aglaea"]] == [m.id for m in here]
     lock.release()
 
 

@@ -30,7 +30,7 @@ class TestEmbeddedChroma(MemoryConformance):
 
 class TestLockedEmbeddedChroma(MemoryConformance):
     """Embedded Chroma as a run opens it, locked to this process: recall ranks the held vectors here instead of
-    asking the index (text_rows.SEARCHED_HERE), and must answer as the index does."""
+    asking the index (held_vectors.py), and must answer as the index does."""
 
     @pytest.fixture
     def open_index(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenIndex]:

@@ -109,7 +109,7 @@ class MemoryBackend(Protocol):
 
 
 def nearest(
-    ids: Sequence[str], vectors: Sequence[Sequence[float]] | NDArray[np.float64], query: Sequence[float], n: int
+    ids: Sequence[str], vectors: Sequence[Sequence[float]] | NDArray[np.floating], query: Sequence[float], n: int
 ) -> list[tuple[str, float]]:
     """The n rows nearest `query` by exact cosine similarity (a zero vector is similar to nothing), nearest first,
     ties in the order given: the exact scan any backend may fall back on."""

@@ -73,8 +73,9 @@ class Remembrance:
     if the index ever answers with fewer rows than it holds and was asked for. Each agent's records are held in
     this process once first read (one `get`) and kept in step with every write, so reflection and retention never
     re-read the index. An index that is this process's alone (`exclusive`: a locked embedded store) cannot go
-    stale under it, so the agents' vectors are held too and recall ranks them here; any other index answers the
-    similarity search, and recall asks it only for ids and similarities.
+    stale under it, so each agent's vectors are held too, as an index of that agent's rows alone, and recall ranks
+    them here (held_vectors.py); any other index answers the similarity search, and recall asks it only for ids and
+    similarities.
     """
 
     stores = True
@@ -259,9 +260,9 @@ class Remembrance:
         return found
 
     def _search(self, agent: str, vector: list[float], n: int) -> list[tuple[MemoryRecord, float]]:
-        """The records of the agent's n rows nearest `vector`: ranked here when the index is this process's alone
-        and the agent's vectors are held (text_rows.SEARCHED_HERE), else by the index (ranking every row exactly if
-        it comes back short; a row written by another user is read then)."""
+        """The records of the agent's n rows nearest `vector`: ranked here over the agent's own held vectors when
+        the index is this process's alone (held_vectors.py), else by the index (ranking every row exactly if it
+        comes back short; a row written by another user is read then)."""
         held = self._records_of(agent)
         if held.searchable():
             return self._resolve(agent, held.nearest(vector, n))

@@ -21,11 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.index import nearest
+from amphoreus_graph.memory.held_vectors import HeldVectors
 from amphoreus_graph.memory.naming import name_hash, record_key
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.tally import MODULUS, Tally, record_term
@@ -36,11 +33,6 @@ PRIVATE_ROLE, PUBLIC_ROLE = "h", "p"
 class DamagedStore(AmphoreusError):
     """A row the store gives back that is not what Remembrance wrote (damaged on disk): one line, never a
     traceback from deep inside the parsing."""
-
-
-# Up to this many rows an agent's vectors are held here too (1.5 KB a row) and recall ranks them exactly in process
-# (~0.1 ms) instead of asking the index (~1 ms a query with embedded Chroma); beyond it the index answers.
-SEARCHED_HERE = 4096
 
 
 def row_id(public: bool, text: str) -> str:
@@ -74,8 +66,7 @@ class HeldCollection:
     public: set[str] = field(default_factory=set)
     rows: dict[str, set[str]] = field(default_factory=dict)  # row id -> record ids
     row_of: dict[str, str] = field(default_factory=dict)  # record id -> row id
-    vectors: dict[str, NDArray[np.float32]] | None = field(default_factory=dict)  # row id -> vector; None: not held
-    _matrix: tuple[list[str], NDArray[np.float64]] | None = field(default=None, repr=False)  # vectors, stacked
+    vectors: HeldVectors | None = field(default_factory=HeldVectors)  # each row's vector; None: not held
     _digest: int = field(default=0, repr=False)  # the records' share of the society's tally (tally.py)
 
     @classmethod
@@ -111,28 +102,18 @@ class HeldCollection:
             if tick is not None and tick > record.last_accessed:
                 record = record.model_copy(update={"last_accessed": tick})
             held._place(record, public, rid)
-        if vectors is None:  # the index answers every search
-            held.vectors = None
-        else:
-            for rid, vector in zip(ids, vectors, strict=True):
-                held.hold_vector(rid, vector)
+        held.vectors = None if vectors is None else HeldVectors.of(ids, vectors)  # None: the index answers
         return held
 
     def hold_vector(self, row: str, vector: Sequence[float]) -> None:
-        """Keep a row's vector here, until the agent has more rows than SEARCHED_HERE."""
-        if self.vectors is None:
-            return
-        self.vectors[row] = np.asarray(vector, dtype=np.float32)
-        self._matrix = None
-        if len(self.vectors) > SEARCHED_HERE:
-            self.vectors = None
+        """Keep a row's vector here (when vectors are held at all)."""
+        if self.vectors is not None:
+            self.vectors.put(row, vector)
 
     def drop_vectors(self, rows: Iterable[str]) -> None:
         """Let go of the vectors of rows the index no longer has."""
         if self.vectors is not None:
-            for row in rows:
-                self.vectors.pop(row, None)
-            self._matrix = None
+            self.vectors.remove(rows)
 
     def searchable(self) -> bool:
         """Whether every row's vector is held here, so recall can rank them without the index."""
@@ -141,12 +122,7 @@ class HeldCollection:
     def nearest(self, query: Sequence[float], n: int) -> list[tuple[str, float]]:
         """The n rows nearest `query` by exact cosine, ties by row id (needs `searchable`)."""
         assert self.vectors is not None
-        if self._matrix is None:
-            ids = sorted(self.vectors)
-            stacked = np.stack([self.vectors[i] for i in ids]) if ids else np.zeros((0, 0))
-            self._matrix = (ids, stacked.astype(np.float64))
-        ids, matrix = self._matrix
-        return nearest(ids, matrix, query, n)
+        return self.vectors.nearest(query, n)
 
     def put(self, record: MemoryRecord, public: bool) -> set[str]:
         """Hold a record (replacing one with its id); returns the rows whose content changed."""
