@@ -172,6 +172,19 @@ def test_repeated_texts_are_embedded_once(embedder):
     assert np.array_equal(first[0], first[2]) and np.array_equal(first[1], second[0])
 
 
+def test_a_societys_memory_caches_a_rounds_texts_however_large_it_is(embedder):
+    """Each society's memory embeds through a text cache of its own, sized to hold a round's texts (its queries,
+    the next round's embedded ahead, its events): a fixed size would drop the head start's vectors unused."""
+    from amphoreus_graph.memory.store import TEXTS_CACHED, TEXTS_PER_AGENT, MemorySpec, open_memory
+
+    small = open_memory(MemorySpec(), "small", ["Ada", "Bo"])
+    crowd = open_memory(MemorySpec(), "crowd", [f"villager {i}" for i in range(5000)])
+    assert small.embedder.cache_size == TEXTS_CACHED
+    assert crowd.embedder.cache_size == TEXTS_PER_AGENT * 5000
+    small.embedder.encode(["a storm"])
+    assert "a storm" not in crowd.embedder.cached_texts(), "societies do not share a text cache"
+
+
 def test_an_export_is_made_once_and_then_loads_without_pytorch(tmp_path, monkeypatch):
     monkeypatch.setenv("AMPHOREUS_CACHE_DIR", str(tmp_path))
     first = Embedder(backend="onnx-fp32")

@@ -76,7 +76,9 @@ def test_the_spec_names_one_store_and_the_factory_opens_it(tmp_path, embedder):
     assert isinstance(open_index(MemorySpec(), "s"), InMemoryIndex)
     assert open_index(MemorySpec(), "s", shared=True) is open_index(MemorySpec(), "s", shared=True)
     memory = open_memory(MemorySpec(directory=tmp_path / "store"), "s", ["Cyrene"])
-    assert isinstance(memory.index, ChromaIndex) and memory.embedder is embedder
+    assert isinstance(memory.index, ChromaIndex) and memory.embedder.encoder is embedder.encoder, (
+        "the process's loaded model"
+    )
     with pytest.raises(AmphoreusError, match="in use by another running simulation"):
         open_index(MemorySpec(directory=tmp_path / "store"), "s")
     memory.close()

@@ -85,6 +85,10 @@ class MemorySpec(BaseModel):
         return open_index(self, society, shared=shared)
 
 
+TEXTS_CACHED = 4096  # a society's embedder cache holds at least this many texts
+TEXTS_PER_AGENT = 4  # ... and this many per agent
+
+
 def open_memory(
     spec: MemoryBackend,
     society: str,
@@ -102,7 +106,9 @@ def open_memory(
     index = spec.open_index(society, shared=shared)
     try:
         model = embedder or (spec.embedder if isinstance(spec, MemorySpec) else DEFAULT_MODEL)
-        encoder = default_embedder(model)
+        # a cache of its own, holding a round's texts however large the society: its queries, the next round's
+        # embedded ahead, its events (a fixed size would let the head start's vectors go before they are used)
+        encoder = default_embedder(model).view(cache_size=max(TEXTS_CACHED, TEXTS_PER_AGENT * len(agents)))
     except BaseException:
         index.close()
         raise

@@ -112,14 +112,25 @@ class Embedder:
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
-    def view(self) -> Embedder:
-        """The same loaded model (and lock) with a text cache of its own.
+    def view(self, cache_size: int | None = None) -> Embedder:
+        """The same loaded model (and lock) with a text cache of its own, of `cache_size` texts (default: this
+        one's size).
 
         A vector depends in its last bits on the batch it was computed in, so societies that share one model
         in a process each keep their own cache: a society then embeds exactly as it would alone."""
         other = copy.copy(self)
         other._cache = OrderedDict()
+        other._cache_size = self._cache_size if cache_size is None else cache_size
         return other
+
+    @property
+    def cache_size(self) -> int:
+        return self._cache_size
+
+    def cached_texts(self) -> set[str]:
+        """The texts whose vectors this cache holds now."""
+        with self._lock:
+            return set(self._cache)
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         """Unit-length vectors, one row per text; each distinct uncached text is embedded once."""

@@ -145,10 +145,10 @@ async def run_society(cfg: RunConfig, shared: Shared) -> AsyncGenerator[dict[str
 
 
 def _open_memory(cfg: RunConfig, policy: Policy) -> tuple[Remembrance, Any]:
-    """The society's own Chroma (its directory, locked; or the server) over the process's shared model."""
+    """The society's own Chroma (its directory, locked; or the server) over the process's shared model (with a text
+    cache of the society's own, as every memory has)."""
     memory = open_society_memory(cfg, policy)
     client = getattr(memory.index, "client", None)  # a ChromaIndex's
-    memory.embedder = memory.embedder.view()
 
     def close() -> None:
         # Stop the client's Chroma system too (chromadb keeps one per directory for the process's life
