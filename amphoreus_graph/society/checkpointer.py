@@ -107,19 +107,20 @@ class RunCheckpointer(AsyncSqliteSaver):
         connect, so that a file that is not a database fails where the run reports it in one line."""
         if self.is_setup:
             return
-        await self._check_layout()
+        new = await self._new_file()
         await super().setup()
         async with self.conn.execute("PRAGMA synchronous=NORMAL"):
             pass
-        for table in (ROW_DIGESTS, BLOBS, f"PRAGMA user_version = {LAYOUT}"):
-            await self.conn.execute_fetchall(table)
+        for statement in (ROW_DIGESTS, BLOBS, *([f"PRAGMA user_version = {LAYOUT}"] if new else [])):
+            await self.conn.execute_fetchall(statement)  # on a file set up before: nothing changes in it
         await self.conn.commit()
 
-    async def _check_layout(self) -> None:
-        """A file with checkpoints in another layout is refused before anything is written to it."""
+    async def _new_file(self) -> bool:
+        """Whether the file holds no checkpoints yet; one with checkpoints in another layout is refused before
+        anything is written to it."""
         ((layout,),) = await self.conn.execute_fetchall("PRAGMA user_version")
         if layout == LAYOUT:
-            return
+            return False
         tables = await self.conn.execute_fetchall("SELECT 1 FROM sqlite_master WHERE name = 'checkpoints'")
         if layout or (tables and await self.conn.execute_fetchall("SELECT 1 FROM checkpoints LIMIT 1")):
             raise AmphoreusError(
@@ -127,6 +128,7 @@ class RunCheckpointer(AsyncSqliteSaver):
                 f"version, layout {LAYOUT}); expected a run written by this version of amphoreus-graph: resume or "
                 "fork that run with the version that wrote it, or start a new run"
             )
+        return True
 
     async def aput(
         self,
