@@ -48,10 +48,11 @@ from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.config import save_graph_config
 from amphoreus_graph.society.ledger import expect_tally, fold, tally_update
-from amphoreus_graph.society.perception import TurnMemo, build_turn, lean, restore
+from amphoreus_graph.society.perception import TurnMemo, build_turn
 from amphoreus_graph.society.samples import Sample
 from amphoreus_graph.society.services import Services, SocietySettings, default_settings
 from amphoreus_graph.society.state import SocietyInput, SocietyState, add_stats
+from amphoreus_graph.society.step_state import step_state
 
 
 def settings_of(runtime: Runtime[SocietySettings]) -> SocietySettings:
@@ -202,9 +203,8 @@ def fan_out(state: SocietyState) -> list[Send | str]:
         # with what the step needs to guess the next round's queries: the round just opened, and the seed
         look_ahead = {"opened": state["world"], "seed": state["seed"]}
         sends.append(Send("file_behind", {key: state.get(key) for key in FILING_KEYS} | look_ahead))
-    for agent in scenario.world.actors(state["world"]):
-        turn = turn_of(state, agent, state["world"])
-        sends.append(Send("agent_turn", {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]}))
+    for agent in scenario.world.actors(state["world"]):  # the agent alone: its turn is read from the state
+        sends.append(Send("agent_turn", {"agent": agent, "run_id": state["run_id"], "scenario": state["scenario"]}))
     return sends or ["game_master"]  # no turns and nothing to file: straight to the world
 
 
@@ -217,7 +217,7 @@ def files_behind(state: SocietyState) -> bool:
 def turn_of(state: SocietyState, agent: str, world: WorldState) -> TurnContext:
     """What `agent` knows as it decides in `world` (the round as framed): its situation and recalled memories
     from the state. Asked again from the same state for its sample, so turns need not travel in checkpoints (the
-    second time it is usually the turn the fan-out built: TURNS)."""
+    second time it is usually the turn `agent_turn` built: TURNS)."""
     scenario = scenario_of(state["scenario"])
     situation, recalled = state["situations"][agent], state["recalled"].get(agent, [])
     return TURNS.get(
@@ -238,10 +238,14 @@ def turn_of(state: SocietyState, agent: str, world: WorldState) -> TurnContext:
 TURNS = TurnMemo()
 
 
+TURN_KEYS = ("scenario", "run_id", "seed", "world", "situations", "recalled")  # what `turn_of` reads
+
+
 async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """An agent decides. The policy never raises: model faults come back flagged."""
-    scenario = scenario_of(payload["scenario"])
-    turn = restore(payload["turn"], scenario)
+    """An agent decides, on the turn built from the state its step started from (society/step_state.py: the Send
+    names only the agent). The policy never raises: model faults come back flagged."""
+    state = cast(SocietyState, step_state(TURN_KEYS))
+    turn = turn_of(state, payload["agent"], state["world"])
     services = await aservices_of(payload, runtime)
     with metered(log=services.calls) as meter:  # a reply that says a secret is asked again (counted) or redacted
         result = await discreet(services.policy, turn, await services.policy.adecide(turn))
