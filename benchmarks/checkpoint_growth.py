@@ -1,10 +1,11 @@
 """How fast a run's checkpoint file grows, per round and per turn, as the society grows.
 
 Workload: benchmarks/scale.py's cloned fair world (the shipped villagers cloned up to N agents, `memory.attention`
-3 by default), the offline policy, real memory, one cycle of a few rounds. After each round the checkpoint's size
-is read as SQLite holds it (pages in use, write-ahead log included: what the file is once checkpointed); the
-growth per round and per turn is taken over the rounds after the first (the first also holds the run's setup and
-seed memories' tally). Target (issue 37): growth linear in the round's turns, at most 5 KB a turn.
+3 by default), the offline policy, real memory, one cycle of a few rounds. As each round is recorded the
+checkpoint's size is read as SQLite holds it (pages in use, write-ahead log included: what the file is once
+checkpointed); the growth per round and per turn is taken over the steady rounds, between the first round's and
+the last's (the first also holds the run's setup, the last the cycle's end). Target (issue 37): growth linear in
+the round's turns, at most 5 KB a turn.
 
 The JSON goes to benchmarks/results/checkpoint_growth.json.
 """
@@ -42,8 +43,8 @@ def held_bytes(path: Path) -> int:
 
 
 def growth(agents: int, rounds: int, attention: int | None = 3) -> dict[str, Any]:
-    """One offline run of the cloned fair world: the checkpoint's size after each round, and its growth per round
-    and per turn over the rounds after the first."""
+    """One offline run of the cloned fair world (at least 3 rounds): the checkpoint's size as each round is
+    recorded and at the end, and its growth per round and per turn over the steady rounds."""
     from amphoreus_graph.society.runner import RunConfig, Simulation
 
     with tempfile.TemporaryDirectory(prefix="amphoreus-ckpt-") as tmp:
@@ -64,26 +65,27 @@ def growth(agents: int, rounds: int, attention: int | None = 3) -> dict[str, Any
                     sizes.append(held_bytes(config.files.checkpoint))
 
         asyncio.run(run())
-        sizes[-1] = held_bytes(config.files.checkpoint)  # the last round's checkpoints, all committed now
-    later_turns = sum(turns[1:])
-    grown = sizes[-1] - sizes[0]
+        final = held_bytes(config.files.checkpoint)
+    steady = len(sizes) - 2  # the rounds recorded after the first, up to the last
+    grown = sizes[-2] - sizes[0]
     return {
         "agents": agents,
         "attention": attention,
         "rounds": len(sizes),
         "turns_by_round": turns,
-        "bytes_after_round": sizes,
-        "bytes_per_round": round(grown / max(1, len(sizes) - 1)),
-        "bytes_per_turn": round(grown / max(1, later_turns)),
+        "bytes_as_round_recorded": sizes,
+        "bytes_at_end": final,
+        "bytes_per_round": round(grown / max(1, steady)),
+        "bytes_per_turn": round(grown / max(1, sum(turns[1:-1]))),
     }
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["checkpoint growth after the first round (cloned fair world, offline policy, real memory)"]
+    lines = ["checkpoint growth over the steady rounds (cloned fair world, offline policy, real memory)"]
     for row in rows:
         lines.append(
             f"  {row['agents']:>5} agents  {row['bytes_per_round'] / 1024:>9.1f} KB/round"
-            f"  {row['bytes_per_turn'] / 1024:>6.2f} KB/turn  (file {row['bytes_after_round'][-1] / 1024:.0f} KB"
+            f"  {row['bytes_per_turn'] / 1024:>6.2f} KB/turn  (file {row['bytes_at_end'] / 1024:.0f} KB"
             f" after {row['rounds']} rounds)"
         )
     return "\n".join(lines)
@@ -92,14 +94,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, nargs="+", default=[12, 48, 120])
-    parser.add_argument("--rounds", type=int, default=4, help="rounds of the one cycle run (at least 2)")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of the one cycle run (at least 3)")
     parser.add_argument("--attention", type=int, default=3, help="memory.attention (0: every witness notices all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")
     args = parser.parse_args(argv)
-    if args.rounds < 2:
-        parser.error("--rounds: expected at least 2 (growth is taken after the first round)")
+    if args.rounds < 3:
+        parser.error("--rounds: expected at least 3 (growth is taken between the first round and the last)")
     load_before = os.getloadavg()
     rows = [growth(n, args.rounds, args.attention or None) for n in args.agents]
     report = {"growth": rows, "environment": environment(PACKAGES, load_before)}

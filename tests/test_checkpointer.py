@@ -10,9 +10,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.base import ERROR, empty_checkpoint
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.society.checkpointer import RunCheckpointer, checkpointer
 
 THREAD = {"configurable": {"thread_id": "t-1", "checkpoint_ns": "", "checkpoint_id": None}}
@@ -189,3 +191,53 @@ def test_only_a_memory_that_stores_waits_for_the_checkpoint_before_filing(monkey
     assert not filing_waits(NullMemory())  # keeps nothing outside the checkpoints: nothing to wait for
     assert filing_waits(SimpleNamespace(stores=True))
     assert filing_waits(SimpleNamespace())  # a memory that does not say is taken to store
+
+
+def test_a_large_value_is_stored_compressed_and_a_changed_byte_in_it_is_damage(tmp_path):
+    path = tmp_path / "c.sqlite"
+    world = {"names": [f"Villager {i}" for i in range(200)]}  # repeats itself, as a round's values do
+    checkpoint = empty_checkpoint() | {
+        "id": "1f0-a",
+        "ts": AT,
+        "channel_values": {"world": world},
+        "channel_versions": {"world": "1.0"},
+    }
+
+    async def save() -> Any:
+        async with checkpointer(path) as saver:
+            config = await saver.aput(THREAD, checkpoint, {}, {"world": "1.0"})
+            return (await saver.aget_tuple(config)).checkpoint["channel_values"]  # type: ignore[union-attr]
+
+    async def damage() -> str | None:
+        async with checkpointer(path) as saver:
+            return await saver.damaged()
+
+    assert asyncio.run(save()) == {"world": world}
+    with sqlite3.connect(path) as db:
+        type_, blob = db.execute("SELECT type, blob FROM checkpoint_blobs").fetchone()
+        assert type_ == "msgpack+zlib" and len(blob) < len(repr(world)) / 3
+        changed = bytearray(blob)
+        changed[len(changed) // 2] ^= 0x01
+        db.execute("UPDATE checkpoint_blobs SET blob = ?", (bytes(changed),))
+    assert (
+        asyncio.run(damage())
+        == "a row of checkpoint_blobs (channel world at version 1.0) is changed since it was written"
+    )
+
+
+def test_a_checkpoint_file_in_langgraphs_own_layout_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "old.sqlite"
+
+    async def old() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+            await saver.aput(THREAD, empty_checkpoint() | {"id": "1f0-a", "ts": AT}, {}, {})
+
+    async def resume() -> None:
+        async with checkpointer(path) as saver:
+            await saver.damaged()
+
+    asyncio.run(old())
+    before = path.read_bytes()
+    with pytest.raises(AmphoreusError, match=r"old.sqlite: checkpoints in another layout .*start a new run$"):
+        asyncio.run(resume())
+    assert path.read_bytes() == before

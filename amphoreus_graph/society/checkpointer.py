@@ -167,7 +167,7 @@ class RunCheckpointer(AsyncSqliteSaver):
         else:
             sql = f"{CHECKPOINTS} WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
         async with self.lock:
-            rows = await self.conn.execute_fetchall(sql, where)
+            rows = list(await self.conn.execute_fetchall(sql, where))
         return await self._read(tuple(rows[0])) if rows else None
 
     async def alist(
@@ -271,9 +271,10 @@ class RunCheckpointer(AsyncSqliteSaver):
             digests = await self.conn.execute_fetchall(SELECT_DIGESTS)
         for *key, digest in digests:
             if held.get(tuple(key)) != digest:
-                table, _, _, checkpoint_id = key[:4]
+                table, _, _, name, version = key[:5]  # a value's key: its channel and version (row_key)
                 what = "missing or renamed" if tuple(key) not in held else "changed"
-                return f"a row of {table} (checkpoint {checkpoint_id}) is {what} since it was written"
+                which = f"channel {name} at version {version}" if table == "checkpoint_blobs" else f"checkpoint {name}"
+                return f"a row of {table} ({which}) is {what} since it was written"
         return None
 
     async def on_disk(self, thread_id: str, namespace: str, checkpoint_id: str) -> None:
