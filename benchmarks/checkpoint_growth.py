@@ -4,8 +4,9 @@ Workload: benchmarks/scale.py's cloned fair world (the shipped villagers cloned 
 3 by default), the offline policy, real memory, one cycle of a few rounds. As each round is recorded the
 checkpoint's size is read as SQLite holds it (pages in use, write-ahead log included: what the file is once
 checkpointed); the growth per round and per turn is taken over the steady rounds, between the first round's and
-the last's (the first also holds the run's setup, the last the cycle's end). Target (issue 37): growth linear in
-the round's turns, at most 5 KB a turn.
+the last's (the first also holds the run's setup, the last the cycle's end). Read while the run writes behind,
+a size can miss a step's writes still in flight (a few KB, more on a loaded machine); the size at the end has
+every write. Target (issue 37): growth linear in the round's turns, at most 5 KB a turn.
 
 The JSON goes to benchmarks/results/checkpoint_growth.json.
 """
