@@ -179,7 +179,9 @@ CASES = {
 FAST = {"sqlite-zeroed-page", "pickle-that-runs-code", "segment-deleted", "neighbours-random", "header-truncated"}
 
 
-@pytest.mark.parametrize("case", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in CASES]
+)
 def test_a_damaged_store_is_one_line_and_nothing_changes(copy, case):
     damage, file, needle = CASES[case]
     damage(copy)
@@ -201,7 +203,9 @@ def test_memory_inspect_on_a_damaged_store_is_one_line(copy, case):
     assert _digests(copy.parent) == before
 
 
-@pytest.mark.parametrize("case", ["neighbours-random", pytest.param("sqlite-zeroed-page", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "case", ["neighbours-random", pytest.param("sqlite-zeroed-page", marks=pytest.mark.slow)]
+)
 def test_fresh_memory_sets_a_damaged_store_aside_and_rebuilds_it_as_the_run_was(finished, copy, case):
     damage, file, _ = CASES[case]
     damage(copy)
