@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -321,17 +322,25 @@ def test_a_run_checkpoint_naming_a_callable_does_not_call_it_on_resume(cli, tmp_
     import ormsgpack
     from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_POS_ARGS
 
+    from amphoreus_graph.society.checkpoint_data import COMPRESSED
     from amphoreus_graph.society.checkpoint_rows import SELECT_ROWS, row_digest, row_key
 
     run, marker = tmp_path / "run", tmp_path / "ran"
     code, _, err = simulate(cli, "trio", run)
     assert code == 0, err
     with sqlite3.connect(run / "checkpoint.sqlite") as db:
-        rowid, blob = db.execute("SELECT rowid, checkpoint FROM checkpoints ORDER BY checkpoint_id DESC").fetchone()
+        rowid, type_, blob = db.execute(
+            "SELECT rowid, type, checkpoint FROM checkpoints ORDER BY checkpoint_id DESC"
+        ).fetchone()
+        if type_.endswith(COMPRESSED):  # stored compressed: planted as it would be, plain
+            blob = zlib.decompress(blob)
         checkpoint = ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=ormsgpack.OPT_NON_STR_KEYS)
         call = ormsgpack.packb(("os", "system", [f"touch {marker}"]))
         checkpoint["planted"] = ormsgpack.Ext(EXT_CONSTRUCTOR_POS_ARGS, call)
-        db.execute("UPDATE checkpoints SET checkpoint = ? WHERE rowid = ?", (ormsgpack.packb(checkpoint), rowid))
+        db.execute(
+            "UPDATE checkpoints SET type = ?, checkpoint = ? WHERE rowid = ?",
+            (type_.removesuffix(COMPRESSED), ormsgpack.packb(checkpoint), rowid),
+        )
         # whoever plants it can mend the row's digest too (society/checkpoint_rows.py): the serializer must hold
         row = db.execute(f"{SELECT_ROWS['checkpoints']} WHERE rowid = ?", (rowid,)).fetchone()
         key = row_key("checkpoints", row)

@@ -1,5 +1,9 @@
-"""The rows LangGraph's SQLite saver stores for a checkpoint and for a task's writes, built as it builds them (same
-tables, same values, same conflict rules), so that RunCheckpointer can insert many of them in one statement."""
+"""The rows a run's checkpoint file holds, built so that RunCheckpointer can insert many of them in one statement.
+
+A task's writes are LangGraph's SQLite saver's rows (same table, values and conflict rules). A checkpoint is stored
+as LangGraph's Postgres saver stores one: its row holds the channels' versions, not their values, and each value
+goes once into `checkpoint_blobs`, keyed by its channel and version. A step stores only the channels it changed, so
+a round's checkpoints hold what the round changed, not the whole society once for every step (docs/speed.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import WRITES_IDX_MAP, Checkpoint, CheckpointMetadata, get_checkpoint_metadata
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    get_checkpoint_metadata,
+)
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 Row = tuple[Any, ...]
@@ -36,9 +46,18 @@ class Insert:
             yield f"{self.head} VALUES {values}", [value for row in chunk for value in row]
 
 
+LAYOUT = 2  # PRAGMA user_version of a file in this layout (0: LangGraph's own, every value in every checkpoint)
+BLOBS = """CREATE TABLE IF NOT EXISTS checkpoint_blobs (
+    thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', channel TEXT NOT NULL, version TEXT NOT NULL,
+    type TEXT NOT NULL, blob BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+)"""
+EMPTY = "empty"  # the type of a channel's version that holds no value (a channel cleared by its step)
+_BLOB_COLUMNS = "thread_id, checkpoint_ns, channel, version, type, blob"
 _CHECKPOINT_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
 _WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value"
 CHECKPOINT_INSERT = Insert(f"INSERT OR REPLACE INTO checkpoints ({_CHECKPOINT_COLUMNS})", 7, "checkpoints", "REPLACE")
+BLOB_INSERT = Insert(f"INSERT OR IGNORE INTO checkpoint_blobs ({_BLOB_COLUMNS})", 6, "checkpoint_blobs", "IGNORE")
 _REPLACE_WRITES = Insert(f"INSERT OR REPLACE INTO writes ({_WRITE_COLUMNS})", 9, "writes", "REPLACE")
 _KEEP_FIRST_WRITES = Insert(f"INSERT OR IGNORE INTO writes ({_WRITE_COLUMNS})", 9, "writes", "IGNORE")
 
@@ -49,11 +68,12 @@ ROW_DIGESTS = """CREATE TABLE IF NOT EXISTS row_digests (
     tbl TEXT NOT NULL, thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
     task_id TEXT NOT NULL, idx INTEGER NOT NULL, digest TEXT NOT NULL,
     PRIMARY KEY (tbl, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-)"""
+) WITHOUT ROWID"""  # small rows kept in their key's own b-tree: no second copy of every key in an index
 _DIGEST_COLUMNS = "tbl, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, digest"
 SELECT_ROWS = {
     "checkpoints": f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints",
     "writes": f"SELECT {_WRITE_COLUMNS} FROM writes",
+    "checkpoint_blobs": f"SELECT {_BLOB_COLUMNS} FROM checkpoint_blobs",
 }
 SELECT_DIGESTS = f"SELECT {_DIGEST_COLUMNS} FROM row_digests"
 
@@ -64,8 +84,11 @@ def digest_insert(insert: Insert) -> Insert:
 
 
 def row_key(table: str, row: Row) -> Row:
-    """A row's key in row_digests: its table and primary key (a checkpoint has no task and no index)."""
-    return (table, *row[:3], row[3], row[5]) if table == "writes" else (table, *row[:3], "", -1)
+    """A row's key in row_digests: its table and primary key (a checkpoint has no task and no index; a blob's
+    channel and version stand in the checkpoint's and the task's columns)."""
+    if table == "writes":
+        return (table, *row[:3], row[3], row[5])
+    return (table, *row[:4], -1) if table == "checkpoint_blobs" else (table, *row[:3], "", -1)
 
 
 def row_digest(row: Row) -> str:
@@ -86,8 +109,9 @@ def digest_rows(insert: Insert, rows: Sequence[Row]) -> list[Row]:
 def checkpoint_row(
     config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, serde: SerializerProtocol
 ) -> Row:
+    """The checkpoint's row: its channels' versions without their values (`blob_rows` holds those)."""
     configurable = config["configurable"]
-    type_, serialized = serde.dumps_typed(checkpoint)
+    type_, serialized = serde.dumps_typed({**checkpoint, "channel_values": {}})
     serialized_metadata = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
     return (
         str(configurable["thread_id"]),
@@ -98,6 +122,19 @@ def checkpoint_row(
         serialized,
         serialized_metadata.encode("utf-8", "ignore"),
     )
+
+
+def blob_rows(
+    config: RunnableConfig, checkpoint: Checkpoint, versions: ChannelVersions, serde: SerializerProtocol
+) -> list[Row]:
+    """The values of the channels a checkpoint gave new versions, one row each (a version with no value: EMPTY)."""
+    configurable = config["configurable"]
+    where = (str(configurable["thread_id"]), str(configurable["checkpoint_ns"]))
+    values = checkpoint["channel_values"]
+    return [
+        (*where, channel, str(version), *(serde.dumps_typed(values[channel]) if channel in values else (EMPTY, None)))
+        for channel, version in versions.items()
+    ]
 
 
 def saved_config(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:

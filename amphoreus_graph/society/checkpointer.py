@@ -7,7 +7,12 @@ later step's filing already there: a step with such effects first waits, with `s
 checkpoint it started from. Only the filing steps wait, and only for one small SQLite commit.
 
 The writes LangGraph hands over one at a time (a checkpoint a step, a task's writes each) are committed together:
-whatever is waiting when the database is free goes in as one transaction, in the order it was handed over."""
+whatever is waiting when the database is free goes in as one transaction, in the order it was handed over.
+
+A checkpoint is stored by version (checkpoint_rows.py): its row names its channels' versions and a value is stored
+once, by the step that changed it, so a round's checkpoints grow with what the round changed. A file written in
+LangGraph's own layout (every value in every checkpoint, as runs were written before this layout) is refused in one
+line: a step continuing it here would store only what it changed, and the rest would be nowhere to read back."""
 
 from __future__ import annotations
 
@@ -21,19 +26,37 @@ from typing import Any
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+)
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.checkpoint.sqlite.utils import search_where
 from langgraph.config import get_config
 
-from amphoreus_graph.errors import WriteFailed, cannot_write
+from amphoreus_graph.errors import AmphoreusError, WriteFailed, cannot_write
 from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
+from amphoreus_graph.society.checkpoint_reads import (
+    CHECKPOINTS,
+    WRITES,
+    blob_queries,
+    checkpoint_tuple,
+    stored_checkpoint,
+)
 from amphoreus_graph.society.checkpoint_rows import (
+    BLOB_INSERT,
+    BLOBS,
     CHECKPOINT_INSERT,
+    LAYOUT,
     ROW_DIGESTS,
     SELECT_DIGESTS,
     SELECT_ROWS,
     Insert,
     Row,
+    blob_rows,
     checkpoint_row,
     digest_insert,
     digest_rows,
@@ -51,10 +74,9 @@ _CHECKPOINT_MAP_KEY = "checkpoint_map"  # namespace → the checkpoint the node'
 
 @dataclass
 class _Queued:
-    """One checkpoint's or one task's rows, waiting for a transaction to take them."""
+    """One checkpoint's or one task's rows (by statement), waiting for a transaction to take them."""
 
-    insert: Insert
-    rows: list[Row]
+    parts: list[tuple[Insert, list[Row]]]
     committed: asyncio.Future[None]
 
 
@@ -85,11 +107,28 @@ class RunCheckpointer(AsyncSqliteSaver):
         connect, so that a file that is not a database fails where the run reports it in one line."""
         if self.is_setup:
             return
+        new = await self._new_file()
         await super().setup()
         async with self.conn.execute("PRAGMA synchronous=NORMAL"):
             pass
-        await self.conn.execute_fetchall(ROW_DIGESTS)
+        for statement in (ROW_DIGESTS, BLOBS, *([f"PRAGMA user_version = {LAYOUT}"] if new else [])):
+            await self.conn.execute_fetchall(statement)  # on a file set up before: nothing changes in it
         await self.conn.commit()
+
+    async def _new_file(self) -> bool:
+        """Whether the file holds no checkpoints yet; one with checkpoints in another layout is refused before
+        anything is written to it."""
+        ((layout,),) = await self.conn.execute_fetchall("PRAGMA user_version")
+        if layout == LAYOUT:
+            return False
+        tables = await self.conn.execute_fetchall("SELECT 1 FROM sqlite_master WHERE name = 'checkpoints'")
+        if layout or (tables and await self.conn.execute_fetchall("SELECT 1 FROM checkpoints LIMIT 1")):
+            raise AmphoreusError(
+                f"{self.path}: checkpoints in another layout (user_version {layout}; this version stores them by "
+                f"version, layout {LAYOUT}); expected a run written by this version of amphoreus-graph: resume or "
+                "fork that run with the version that wrote it, or start a new run"
+            )
+        return True
 
     async def aput(
         self,
@@ -101,7 +140,9 @@ class RunCheckpointer(AsyncSqliteSaver):
         try:
             with self._tracked(), self._failing():
                 await self.setup()
-                await self._commit(CHECKPOINT_INSERT, [checkpoint_row(config, checkpoint, metadata, self.serde)])
+                row = checkpoint_row(config, checkpoint, metadata, self.serde)
+                values = blob_rows(config, checkpoint, new_versions, self.serde)
+                await self._commit([(CHECKPOINT_INSERT, [row]), (BLOB_INSERT, values)])
                 return saved_config(config, checkpoint)
         finally:  # a failed write releases its waiters too (they then raise its failure)
             if (written := self._awaited.pop(checkpoint["id"], None)) is not None:
@@ -112,7 +153,59 @@ class RunCheckpointer(AsyncSqliteSaver):
     ) -> None:
         with self._tracked(), self._failing():
             await self.setup()
-            await self._commit(writes_insert(writes), write_rows(config, writes, task_id, task_path, self.serde))
+            rows = write_rows(config, writes, task_id, task_path, self.serde)
+            await self._commit([(writes_insert(writes), rows)])
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint `config` names (the thread's latest without an id), every value read back."""
+        await self.setup()
+        configurable = config["configurable"]
+        where = [str(configurable["thread_id"]), configurable.get("checkpoint_ns", "")]
+        if checkpoint_id := get_checkpoint_id(config):
+            sql = f"{CHECKPOINTS} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+            where.append(checkpoint_id)
+        else:
+            sql = f"{CHECKPOINTS} WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
+        async with self.lock:
+            rows = list(await self.conn.execute_fetchall(sql, where))
+        return await self._read(tuple(rows[0])) if rows else None
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """The checkpoints that match, newest first, every value read back."""
+        await self.setup()
+        where, params = search_where(config, filter, before)
+        sql = f"{CHECKPOINTS} {where} ORDER BY checkpoint_id DESC" + (" LIMIT ?" if limit is not None else "")
+        async with self.lock:
+            rows = await self.conn.execute_fetchall(sql, [*params, *([limit] if limit is not None else [])])
+        for row in rows:
+            yield await self._read(tuple(row))
+
+    async def _read(self, row: Row) -> CheckpointTuple:
+        """A checkpoint from its row: its values by version, and its pending writes."""
+        checkpoint = stored_checkpoint(row, self.serde)
+        thread_id, namespace, checkpoint_id = row[:3]
+        blobs: list[Row] = []
+        async with self.lock:
+            for sql, values in blob_queries(thread_id, namespace, checkpoint["channel_versions"]):
+                blobs += [tuple(found) for found in await self.conn.execute_fetchall(sql, values)]
+            writes = await self.conn.execute_fetchall(WRITES, (thread_id, namespace, checkpoint_id))
+        return checkpoint_tuple(row, checkpoint, blobs, [tuple(w) for w in writes], self.serde)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Every row of the thread, its values and digests too."""
+        await self.setup()
+        async with self.lock:
+            for table in ("checkpoints", "writes", "checkpoint_blobs"):
+                await self.conn.execute_fetchall(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
+            await self.conn.execute_fetchall("DELETE FROM row_digests WHERE thread_id = ?", (str(thread_id),))
+            await self.conn.commit()
 
     @contextmanager
     def _failing(self) -> Iterator[None]:
@@ -120,7 +213,7 @@ class RunCheckpointer(AsyncSqliteSaver):
         waiting for a checkpoint is let go with it, instead of waiting for ever for one that will never come."""
         try:
             yield
-        except WriteFailed:
+        except AmphoreusError:  # a failed write's line, or a file in another layout
             raise
         except Exception as error:
             if self.failure is None:
@@ -129,10 +222,10 @@ class RunCheckpointer(AsyncSqliteSaver):
                     waiting.set()
             raise WriteFailed(self.failure) from None
 
-    async def _commit(self, insert: Insert, rows: list[Row]) -> None:
+    async def _commit(self, parts: list[tuple[Insert, list[Row]]]) -> None:
         """Return once the rows are committed, by this call's transaction or another's. Cancelled before a
         transaction took them, they are never written (as the stock saver's write cancelled waiting for its lock)."""
-        queued = _Queued(insert, rows, asyncio.get_running_loop().create_future())
+        queued = _Queued(parts, asyncio.get_running_loop().create_future())
         self._queued.append(queued)
         try:
             async with self.lock:
@@ -178,9 +271,10 @@ class RunCheckpointer(AsyncSqliteSaver):
             digests = await self.conn.execute_fetchall(SELECT_DIGESTS)
         for *key, digest in digests:
             if held.get(tuple(key)) != digest:
-                table, _, _, checkpoint_id = key[:4]
+                table, _, _, name, version = key[:5]  # a value's key: its channel and version (row_key)
                 what = "missing or renamed" if tuple(key) not in held else "changed"
-                return f"a row of {table} (checkpoint {checkpoint_id}) is {what} since it was written"
+                which = f"channel {name} at version {version}" if table == "checkpoint_blobs" else f"checkpoint {name}"
+                return f"a row of {table} ({which}) is {what} since it was written"
         return None
 
     async def on_disk(self, thread_id: str, namespace: str, checkpoint_id: str) -> None:
@@ -214,12 +308,16 @@ class RunCheckpointer(AsyncSqliteSaver):
             self.in_flight.discard(task)
 
 
+_TABLE_ORDER = {CHECKPOINT_INSERT: 0, BLOB_INSERT: 1}  # then the writes
+
+
 def _by_statement(batch: list[_Queued]) -> Iterator[tuple[Insert, list[Row]]]:
-    """The batch's rows by statement: checkpoints first (another table: order across tables is nothing to a
-    transaction), then the writes, each run of one conflict rule kept in order."""
-    ordered = sorted(batch, key=lambda queued: queued.insert is not CHECKPOINT_INSERT)  # stable
-    for insert, run in itertools.groupby(ordered, key=lambda queued: queued.insert):
-        yield insert, [row for queued in run for row in queued.rows]
+    """The batch's rows by statement: checkpoints, then their values, then the writes (order across tables is
+    nothing to a transaction), each run of one conflict rule kept in order."""
+    parts = [part for queued in batch for part in queued.parts]
+    ordered = sorted(parts, key=lambda part: _TABLE_ORDER.get(part[0], 2))  # stable
+    for insert, run in itertools.groupby(ordered, key=lambda part: part[0]):
+        yield insert, [row for _, rows in run for row in rows]
 
 
 async def starting_checkpoint_on_disk() -> None:

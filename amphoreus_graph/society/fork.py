@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel
 
 from amphoreus_graph.atomic import write_json
@@ -31,7 +30,7 @@ from amphoreus_graph.errors import AmphoreusError, RunStopped, stored_model
 from amphoreus_graph.layout import SHARD_GLOB, RunDir
 from amphoreus_graph.memory.ownership import StoreOwner, write_owner
 from amphoreus_graph.policy.offline import OfflinePathPolicy
-from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
+from amphoreus_graph.society.checkpointer import RunCheckpointer
 from amphoreus_graph.society.chronicle import iter_chronicle
 from amphoreus_graph.society.config import RunConfig, stored_config
 from amphoreus_graph.society.guard import Limits
@@ -232,7 +231,7 @@ async def _rebase(checkpoint: Path, branch: RunConfig, label: str) -> None:
     world where it stands is refused."""
     thread = {"configurable": {"thread_id": branch.run_id}}
     async with aiosqlite.connect(str(checkpoint)) as conn:
-        saver = AsyncSqliteSaver(conn, serde=CHECKPOINT_SERDE)
+        saver = RunCheckpointer(conn, checkpoint)
         graph = build_recurrence_graph().compile(checkpointer=saver)
         state = (await graph.aget_state(thread)).values  # type: ignore[arg-type]
         _check_takes_up(scenario_of(branch.scenario), state["world"], checkpoint.parent)

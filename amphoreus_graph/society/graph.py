@@ -48,10 +48,11 @@ from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.config import save_graph_config
 from amphoreus_graph.society.ledger import expect_tally, fold, tally_update
-from amphoreus_graph.society.perception import TurnMemo, build_turn, lean, restore
+from amphoreus_graph.society.perception import TurnMemo, build_turn
 from amphoreus_graph.society.samples import Sample
 from amphoreus_graph.society.services import Services, SocietySettings, default_settings
 from amphoreus_graph.society.state import SocietyInput, SocietyState, add_stats
+from amphoreus_graph.society.step_state import step_state
 
 
 def settings_of(runtime: Runtime[SocietySettings]) -> SocietySettings:
@@ -205,16 +206,16 @@ def next_recall(
 
 
 def fan_out(state: SocietyState, runtime: Runtime[SocietySettings]) -> list[Send | str]:
-    """One concurrent turn per acting agent, each with its own TurnContext; after them, the filing of the last
-    round's memories when the scenario writes behind. LangGraph starts a step's tasks in the order they are sent, so
-    every turn has handed its model request to the gateway before `file_behind` begins. A round in which no one may
-    act (everyone travelling, fallen or barred) is still a round: the world resolves it and time passes."""
-    services = services_of(state, runtime)
-    scenario = services.scenario
-    sends: list[Send | str] = []
-    for agent in scenario.world.actors(state["world"]):
-        turn = turn_of(state, agent, state["world"], scenario, services.turns)
-        sends.append(Send("agent_turn", {"turn": lean(turn), "run_id": state["run_id"], "scenario": state["scenario"]}))
+    """One concurrent turn per acting agent (the Send names the agent alone: its turn is read from the state);
+    after them, the filing of the last round's memories when the scenario writes behind. LangGraph starts a step's
+    tasks in the order they are sent, so every turn has handed its model request to the gateway before
+    `file_behind` begins. A round in which no one may act (everyone travelling, fallen or barred) is still a
+    round: the world resolves it and time passes."""
+    scenario = services_of(state, runtime).scenario
+    sends: list[Send | str] = [
+        Send("agent_turn", {"agent": agent, "run_id": state["run_id"], "scenario": state["scenario"]})
+        for agent in scenario.world.actors(state["world"])
+    ]
     if files_behind(state, scenario):
         # with what the step needs to guess the next round's queries: the round just opened, and the seed
         look_ahead = {"opened": state["world"], "seed": state["seed"]}
@@ -231,7 +232,7 @@ def files_behind(state: SocietyState, scenario: Scenario) -> bool:
 def turn_of(state: SocietyState, agent: str, world: WorldState, scenario: Scenario, memo: TurnMemo) -> TurnContext:
     """What `agent` knows as it decides in `world` (the round as framed): its situation and recalled memories
     from the state. Asked again from the same state for its sample, so turns need not travel in checkpoints (the
-    second time it is usually the turn the fan-out built, kept in the run's `memo`)."""
+    second time it is usually the turn `agent_turn` built, kept in the run's `memo`)."""
     situation, recalled = state["situations"][agent], state["recalled"].get(agent, [])
     return memo.get(
         agent,
@@ -248,10 +249,15 @@ def turn_of(state: SocietyState, agent: str, world: WorldState, scenario: Scenar
     )
 
 
+TURN_KEYS = ("scenario", "run_id", "seed", "world", "situations", "recalled")  # what `turn_of` reads
+
+
 async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
-    """An agent decides. The policy never raises: model faults come back flagged."""
+    """An agent decides, on the turn built from the state its step started from (society/step_state.py: the Send
+    names only the agent). The policy never raises: model faults come back flagged."""
+    state = cast(SocietyState, step_state(TURN_KEYS))
     services = await aservices_of(payload, runtime)
-    turn = restore(payload["turn"], services.scenario)
+    turn = turn_of(state, payload["agent"], state["world"], services.scenario, services.turns)
     with metered(log=services.calls) as meter:  # a reply that says a secret is asked again (counted) or redacted
         result = await discreet(services.policy, turn, await services.policy.adecide(turn))
     decision = result.decision

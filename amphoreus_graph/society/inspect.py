@@ -9,14 +9,15 @@ costs a moment and the store's size on the temporary disk; a store a live run ho
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-
-from langgraph.checkpoint.sqlite import SqliteSaver
+from typing import Any
 
 from amphoreus_graph.catalogs.names import shown
 from amphoreus_graph.catalogs.scenario import Scenario, load_scenario
@@ -28,7 +29,7 @@ from amphoreus_graph.memory.chroma_index import StoreLock
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec, held_in_process
 from amphoreus_graph.policy.offline import OfflinePathPolicy
-from amphoreus_graph.society.checkpoint_data import CHECKPOINT_SERDE
+from amphoreus_graph.society.checkpointer import checkpointer
 from amphoreus_graph.society.config import stored_config
 from amphoreus_graph.society.recurrence import build_recurrence_graph
 from amphoreus_graph.society.services import build_memory
@@ -94,13 +95,22 @@ def unfiled_events(run: Path) -> list[MemoryEvent]:
             for part in RunDir(run).checkpoint_files()[:2]:  # the file and its write-ahead log (-shm is rebuilt)
                 if part.is_file():
                     shutil.copyfile(part, Path(folder) / part.name)
-            with closing(sqlite3.connect(str(Path(folder) / path.name), check_same_thread=False)) as conn:
-                saver = SqliteSaver(conn, serde=CHECKPOINT_SERDE)
-                graph = build_recurrence_graph().compile(checkpointer=saver)
-                values = graph.get_state({"configurable": {"thread_id": stored_config(run).run_id}}).values
+            values = _checkpointed_values(Path(folder) / path.name, stored_config(run).run_id)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise AmphoreusError(f"{path}: not a readable checkpoint ({exc}); expected the run's SQLite file") from None
     return [MemoryEvent.model_validate(e) for e in values.get("round_events") or []]
+
+
+def _checkpointed_values(path: Path, thread_id: str) -> dict[str, Any]:
+    """The state a checkpoint file last committed, read on an event loop of its own (the caller may run one)."""
+
+    async def read() -> dict[str, Any]:
+        async with checkpointer(path) as saver:
+            graph = build_recurrence_graph().compile(checkpointer=saver)
+            return dict((await graph.aget_state({"configurable": {"thread_id": thread_id}})).values)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, read()).result()
 
 
 def recall_at_end(

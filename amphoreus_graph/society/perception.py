@@ -2,8 +2,8 @@
 perception) and what it recalls (from memory), assembled into the TurnContext a policy decides on.
 
 Each offered option carries its action's brief (help, tags, verb…) from the world's declared actions, so a turn
-read back from a sample needs no world. In the graph's own state a turn travels lean, without the briefs (every
-checkpoint until the round is recorded holds every turn), and is restored from the world's actions on arrival.
+read back from a sample needs no world. A turn never travels in the graph's state: it is built where it is needed
+from the state the round's step started from (society/step_state.py), and built once (TurnMemo).
 """
 
 from __future__ import annotations
@@ -13,11 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from amphoreus_graph.catalogs.scenario import Scenario
-from amphoreus_graph.contracts.actions import ActionBrief
 from amphoreus_graph.contracts.turn import RecalledMemory, TurnContext
 from amphoreus_graph.contracts.world import WorldState
-
-_BRIEF = {field: True for field in ActionBrief.model_fields}
 
 
 def persona(scenario: Scenario, agent: str) -> dict[str, Any]:
@@ -71,21 +68,10 @@ def with_brief(action: str, targets: list[str], scenario: Scenario) -> dict[str,
     return {**scenario.briefs[action], "action": action, "targets": targets}
 
 
-def lean(turn: TurnContext) -> dict[str, Any]:
-    """A turn as the graph's state carries it: no defaults, and options without the briefs `restore` puts back."""
-    return turn.model_dump(mode="json", exclude_defaults=True, exclude={"options": {"__all__": _BRIEF}})
-
-
-def restore(raw: dict[str, Any], scenario: Scenario) -> TurnContext:
-    """A turn from the graph's state, its options' briefs put back from the world's actions."""
-    options = [with_brief(o["action"], o.get("targets", []), scenario) for o in raw["options"]]
-    return TurnContext.model_validate({**raw, "options": options}).posed_in(scenario)
-
-
 class TurnMemo:
     """The turn last built for each agent of one run, handed out again for exactly the same inputs.
 
-    `record` builds every turn of the round again from the state the fan-out built it from (so that turns need not
+    `record` builds every turn of the round again from the state `agent_turn` built it from (so that turns need not
     travel in checkpoints), and a world's perception is most of what a turn costs the framework. A turn is reused
     only if the world, situation, recalled memories and seed compare equal; anything else (another round, a resumed
     run, a rebuilt shard) builds it afresh. One entry per agent: it holds one round's turns at most."""
