@@ -68,7 +68,7 @@ class Round:
         self, world: Compiled, state: KitState, decisions: dict[str, Decision], rng: random.Random, now: Moment
     ) -> None:
         self.w = world
-        self.start = state
+        self.start = state.seal()  # only read: what the round began with (its copy `s` is what changes)
         self.s = state.model_copy(deep=True)
         self.decisions = decisions
         self.rng = rng
@@ -92,7 +92,7 @@ class Round:
 
     def here(self, location: str | None) -> list[str]:
         """Standing agents at a place as the round began (those en route see nothing)."""
-        return [n for n, at in self.where.items() if at == location and location and not self.start.agents[n].fallen]
+        return self.start.present(location) if location else []
 
     def file(
         self,
