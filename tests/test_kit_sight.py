@@ -15,6 +15,7 @@ import yaml
 from amphoreus_graph.worlds.kit import KitWorld, load_kit_file, social
 from amphoreus_graph.worlds.kit.schema import FeedSpec
 from amphoreus_graph.worlds.kit.state import KitState, Post
+from amphoreus_graph.worlds.kit.texts import fmt, names_in
 
 WORLDS = Path(__file__).parents[1] / "amphoreus_graph" / "worlds"
 
@@ -150,3 +151,17 @@ def test_genesis_trust_is_what_each_agent_declares_in_the_worlds_order():
         assert trust.get(agent.name, {}) == declared
         assert list(trust.get(agent.name, {})) == [o for o in order if o in declared]
     assert any(trust.values())
+
+
+def test_a_text_composed_in_a_round_gets_the_society_counts_it_names():
+    world = load_kit_file(WORLDS / "fair" / "fair.yaml")
+    state = KitState.model_validate(world.genesis(1))
+    state.agents[next(iter(state.agents))].fallen = True
+    state.agents[next(iter(state.agents))].tally = 2.5
+    full = world.rules.stakes_vars(state)
+    assert (full["standing"], full["fallen"], full["tally"]) == (len(state.agents) - 1, 1, 2.5)
+    for template in ("{standing} stand, {fallen} fell", "{tally:.{fallen}f} in all", "day {clock}"):
+        named = world.rules.stakes_vars(state, template)
+        assert fmt(template, named) == fmt(template, full)
+    assert names_in("{tally:.{fallen}f} of {round}") == {"tally", "fallen", "round"}
+    assert world.rules.stakes_vars(state, "day {clock}")["tally"] == 0  # not counted: the text does not say it

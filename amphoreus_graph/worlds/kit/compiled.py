@@ -26,7 +26,7 @@ from amphoreus_graph.worlds.kit.schema import (
 from amphoreus_graph.worlds.kit.scope import Scope
 from amphoreus_graph.worlds.kit.state import KitState
 from amphoreus_graph.worlds.kit.terms import Status
-from amphoreus_graph.worlds.kit.texts import num
+from amphoreus_graph.worlds.kit.texts import names_in, num
 
 if TYPE_CHECKING:
     from amphoreus_graph.worlds.kit.act import Act
@@ -406,8 +406,13 @@ class Compiled:
 
     # -------------------------------------------------------------------------------------------- templates
 
-    def stakes_vars(self, state: KitState) -> dict[str, Any]:
+    def stakes_vars(self, state: KitState, template: str | None = None) -> dict[str, Any]:
+        """The values every composed text may use. For one `template`, the counts over the whole society
+        (standing, fallen, tally) only if it names them, else 0: a round composes a text for each of its deeds."""
         clock = self.spec.clock
+        names = None if template is None else names_in(template)
+        counted = names is None or not names.isdisjoint(("standing", "fallen"))
+        standing = len(state.standing()) if counted else 0
         values: dict[str, Any] = {
             "round": state.round,
             "rounds": state.limit or self.spec.rounds_per_cycle,
@@ -415,9 +420,9 @@ class Compiled:
             "clock_min": clock.min if clock else 0,
             "clock_max": clock.max if clock else 0,
             "total": len(self.objectives),
-            "standing": len(state.standing()),
-            "fallen": len(state.agents) - len(state.standing()),
-            "tally": sum(a.tally for a in state.agents.values()),
+            "standing": standing,
+            "fallen": len(state.agents) - standing if counted else 0,
+            "tally": sum(a.tally for a in state.agents.values()) if names is None or "tally" in names else 0,
         }
         for status in Status:
             values[status.value] = sum(1 for o in state.objectives.values() if o.status is status)

@@ -169,7 +169,7 @@ def written(r: Round, ctx: _Ctx, args: PostArgs | None) -> str:
     """A post's (or a motion's) words: its template, else the agent's own text (a text target), else its
     speech."""
     if args is not None and args.text is not None:
-        return fmt(args.text, ctx.values | r.w.stakes_vars(r.s))
+        return fmt(args.text, ctx.values | r.w.stakes_vars(r.s, args.text))
     target = ctx.decision.target if ctx.decl.target.value == "text" else None
     return (target or ctx.decision.speech or "").strip()
 

@@ -166,7 +166,10 @@ class KitState(BaseModel):
     def trust_row(self, truster: str) -> dict[str, float]:
         """How far `truster` trusts every other agent, in declaration order (0 where nothing was said)."""
         row = self.trust.get(truster, {})
-        return {other: row.get(other, 0.0) for other in self.agents if other != truster}
+        found = dict(self.derived("nobody trusted", lambda: dict.fromkeys(self.agents, 0.0)))  # copied in C
+        found.pop(truster, None)
+        found.update((other, value) for other, value in row.items() if other in found)
+        return found
 
     def new_id(self) -> str:
         self.items += 1

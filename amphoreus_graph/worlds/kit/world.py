@@ -583,8 +583,11 @@ class Pressing:
         self.seeks = world.rules.agents[agent].seeks
         self.vital = world.rules.vital
 
-    def hurt_of(self, other: str) -> float:
-        return self.world._hurt(self.state, other)
+    def most_hurt(self, others: list[str]) -> float:
+        """How hurt the most hurt of `others` is (asked of everyone present, by each of them: worked out once)."""
+        state, world = self.state, self.world
+        hurt = state.derived("hurt", lambda: {name: world._hurt(state, name) for name in state.agents})
+        return max(map(hurt.__getitem__, others))
 
     def sign(self, value: float | str) -> float | None:
         return self.world._sign(self.state, self.agent, value)
