@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def feed(spec: FeedSpec, state: KitState, agent: str) -> list[Post]:
     """The posts an agent perceives now: by those it follows (everyone's, without a follows relation), and
     replies to its own posts, made within the window, ranked, at most `size`."""
-    return state.derived("feeds", lambda: Feeds(spec, state)).of(agent)
+    return state.derived(f"feeds {id(spec)}", lambda: Feeds(spec, state)).of(agent)
 
 
 class Feeds:
