@@ -47,6 +47,7 @@ def test_an_agent_perceives_only_the_posts_of_those_it_follows(board):
     state = posted(board, started(board), "Lise Omar", "Sunflowers at the market today")
     lise = " ".join(board.perceive(state, "Ruth Alder").observations)  # Ruth follows Lise? no: Dara, Nell, Tobin
     assert "Sunflowers" not in lise
+    state = copy.deepcopy(state)  # a state is a value: a changed world is a new dict
     state["relations"]["follows"].setdefault("Ruth Alder", {})["Lise Omar"] = 1
     seen = board.perceive(state, "Ruth Alder").observations
     assert any('Lise Omar (last round): "Sunflowers at the market today"' in line for line in seen)

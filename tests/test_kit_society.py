@@ -168,6 +168,7 @@ def test_buying_is_offered_only_to_a_trader_who_can_afford_todays_price(market):
     state = opened(market, stats={"Pell Marrow": {"coin": 3}})
     assert "buy_grain" not in actions_of(market, state, "Pell Marrow")
     assert "buy_grain" in actions_of(market, state, "Hadrin Cole")
+    state = copy.deepcopy(state)  # a state is a value: a changed world is a new dict
     state["pools"]["price"] = 2.5
     assert "buy_grain" in actions_of(market, state, "Pell Marrow")
     assert market.problem(opened(market, stats={"Pell Marrow": {"coin": 3}}), "Pell Marrow", d("buy_grain"))
@@ -195,6 +196,7 @@ def test_lending_is_offered_only_to_traders_who_owe_less_than_the_limit_and_repa
     options = actions_of(market, state, "Osric Vale")
     assert "Mirela Tosk" not in options["lend"] and "Pell Marrow" in options["lend"]
     assert "repay" not in actions_of(market, state, "Mirela Tosk")  # her creditor is elsewhere
+    state = copy.deepcopy(state)
     state["agents"]["Hadrin Cole"]["at"] = "Market Square"
     assert actions_of(market, state, "Mirela Tosk")["repay"] == ["Hadrin Cole"]
 

@@ -26,7 +26,7 @@ from amphoreus_graph.worlds.kit.schema import (
 from amphoreus_graph.worlds.kit.scope import Scope
 from amphoreus_graph.worlds.kit.state import KitState
 from amphoreus_graph.worlds.kit.terms import Status
-from amphoreus_graph.worlds.kit.texts import num
+from amphoreus_graph.worlds.kit.texts import names_in, num
 
 if TYPE_CHECKING:
     from amphoreus_graph.worlds.kit.act import Act
@@ -42,6 +42,7 @@ ACTION_VARS = frozenset(
 )
 TRANSITION_VARS = frozenset({"actor", "target", "objective", "noun", "location", "winner", "rivals", "destination"})
 AIM_VARS = frozenset({"objective", "noun", "location", "destination"})
+MAX_IN_FORCE = 256  # sets of thresholds in force whose consequences are kept (a cycle passes through a handful)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Compiled:
         self.locations = [loc.name for loc in spec.locations]
         self.location = {loc.name: loc for loc in spec.locations}
         self.agents: dict[str, AgentDecl] = {a.name: a for a in spec.agents}
+        self.order = {name: i for i, name in enumerate(self.agents)}  # an agent's place in the world's order
         self.actions: dict[str, ActionDecl] = {a.name: a for a in spec.actions}
         self.kinds: dict[str, ObjectiveKind] = dict(spec.objective_kinds) or {DEFAULT_KIND: ObjectiveKind()}
         self.objectives: dict[str, Objective] = {o.name: o for o in spec.objectives}
@@ -83,6 +85,7 @@ class Compiled:
             self.thresholds += [_ref(name, t) for t in clock.thresholds]
         self.resolvers: dict[str, Resolver] = {}
         self._exprs: dict[str, Expr] = {}
+        self._in_force: dict[tuple[str, ...], _InForce] = {}
 
     # ---------------------------------------------------------------------------------------- expressions
 
@@ -143,8 +146,19 @@ class Compiled:
         return self.spec.pools[name].label or name
 
     def in_force(self, state: KitState) -> list[ThresholdRef]:
-        active = set(state.active)
-        return [t for t in self.thresholds if t.id in active]
+        return list(self._now(state).refs)
+
+    def _now(self, state: KitState) -> _InForce:
+        """What the thresholds in force make of the map and the actions, worked out once per set of them: every
+        agent of a round asks it of the same state, and a cycle passes through few such sets."""
+        key = tuple(state.active)
+        found = self._in_force.get(key)
+        if found is None:
+            if len(self._in_force) >= MAX_IN_FORCE:
+                self._in_force.clear()
+            active = set(key)
+            found = self._in_force[key] = _InForce(self, [t for t in self.thresholds if t.id in active])
+        return found
 
     def holding_now(self, state: KitState) -> list[str]:
         """Thresholds whose condition holds on the gauges' current values (sticky ones stay in force anyway)."""
@@ -155,13 +169,16 @@ class Compiled:
     def open_edges(self, state: KitState) -> dict[tuple[str, str], int]:
         """Directed open edges with their travel time: declared open, opened by a threshold in force, and not
         closed by one (closing wins). With no edges declared, every pair of places is one round apart."""
+        return dict(self._now(state).edges)
+
+    def _open_edges(self, refs: list[ThresholdRef]) -> dict[tuple[str, str], int]:
         if self.complete:
             edges = {(a, b): (1, True) for a in self.locations for b in self.locations if a != b}
         else:
             edges = dict(self.edges)
         opened: set[tuple[str, str]] = set()
         closed: set[tuple[str, str]] = set()
-        for ref in self.in_force(state):
+        for ref in refs:
             opened |= {pair for a, b in ref.spec.open for pair in ((a, b), (b, a))}
             closed |= {pair for a, b in ref.spec.close for pair in ((a, b), (b, a))}
         return {
@@ -171,14 +188,25 @@ class Compiled:
     def neighbours(self, state: KitState, location: str | None) -> dict[str, int]:
         if location is None:
             return {}
-        edges = self.open_edges(state)
-        return {b: edges[(location, b)] for b in self.locations if (location, b) in edges}
+        now = self._now(state)
+        found = now.neighbours.get(location)
+        if found is None:
+            edges = now.edges
+            found = now.neighbours[location] = {
+                b: edges[(location, b)] for b in self.locations if (location, b) in edges
+            }
+        return dict(found)
 
     def route(self, state: KitState, start: str, goal: str) -> tuple[str, int] | None:
         """The first step and total time of the quickest open route (None: no route, or already there)."""
         if start == goal:
             return None
-        edges = self.open_edges(state)
+        now = self._now(state)
+        if (start, goal) not in now.routes:
+            now.routes[(start, goal)] = self._route(now.edges, start, goal)
+        return now.routes[(start, goal)]
+
+    def _route(self, edges: dict[tuple[str, str], int], start: str, goal: str) -> tuple[str, int] | None:
         order = {name: i for i, name in enumerate(self.locations)}
         queue: list[tuple[int, int, str, str]] = [
             (time, order[b], b, b) for (a, b), time in edges.items() if a == start
@@ -199,7 +227,7 @@ class Compiled:
 
     def travel_time(self, state: KitState, start: str, goal: str, reach: Reach) -> int:
         """Rounds a move takes: the open edge's time (edge reach), else the quickest open route (1 if none)."""
-        direct = self.open_edges(state).get((start, goal))
+        direct = self._now(state).edges.get((start, goal))
         if direct is not None and reach is Reach.EDGE:
             return direct
         found = self.route(state, start, goal)
@@ -209,15 +237,19 @@ class Compiled:
 
     def costs(self, state: KitState, action: str) -> dict[str, float]:
         """What an action costs now: its own cost plus what thresholds in force add."""
-        total = dict(self.actions[action].cost)
-        for ref in self.in_force(state):
-            for key in (action, "*"):
-                for stat, extra in ref.spec.costs.get(key, {}).items():
-                    total[stat] = total.get(stat, 0.0) + extra
-        return {stat: amount for stat, amount in total.items() if amount}
+        now = self._now(state)
+        found = now.costs.get(action)
+        if found is None:
+            total = dict(self.actions[action].cost)
+            for ref in now.refs:
+                for key in (action, "*"):
+                    for stat, extra in ref.spec.costs.get(key, {}).items():
+                        total[stat] = total.get(stat, 0.0) + extra
+            found = now.costs[action] = {stat: amount for stat, amount in total.items() if amount}
+        return dict(found)
 
-    def forbidden(self, state: KitState) -> set[str]:
-        return {name for ref in self.in_force(state) for name in ref.spec.forbid}
+    def forbidden(self, state: KitState) -> frozenset[str]:
+        return self._now(state).forbidden
 
     def short_of(self, state: KitState, agent: str, action: str) -> dict[str, tuple[float, float]]:
         """Stats the agent cannot pay an action's cost from: stat -> (cost, what it can spend)."""
@@ -374,8 +406,13 @@ class Compiled:
 
     # -------------------------------------------------------------------------------------------- templates
 
-    def stakes_vars(self, state: KitState) -> dict[str, Any]:
+    def stakes_vars(self, state: KitState, template: str | None = None) -> dict[str, Any]:
+        """The values every composed text may use. For one `template`, the counts over the whole society
+        (standing, fallen, tally) only if it names them, else 0: a round composes a text for each of its deeds."""
         clock = self.spec.clock
+        names = None if template is None else names_in(template)
+        counted = names is None or not names.isdisjoint(("standing", "fallen"))
+        standing = len(state.standing()) if counted else 0
         values: dict[str, Any] = {
             "round": state.round,
             "rounds": state.limit or self.spec.rounds_per_cycle,
@@ -383,9 +420,9 @@ class Compiled:
             "clock_min": clock.min if clock else 0,
             "clock_max": clock.max if clock else 0,
             "total": len(self.objectives),
-            "standing": len(state.standing()),
-            "fallen": len(state.agents) - len(state.standing()),
-            "tally": sum(a.tally for a in state.agents.values()),
+            "standing": standing,
+            "fallen": len(state.agents) - standing if counted else 0,
+            "tally": sum(a.tally for a in state.agents.values()) if names is None or "tally" in names else 0,
         }
         for status in Status:
             values[status.value] = sum(1 for o in state.objectives.values() if o.status is status)
@@ -400,6 +437,19 @@ class Compiled:
     def stakes_names(self) -> set[str]:
         gauges = [*self.spec.pools, *self.spec.clocks]
         return set(STAKES_VARS) | {s.value for s in Status} | set(gauges) | {f"{g}_max" for g in gauges}
+
+
+class _InForce:
+    """One set of thresholds in force and what follows from it: the open edges, what is forbidden, and (filled as
+    they are asked) each place's neighbours, the quickest routes and the actions' costs."""
+
+    def __init__(self, world: Compiled, refs: list[ThresholdRef]) -> None:
+        self.refs = refs
+        self.edges = world._open_edges(refs)
+        self.forbidden = frozenset(name for ref in refs for name in ref.spec.forbid)
+        self.neighbours: dict[str, dict[str, int]] = {}
+        self.routes: dict[tuple[str, str], tuple[str, int] | None] = {}
+        self.costs: dict[str, dict[str, float]] = {}
 
 
 def _ref(gauge: str, threshold: Threshold) -> ThresholdRef:

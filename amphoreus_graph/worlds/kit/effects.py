@@ -489,7 +489,7 @@ class Heal(_OnStat):
         if self.heal.who in (Who.ACTOR, Who.EVERYONE_HERE):
             return p.hurt
         if p.option.target is TargetKind.AGENT and p.option.targets:
-            return 0.6 * max(p.hurt_of(other) for other in p.option.targets)
+            return 0.6 * p.most_hurt(p.option.targets)
         return 0.0
 
     def apply(self, r: Round, ctx: _Ctx) -> None:
@@ -565,8 +565,9 @@ class TrustChange(EffectRule):
         for bystander in r.here(ctx.location):
             if bystander not in (actor, target):
                 s.adjust_trust(bystander, actor, args.bystanders)
-        for other in s.agents:
-            s.adjust_trust(other, actor, args.everyone)
+        if args.everyone:  # a pass over the society only where it changes every agent's trust
+            for other in s.agents:
+                s.adjust_trust(other, actor, args.everyone)
 
     def check(self, c: EffectCheck) -> None:
         t = self.trust

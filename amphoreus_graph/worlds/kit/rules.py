@@ -68,7 +68,7 @@ class Round:
         self, world: Compiled, state: KitState, decisions: dict[str, Decision], rng: random.Random, now: Moment
     ) -> None:
         self.w = world
-        self.start = state
+        self.start = state.seal()  # only read: what the round began with (its copy `s` is what changes)
         self.s = state.model_copy(deep=True)
         self.decisions = decisions
         self.rng = rng
@@ -92,7 +92,7 @@ class Round:
 
     def here(self, location: str | None) -> list[str]:
         """Standing agents at a place as the round began (those en route see nothing)."""
-        return [n for n, at in self.where.items() if at == location and location and not self.start.agents[n].fallen]
+        return self.start.present(location) if location else []
 
     def file(
         self,
@@ -299,7 +299,7 @@ class Round:
             from amphoreus_graph.worlds.kit.act import Act
 
             resolver(Act(self, ctx))
-        lead = fmt(ctx.lead, ctx.values | self.w.stakes_vars(self.s)) if ctx.lead else None
+        lead = fmt(ctx.lead, ctx.values | self.w.stakes_vars(self.s, ctx.lead)) if ctx.lead else None
         if lead is None and not ctx.sentences:
             lead = f"{name} chose to {decl.name.replace('_', ' ')}."
         text = " ".join([*([lead] if lead else []), *ctx.sentences])
@@ -334,7 +334,7 @@ class Round:
         ctx.computed = outer
 
     def who(self, ctx: _Ctx, who: Who | str) -> list[str]:
-        standing = set(self.s.standing())
+        """The agents an effect's `who` names now, standing (or the actor itself)."""
         if who == Who.ACTOR:
             found = [ctx.actor]
         elif who == Who.TARGET:
@@ -345,7 +345,8 @@ class Round:
             found = self.here(ctx.location)
         else:
             found = list(self.s.agents)
-        return [n for n in found if n in standing or n == ctx.actor]
+        agents = self.s.agents
+        return [n for n in found if (n in agents and not agents[n].fallen) or n == ctx.actor]
 
     def transition(self, ctx: _Ctx, objective: str, what: Transition, other: str | None, **values: Any) -> None:
         """An objective changed: its kind's declared text, importance, publicity and effects (their `target` is
@@ -358,7 +359,7 @@ class Round:
         text = (rule.text if rule and rule.text else None) or DEFAULT_TEXT[what]
         where = self.s.objectives[objective].at or ctx.location
         fill = {
-            **self.w.stakes_vars(self.s),
+            **self.w.stakes_vars(self.s, text),
             "actor": ctx.actor,
             "target": other or "",
             "objective": objective,
@@ -465,7 +466,8 @@ class Round:
                 continue
             ctx.values = {"actor": actor, "target": target or "", "location": where or ""}
             self.run_effects(ctx, rule.effects)
-            text = " ".join([fmt(rule.text or "", ctx.values | self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
+            said = rule.text or ""
+            text = " ".join([fmt(said, ctx.values | self.w.stakes_vars(self.s, said)), *ctx.sentences]).strip()
             if text:
                 self.file(
                     actor, text, location=where, involved=ctx.involved, public=not actor, importance=2.0 + ctx.bump
@@ -476,7 +478,7 @@ class Round:
         ctx = self.world_ctx()
         ctx.location = place or ""
         self.run_effects(ctx, event.effects)
-        text = fmt(event.text, self.w.stakes_vars(self.s) | {"location": place or ""})
+        text = fmt(event.text, self.w.stakes_vars(self.s, event.text) | {"location": place or ""})
         return " ".join([text, *ctx.sentences])
 
     def world_ctx(self) -> _Ctx:
@@ -498,7 +500,7 @@ class Round:
             self.s.fired.append(trigger_id)
         ctx = self.world_ctx()
         self.run_effects(ctx, trigger.effects)
-        text = " ".join([fmt(trigger.text, self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
+        text = " ".join([fmt(trigger.text, self.w.stakes_vars(self.s, trigger.text)), *ctx.sentences]).strip()
         if text:
             self.file("", text, location=None, involved=[], public=True, importance=6.0 + ctx.bump)
         if trigger.end:
@@ -518,7 +520,7 @@ class Round:
             ctx = self.world_ctx()
             self.run_effects(ctx, ref.spec.effects)
             if ref.spec.text or ctx.sentences:
-                text = " ".join([fmt(ref.spec.text, self.w.stakes_vars(self.s)), *ctx.sentences]).strip()
+                text = " ".join([fmt(ref.spec.text, self.w.stakes_vars(self.s, ref.spec.text)), *ctx.sentences]).strip()
                 self.file("", text, location=None, involved=[], public=True, importance=6.0 + ctx.bump)
             if ref.spec.end:
                 self.end(ref.spec.end)

@@ -8,6 +8,7 @@ show them, offers once they are settled, so a society's checkpoint does not grow
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from amphoreus_graph.worlds.kit.state import KitState, Motion, Offer, Post
@@ -24,22 +25,43 @@ if TYPE_CHECKING:
 def feed(spec: FeedSpec, state: KitState, agent: str) -> list[Post]:
     """The posts an agent perceives now: by those it follows (everyone's, without a follows relation), and
     replies to its own posts, made within the window, ranked, at most `size`."""
-    followed = None
-    if spec.follows is not None:
-        followed = {other for other, v in state.relations.get(spec.follows, {}).get(agent, {}).items() if v > 0}
-    mine = {p.id for p in state.posts if p.author == agent}
-    shown = [
-        p
-        for p in state.posts
-        if state.round - p.round <= spec.window
-        and (p.author != agent or spec.own)
-        and (followed is None or p.author in followed or p.reply_to in mine or p.author == agent)
-    ]
-    if spec.rank == "popular":
-        shown.sort(key=lambda p: (-p.popularity, -p.round, -_number(p.id)))
-    else:
-        shown.sort(key=lambda p: (-p.round, -_number(p.id)))
-    return shown[: spec.size]
+    return state.derived(f"feeds {id(spec)}", lambda: Feeds(spec, state)).of(agent)
+
+
+class Feeds:
+    """The posts of one state a feed can show, ranked once and found by author and by whom they reply to, so
+    that each agent's feed costs the posts it could be shown, not every post of the society."""
+
+    def __init__(self, spec: FeedSpec, state: KitState) -> None:
+        self.spec, self.state = spec, state
+        recent = [p for p in state.posts if state.round - p.round <= spec.window]
+        self.ranked = sorted(recent, key=self._rank)
+        self.by_author: dict[str, list[Post]] = {}
+        for p in self.ranked:
+            self.by_author.setdefault(p.author, []).append(p)
+        author = {p.id: p.author for p in state.posts}
+        self.replies_to: dict[str, list[Post]] = {}  # an author -> recent replies to their posts
+        for p in self.ranked:
+            if p.reply_to is not None and p.reply_to in author:
+                self.replies_to.setdefault(author[p.reply_to], []).append(p)
+
+    def _rank(self, post: Post) -> tuple[int, ...]:
+        if self.spec.rank == "popular":
+            return (-post.popularity, -post.round, -_number(post.id))
+        return (-post.round, -_number(post.id))
+
+    def of(self, agent: str) -> list[Post]:
+        spec = self.spec
+        if spec.follows is None:
+            shown = (p for p in self.ranked if p.author != agent or spec.own)
+            return list(itertools.islice(shown, spec.size))
+        row = self.state.relations.get(spec.follows, {}).get(agent, {})
+        authors = [other for other, v in row.items() if v > 0 and other != agent]
+        if spec.own:
+            authors.append(agent)
+        found = {p.id: p for a in authors for p in self.by_author.get(a, ())}
+        found |= {p.id: p for p in self.replies_to.get(agent, ()) if p.author != agent or spec.own}
+        return sorted(found.values(), key=self._rank)[: spec.size]
 
 
 def _number(item_id: str) -> int:
@@ -61,8 +83,9 @@ def mark_reach(spec: KitSpec, state: KitState, agents: list[str]) -> None:
     """Count, per topic, the agents a post of it has reached: those whose feed shows one now, and its authors."""
     if spec.feed is None or not spec.feed.topics:
         return
+    feeds = Feeds(spec.feed, state)  # `reached`, all this changes, is no part of what a feed shows
     for agent in agents:
-        for post in feed(spec.feed, state, agent):
+        for post in feeds.of(agent):
             if post.topic is not None and agent not in state.reached.get(post.topic, []):
                 state.reached.setdefault(post.topic, []).append(agent)
 
@@ -86,8 +109,27 @@ def item_targets(kind: str, spec: KitSpec, state: KitState, agent: str) -> list[
     if kind == "post":
         return [p.id for p in feed(spec.feed, state, agent)] if spec.feed is not None else []
     if kind == "motion":
-        return [m.id for m in state.motions if m.outcome is None and agent not in m.ayes + m.nays]
-    return [o.id for o in state.offers if o.status == "open" and o.to == agent and o.round < state.round]
+        return [m.id for m, voters in state.derived("ballots", lambda: _ballots(state)) if agent not in voters]
+    return [o.id for o in _offers(state).get(agent, ()) if o.to == agent and o.round < state.round]
+
+
+def _ballots(state: KitState) -> list[tuple[Motion, set[str]]]:
+    """The open motions, each with who has voted on it."""
+    return [(m, {*m.ayes, *m.nays}) for m in state.motions if m.outcome is None]
+
+
+def _offers(state: KitState) -> dict[str, list[Offer]]:
+    """The open offers by party: each agent's, made by it or to it, in the order they were made."""
+
+    def build() -> dict[str, list[Offer]]:
+        found: dict[str, list[Offer]] = {}
+        for o in state.offers:
+            if o.status == "open":
+                for party in dict.fromkeys((o.by, o.to)):
+                    found.setdefault(party, []).append(o)
+        return found
+
+    return state.derived("offers", build)
 
 
 def perceived(spec: KitSpec, state: KitState, agent: str) -> list[str]:
@@ -97,15 +139,21 @@ def perceived(spec: KitSpec, state: KitState, agent: str) -> list[str]:
         shown = feed(spec.feed, state, agent)
         lines.append("Your feed:" if shown else "Your feed is quiet.")
         lines += [post_line(p, state.round) for p in shown]
+    lines += state.derived("motion lines", lambda: _motion_lines(state))
+    for o in _offers(state).get(agent, ()):
+        terms = f"{_goods(spec, o.give)} for {_goods(spec, o.get)}"
+        who = f"{o.by} offers you" if o.to == agent else f"You offered {o.to}"
+        lines.append(f"Offer {o.id}: {who} {terms}.")
+    return lines
+
+
+def _motion_lines(state: KitState) -> list[str]:
+    """The open motions as every agent perceives them, one line each."""
+    lines = []
     for m in state.motions:
         if m.outcome is None:
             tally = f"{len(m.ayes)} aye{'s' * (len(m.ayes) != 1)}, {len(m.nays)} nay{'s' * (len(m.nays) != 1)}"
             lines.append(f'Motion {m.id} by {m.author}, open until round {m.closes} ({tally}): "{m.text}"')
-    for o in state.offers:
-        if o.status == "open" and agent in (o.to, o.by):
-            terms = f"{_goods(spec, o.give)} for {_goods(spec, o.get)}"
-            who = f"{o.by} offers you" if o.to == agent else f"You offered {o.to}"
-            lines.append(f"Offer {o.id}: {who} {terms}.")
     return lines
 
 
@@ -121,7 +169,7 @@ def written(r: Round, ctx: _Ctx, args: PostArgs | None) -> str:
     """A post's (or a motion's) words: its template, else the agent's own text (a text target), else its
     speech."""
     if args is not None and args.text is not None:
-        return fmt(args.text, ctx.values | r.w.stakes_vars(r.s))
+        return fmt(args.text, ctx.values | r.w.stakes_vars(r.s, args.text))
     target = ctx.decision.target if ctx.decl.target.value == "text" else None
     return (target or ctx.decision.speech or "").strip()
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from pydantic import BaseModel, Field
 
 from amphoreus_graph.worlds.kit.terms import Status
+
+T = TypeVar("T")
+_SEALED: dict[int, dict[str, Any]] = {}  # id of a sealed KitState -> what has been worked out of it, by key
 
 
 class AgentState(BaseModel):
@@ -100,22 +107,53 @@ class KitState(BaseModel):
     def dump(self) -> dict[str, object]:
         return self.model_dump(mode="json", exclude_defaults=True) | {"cycle": self.cycle, "round": self.round}
 
+    def seal(self) -> KitState:
+        """Mark this state as only read from now on (every agent's perception of one round reads the same one), so
+        that what is asked of the whole society (who stands where, who carries what, a feed's ranking) is worked
+        out once, on first asking, and shared: each agent's perception then costs what it sees, not the society's
+        size. Kept beside the state, not in it (its fields, copies and equality are untouched); a copy of a sealed
+        state is not sealed, and a sealed state changed in place would answer stale."""
+        if id(self) not in _SEALED:
+            _SEALED[id(self)] = {}
+            weakref.finalize(self, _SEALED.pop, id(self), None)
+        return self
+
+    def derived(self, key: str, build: Callable[[], T]) -> T:
+        """`build()`, kept under `key` while this state is sealed (built afresh every time otherwise)."""
+        found = _SEALED.get(id(self))
+        if found is None:
+            return build()
+        if key not in found:
+            found[key] = build()
+        kept: T = found[key]
+        return kept
+
     def standing(self) -> list[str]:
         """Agents who have not fallen, in declaration order."""
-        return [name for name, agent in self.agents.items() if not agent.fallen]
+        return list(self.derived("standing", lambda: [name for name, agent in self.agents.items() if not agent.fallen]))
 
     def present(self, location: str | None) -> list[str]:
-        """Standing agents at a location (never those en route)."""
+        """Standing agents at a location (never those en route), in declaration order."""
         if location is None:
             return []
-        return [name for name, a in self.agents.items() if a.at == location and not a.fallen]
+        return list(self.derived("present", self._by_place).get(location, ()))
+
+    def _by_place(self) -> dict[str, list[str]]:
+        places: dict[str, list[str]] = {}
+        for name, a in self.agents.items():
+            if a.at is not None and not a.fallen:
+                places.setdefault(a.at, []).append(name)
+        return places
 
     def held_by(self, agent: str) -> list[str]:
         return [name for name, o in self.objectives.items() if o.status is Status.HELD and o.by == agent]
 
     def carried(self) -> dict[str, list[str]]:
         """`held_by` of every agent who holds something, in one pass over the objectives (for a caller asking it of
-        many agents)."""
+        many agents; the caller does not change it)."""
+        return self.derived("carried", self._carried)
+
+    def _carried(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for name, o in self.objectives.items():
             if o.status is Status.HELD and o.by is not None:
@@ -127,7 +165,11 @@ class KitState(BaseModel):
 
     def trust_row(self, truster: str) -> dict[str, float]:
         """How far `truster` trusts every other agent, in declaration order (0 where nothing was said)."""
-        return {other: self.trust_of(truster, other) for other in self.agents if other != truster}
+        row = self.trust.get(truster, {})
+        found = dict(self.derived("nobody trusted", lambda: dict.fromkeys(self.agents, 0.0)))  # copied in C
+        found.pop(truster, None)
+        found.update((other, value) for other, value in row.items() if other in found)
+        return found
 
     def new_id(self) -> str:
         self.items += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Iterable
 from typing import Any
@@ -20,6 +21,22 @@ def placeholders(template: str) -> list[str]:
         if field is not None:
             names.append(field.split(".", 1)[0].split("[", 1)[0])
     return names
+
+
+@functools.lru_cache(maxsize=4096)
+def names_in(template: str) -> frozenset[str]:
+    """Every name a template's filling reads, those in its format specs included ("" for a malformed one: it
+    names nothing it can be filled with)."""
+    found: set[str] = set()
+    try:
+        for _, field, spec, _ in string.Formatter().parse(template):
+            if field is not None:
+                found.add(field.split(".", 1)[0].split("[", 1)[0])
+            if spec:
+                found |= names_in(spec)
+    except ValueError:
+        return frozenset()
+    return frozenset(found)
 
 
 class _Formatter(string.Formatter):

@@ -86,22 +86,24 @@ class KitWorld:
         return KitState.model_validate(state)
 
     def _read(self, state: WorldState) -> KitState:
-        """The state parsed for reading only (its users never change it). The last one parsed is kept, with what it
-        dumps to, and serves any state equal to that (a comparison costs a tenth of a parse): every turn of a round
-        perceives the same world, and parsing it costs with the society's size (0.1 ms at 120 agents, once per
-        agent and round, twice over). A dict changed in place no longer compares equal, so it is parsed again. Kept
-        per thread, so that societies of one world building turns in threads side by side do not evict each other."""
-        last: tuple[KitState, WorldState] | None = getattr(self._reads, "last", None)
-        if last is not None and state == last[1]:
+        """The state parsed for reading only (its users never change it), sealed (`KitState.seal`). The last one
+        parsed is kept and serves the same dict again, or one equal to what it dumps to: every turn of a round
+        perceives the same world, and both parsing it and comparing it cost with the society's size, once per agent
+        and round, twice over. The same dict is recognised at once; so a state is a value: change a copy, not a
+        state once handed to the world (nothing in the engine changes one). Kept per thread, so that societies of
+        one world building turns in threads side by side do not evict each other."""
+        last: tuple[KitState, WorldState, WorldState] | None = getattr(self._reads, "last", None)
+        if last is not None and (state is last[2] or state == last[1]):
+            self._reads.last = (last[0], last[1], state)
             return last[0]
-        parsed = KitState.model_validate(state)
-        self._reads.last = (parsed, parsed.dump())
+        parsed = KitState.model_validate(state).seal()
+        self._reads.last = (parsed, parsed.dump(), state)
         return parsed
 
     # ------------------------------------------------------------------------------------------- genesis
 
     def genesis(self, cycle: int) -> WorldState:
-        spec, names = self.spec, [a.name for a in self.spec.agents]
+        spec = self.spec
         state = KitState(
             cycle=cycle,
             agents={
@@ -112,11 +114,7 @@ class KitWorld:
             clock=spec.clock.start if spec.clock else None,
             clocks={name: clock.start for name, clock in spec.clocks.items()},
             pools={name: pool.start for name, pool in spec.pools.items()},
-            trust={
-                a.name: {o: float(a.relationships[o]) for o in names if o != a.name and a.relationships.get(o)}
-                for a in spec.agents
-                if any(a.relationships.get(o) for o in names if o != a.name)
-            },
+            trust={a.name: row for a in spec.agents if (row := self._trust_at_start(a.name))},
         )
         for a in spec.agents:
             for relation, row in a.relations.items():
@@ -125,6 +123,14 @@ class KitWorld:
         social.seed_posts(spec, state)
         state.active = self.rules.holding_now(state)
         return state.dump()
+
+    def _trust_at_start(self, agent: str) -> dict[str, float]:
+        """An agent's declared trust in the others it names (not itself, nor anyone not of the world), in the
+        world's order, where not 0: the cost of what it declares, not of the society's size."""
+        said = self.rules.agents[agent].relationships
+        order = self.rules.order
+        named = sorted((o for o in said if o != agent and o in order and said[o]), key=order.__getitem__)
+        return {o: float(said[o]) for o in named}
 
     def actors(self, state: WorldState) -> list[str]:
         """Standing agents who are not en route and may do something, in the world's order (a journey's rounds
@@ -274,16 +280,8 @@ class KitWorld:
             if obj.at == here and obj.status is not Status.HELD:
                 by = f" by {obj.by}" if obj.by and obj.status in (Status.LIT, Status.DELIVERED) else ""
                 seen.append(f"The {name} is here: {self.rules.word(name, obj.status)}{by}.")
-        carried = world.carried()
-        for other, state in [] if private else world.agents.items():
-            if other == agent:
-                continue
-            if held := carried.get(other):
-                seen.append(f"{other} carries the {', the '.join(held)}.")
-            if state.fallen:
-                seen.append(f"{other} has fallen.")
-            elif state.en_route:
-                seen.append(f"{other} is on the way to {state.to}.")
+        if not private:
+            seen += [line for other, line in world.derived("news", lambda: _news(world)) if other != agent]
         seen += social.perceived(self.spec, world, agent)
         ways = self.rules.neighbours(world, here)
         if ways and not self.rules.complete:
@@ -543,6 +541,21 @@ class KitWorld:
         return why_not(self.rules, self._read(state), agent, decision)
 
 
+def _news(world: KitState) -> list[tuple[str, str]]:
+    """What every agent outside a private place sees of the others wherever they are, as (whom it is about, the
+    line), in the world's order: who carries what, who has fallen, who is on the way where."""
+    carried = world.carried()
+    lines = []
+    for other, state in world.agents.items():
+        if held := carried.get(other):
+            lines.append((other, f"{other} carries the {', the '.join(held)}."))
+        if state.fallen:
+            lines.append((other, f"{other} has fallen."))
+        elif state.en_route:
+            lines.append((other, f"{other} is on the way to {state.to}."))
+    return lines
+
+
 def _number(text: str | None) -> float | None:
     """The leading number of a status line such as '8/10'."""
     try:
@@ -570,8 +583,11 @@ class Pressing:
         self.seeks = world.rules.agents[agent].seeks
         self.vital = world.rules.vital
 
-    def hurt_of(self, other: str) -> float:
-        return self.world._hurt(self.state, other)
+    def most_hurt(self, others: list[str]) -> float:
+        """How hurt the most hurt of `others` is (asked of everyone present, by each of them: worked out once)."""
+        state, world = self.state, self.world
+        hurt = state.derived("hurt", lambda: {name: world._hurt(state, name) for name in state.agents})
+        return max(map(hurt.__getitem__, others))
 
     def sign(self, value: float | str) -> float | None:
         return self.world._sign(self.state, self.agent, value)
