@@ -232,11 +232,12 @@ def files_behind(state: SocietyState, scenario: Scenario) -> bool:
 def turn_of(state: SocietyState, agent: str, world: WorldState, scenario: Scenario, memo: TurnMemo) -> TurnContext:
     """What `agent` knows as it decides in `world` (the round as framed): its situation and recalled memories
     from the state. Asked again from the same state for its sample, so turns need not travel in checkpoints (the
-    second time it is usually the turn `agent_turn` built, kept in the run's `memo`)."""
+    second time it is usually the turn `agent_turn` built, kept in the run's `memo`). In one run a round is framed
+    once, so its cycle and round name the world (comparing whole worlds would cost every turn the society's size)."""
     situation, recalled = state["situations"][agent], state["recalled"].get(agent, [])
     return memo.get(
         agent,
-        (world, situation, recalled, state["seed"], state["run_id"]),
+        (world["cycle"], world["round"], situation, recalled, state["seed"], state["run_id"]),
         lambda: build_turn(
             agent,
             world,

@@ -73,8 +73,9 @@ class TurnMemo:
 
     `record` builds every turn of the round again from the state `agent_turn` built it from (so that turns need not
     travel in checkpoints), and a world's perception is most of what a turn costs the framework. A turn is reused
-    only if the world, situation, recalled memories and seed compare equal; anything else (another round, a resumed
-    run, a rebuilt shard) builds it afresh. One entry per agent: it holds one round's turns at most."""
+    only for equal inputs (the caller's key for the world it was framed in, the situation, recalled memories, seed);
+    anything else (another round, a resumed run, a rebuilt shard) builds it afresh. One entry per agent: it holds
+    one round's turns at most."""
 
     def __init__(self) -> None:
         self._turns: dict[str, tuple[tuple[Any, ...], TurnContext]] = {}
