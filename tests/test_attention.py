@@ -60,6 +60,45 @@ def test_ties_are_drawn_per_witness_not_by_roster_order():
     assert attend(events, 1, "run-2") != once
 
 
+def _every_pair_ranked(events: list[MemoryEvent], bandwidth: int, salt: str) -> list[MemoryEvent]:
+    """The definition, ranking every (event, bystander) pair at once: what `attend` must give, without the memory."""
+    from amphoreus_graph.memory.attention import _draw
+
+    seen = [
+        (i, w) for i, e in enumerate(events) if not e.public for w in dict.fromkeys(e.witnesses) if w not in e.involved
+    ]
+    seen.sort(key=lambda pair: (-events[pair[0]].importance, _draw(salt, events[pair[0]].id, pair[1])))
+    noticed: Counter[str] = Counter()
+    kept = set()
+    for i, w in seen:
+        if noticed[w] < bandwidth:
+            noticed[w] += 1
+            kept.add((i, w))
+    return [
+        e
+        if e.public
+        else e.model_copy(update={"witnesses": [w for w in e.witnesses if w in e.involved or (i, w) in kept]})
+        for i, e in enumerate(events)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_attention_notices_what_ranking_every_pair_would(seed):
+    import random
+
+    rng = random.Random(seed)
+    agents = [f"agent {k}" for k in range(rng.randint(2, 30))]
+    events = []
+    for i in range(rng.randint(0, 40)):
+        witnesses = rng.sample(agents, rng.randint(1, len(agents)))
+        witnesses += rng.sample(witnesses, rng.randint(0, min(2, len(witnesses))))  # a witness listed twice counts once
+        involved = rng.sample(witnesses, rng.randint(0, min(2, len(witnesses))))
+        importance = float(rng.choice([1, 2, 3, 3, 3, 5, 8]))
+        events.append(_event(i, witnesses, involved, importance=importance, public=rng.random() < 0.1))
+    bandwidth = rng.randint(0, 6)
+    assert attend(events, bandwidth, f"salt-{seed}") == _every_pair_ranked(events, bandwidth, f"salt-{seed}")
+
+
 def _crowded_fair(tmp_path: Path, attention: int | None) -> str:
     """Brindle Green with 24 villagers (clones) in its six places, so most events have many bystanders."""
     spec = yaml.safe_load(FAIR.read_text(encoding="utf-8"))
