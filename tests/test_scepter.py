@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from amphoreus_graph.scepter.runner import ScepterSummary
 from amphoreus_graph.society.config import RunConfig
 from amphoreus_graph.society.samples import iter_samples
 from tests.openai_server import InFlight
+from tests.scepter_thread import start_scepter
 
 TRIO = ["Cyrene", "Phainon", "Anaxagoras"]
 
@@ -145,16 +145,7 @@ def test_same_seeds_same_samples_on_local_and_ray(local_run, ray_cluster, tmp_pa
 def test_a_killed_ray_worker_loses_and_duplicates_nothing(ray_cluster, tmp_path):
     run = tmp_path / "killed"
     plan = _plan(run, societies=2, rounds=4, engine="ray", model="scripted:latency=0.4")
-    outcome: dict = {}
-
-    def drive() -> None:
-        try:
-            outcome["summary"] = asyncio.run(Scepter(plan).run())
-        except BaseException as exc:  # surfaced by the assertions below
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=drive)
-    thread.start()
+    thread, outcome = start_scepter(plan)
     victim = run / "societies" / "killed-s000"
     deadline = time.monotonic() + 180
     progress = None

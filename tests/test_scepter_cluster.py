@@ -19,6 +19,7 @@ from amphoreus_graph.scepter import Scepter, ScepterConfig
 from amphoreus_graph.scepter.progress import read_progress
 from amphoreus_graph.scepter.ray_connect import endpoint, join, probe
 from amphoreus_graph.society.config import RunConfig
+from tests.scepter_thread import start_scepter
 
 ROUNDS = 4
 
@@ -71,16 +72,7 @@ def test_a_killed_node_s_societies_finish_elsewhere_with_the_one_node_samples(cl
 
     run = tmp_path / "many" / "cluster"
     plan = _plan(run, engine="ray", address=made.address)
-    outcome: dict = {}
-
-    def drive() -> None:
-        try:
-            outcome["summary"] = asyncio.run(Scepter(plan).run())
-        except BaseException as exc:  # surfaced by the assertions below
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=drive)
-    thread.start()
+    thread, outcome = start_scepter(plan)
     names = plan.names()
     before = _catch_mid_run(run, names, thread)
     assert before[names[0]]["node"] != before[names[1]]["node"], before  # spread across the two worker nodes
