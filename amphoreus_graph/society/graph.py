@@ -250,7 +250,7 @@ def turn_of(state: SocietyState, agent: str, world: WorldState, scenario: Scenar
     )
 
 
-TURN_KEYS = ("scenario", "run_id", "seed", "world", "situations", "recalled")  # what `turn_of` reads
+TURN_KEYS = ("run_id", "seed", "world", "situations", "recalled")  # what `turn_of` reads
 
 
 async def agent_turn(payload: dict[str, Any], runtime: Runtime[SocietySettings]) -> dict[str, Any]:
