@@ -75,7 +75,7 @@ def _rows_segment(run: Path) -> Path:
     with sqlite3.connect(f"file:{run / 'memory' / 'chroma.sqlite3'}?mode=ro", uri=True) as db:
         (segment,) = db.execute(
             "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id "
-            "WHERE s.scope = 'VECTOR' AND c.name LIKE '%.int.rows'"
+            "WHERE s.scope = 'VECTOR' AND c.name LIKE '%.int.tailedrows'"
         ).fetchone()
     return run / "memory" / segment
 

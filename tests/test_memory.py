@@ -11,8 +11,17 @@ from pydantic import ValidationError
 
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD, ChromaIndex, open_chroma, open_collection
-from amphoreus_graph.memory.index import RowChanges, Rows
+from amphoreus_graph.memory.chroma_index import (
+    HOLDER,
+    ROWS,
+    SYNC_THRESHOLD,
+    ChromaIndex,
+    holder_prefix,
+    open_chroma,
+    open_collection,
+)
+from amphoreus_graph.memory.holder_tails import TAIL_WEIGHT, with_tail, without_tails
+from amphoreus_graph.memory.index import RowChanges, Rows, nearest
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.naming import agent_collection, internal_collection
 from amphoreus_graph.memory.remembrance import Remembrance
@@ -25,10 +34,10 @@ def test_the_societys_collections_sync_their_index_every_few_writes(chroma_clien
     index = ChromaIndex(chroma_client, society)
     index.write([RowChanges("New", written=Rows(["a"], ["text"], [{"k": "v"}], [[1.0, 0.0, 0.0]]))])
     index.set_ticks(["New:a"], 3)
-    for name in [internal_collection(society, "rows"), internal_collection(society, "access")]:
+    for name in [internal_collection(society, ROWS), internal_collection(society, "access")]:
         reopened = chroma_client.get_collection(name, embedding_function=None)
         assert reopened.configuration["hnsw"]["sync_threshold"] == SYNC_THRESHOLD, name
-    rows = chroma_client.get_collection(internal_collection(society, "rows"), embedding_function=None)
+    rows = chroma_client.get_collection(internal_collection(society, ROWS), embedding_function=None)
     assert rows.configuration["hnsw"]["space"] == "cosine"
 
 
@@ -59,6 +68,61 @@ def test_a_store_of_the_old_layout_is_moved_over_agent_by_agent_and_recalled_the
     again = Remembrance(ChromaIndex(chroma_client, society), ["Cyrene", "Phainon"], embedder)
     assert again.records("Phainon") == fresh.records("Phainon")
     assert again.public_records() == fresh.public_records() and len(fresh.public_records()) == 1
+
+
+def test_a_society_collection_without_holder_tails_is_moved_over_and_recalled_the_same(chroma_client, embedder):
+    """Before holder tails, a society's rows were stored as their bare vectors in its `rows` collection: a store
+    an older version wrote is read as it was (moved into the tailed collection on first use, the old one deleted),
+    and Chroma's own search over it ranks as the exact scan does."""
+    society = f"untailed {uuid.uuid4().hex[:8]}"
+    events = [
+        MemoryEvent(id="e1", text="Cyrene hid the olive branch.", cycle=1, round=1, tick=1, witnesses=["Cyrene"]),
+        MemoryEvent(id="e2", text="Phainon swore an oath.", cycle=1, round=1, tick=1, witnesses=["Phainon", "Cyrene"]),
+        MemoryEvent(id="e3", text="The tide rose.", cycle=1, round=2, tick=2, witnesses=[], public=True),
+    ]
+    fresh = Remembrance(InMemoryIndex(society), ["Cyrene", "Phainon"], embedder)
+    fresh.remember(events)
+    old = open_collection(chroma_client, internal_collection(society, "rows"), space="cosine")
+    for agent in ["Cyrene", "Phainon"]:  # written as the layout before tails did: bare vectors, holder in metadata
+        rows = fresh.index.get(agent, vectors=True)
+        old.upsert(
+            ids=[holder_prefix(agent) + r for r in rows.ids],
+            documents=rows.texts,
+            metadatas=[{**m, HOLDER: agent} for m in rows.metadatas],
+            embeddings=[list(v) for v in rows.vectors],
+        )
+    index = ChromaIndex(chroma_client, society)
+    moved = Remembrance(index, ["Cyrene", "Phainon"], embedder)
+    now = Moment(cycle=1, round=3, tick=3)
+    query = {"Cyrene": "an oath", "Phainon": "an oath"}
+    assert moved.recall(query, 5, now) == fresh.recall(query, 5, now)
+    names = {c.name for c in chroma_client.list_collections()}
+    assert internal_collection(society, "rows") not in names and internal_collection(society, ROWS) in names
+    for agent in ["Cyrene", "Phainon"]:
+        bare, kept = fresh.index.get(agent, vectors=True), index.get(agent, vectors=True)
+        assert sorted(kept.ids) == sorted(bare.ids)
+        order = [kept.ids.index(r) for r in bare.ids]
+        assert np.allclose(np.asarray(kept.vectors)[order], np.asarray(bare.vectors), atol=1e-6)
+        probe = embedder.encode(["an oath sworn"])[0].tolist()
+        assert [r for r, _ in index.query(agent, probe, 5)] == [r for r, _ in index.query(agent, probe, 5, exact=True)]
+        got, want = index.query(agent, probe, 5), nearest(bare.ids, bare.vectors, probe, 5)
+        assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5), "similarity as written"
+
+
+def test_holder_tails_keep_each_holders_order_and_part_identical_rows():
+    """A tailed cosine is a fixed increasing function of the bare one for the same holder, whatever the lengths;
+    two holders' copies of one vector are different points."""
+    rng = np.random.default_rng(3)
+    rows = rng.standard_normal((40, 8)) * rng.uniform(0.1, 5, (40, 1))
+    query = rng.standard_normal(8) * 3
+    for holder in ["Zoé", "Zoe\u0301", "agent 7"]:
+        tailed = np.array([with_tail(v, holder) for v in rows])
+        q = np.array(with_tail(query, holder))
+        cos = tailed @ q / np.linalg.norm(tailed, axis=1) / np.linalg.norm(q)
+        bare = rows @ query / np.linalg.norm(rows, axis=1) / np.linalg.norm(query)
+        assert np.allclose(cos, (bare + TAIL_WEIGHT**2) / (1 + TAIL_WEIGHT**2))
+        assert np.array_equal(without_tails(tailed), rows)
+    assert not np.allclose(with_tail(rows[0], "Zoé"), with_tail(rows[0], "Zoe\u0301"))
 
 
 def test_a_store_in_use_is_one_clear_error(tmp_path):

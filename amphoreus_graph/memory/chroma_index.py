@@ -6,8 +6,9 @@ upsert, ~14 ms for twelve agents' rows in one): a round's filing is one upsert, 
 starts with the SHA-256 of its holder's exact name, so agents whose names differ in any way never share a row;
 the store's own collections (the access ticks, the owner's claim) have names no agent's name can produce
 (naming.py). Writes are chunked to the client's max batch; the ticks' rows carry placeholder vectors (Chroma
-wants one per row). Stores of the old layout (one collection per agent) are moved over agent by agent on first
-use.
+wants one per row). A row's vector is stored with its holder's tail (holder_tails.py), so that agents holding the
+same text are not identical points in the collection's HNSW graph. Stores of the older layouts are moved over on
+first use: one collection per agent (agent by agent), and the society's rows without tails (all at once).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from chromadb.errors import NotFoundError
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.chroma_check import check_store
+from amphoreus_graph.memory.holder_tails import with_tail, without_tails
 from amphoreus_graph.memory.index import RowChanges, Rows, nearest
 from amphoreus_graph.memory.naming import agent_collection, internal_collection, name_digest
 from amphoreus_graph.memory.store_faults import store_faults
@@ -49,10 +51,12 @@ SYNC_THRESHOLD = 10
 
 # Agents who witness the same event, and every agent's copy of a public record, hold rows with the same vector: in
 # one collection, clusters of identical points as large as the society. With Chroma's 16 neighbours per node a
-# search filtered to one agent gets caught in them (80 agents holding 80 public texts and 5 of their own: 40-50 of
+# search filtered to one agent got caught in them (80 agents holding 80 public texts and 5 of their own: 40-50 of
 # 480 nearest-row searches missed the row with the query's own text); with 64, none did, at 120 agents and 200
-# public texts too (a write ~7% and a filtered search ~8% slower).
+# public texts too (a write ~7% and a filtered search ~8% slower). Holder tails (holder_tails.py) now keep the
+# points apart; the 64 neighbours stay for the filtered searches.
 ROW_NEIGHBORS = 64
+ROWS, UNTAILED_ROWS = "tailedrows", "rows"  # the society's rows collection, and its name before holder tails
 
 
 def _settings() -> Settings:
@@ -181,8 +185,9 @@ class ChromaIndex:
     def _collection(self, *owners: str) -> Collection:
         """The society's rows, with these owners' rows of the old layout moved in."""
         if self._rows is None:
-            name = internal_collection(self.society, "rows")
+            name = internal_collection(self.society, ROWS)
             self._rows = open_collection(self.client, name, space="cosine", neighbors=ROW_NEIGHBORS)
+            self._add_tails()
         for owner in owners:
             if owner not in self._moved:
                 self._move_in(owner)
@@ -203,6 +208,27 @@ class ChromaIndex:
         vectors = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
         rows = Rows(list(got["ids"]), list(got["documents"] or []), metadatas, vectors)
         self._upsert(self._rows, [(RowChanges(owner, written=rows), holder_prefix(owner))])
+        self.client.delete_collection(name)
+
+    def _add_tails(self) -> None:
+        """Copy the rows of a collection written before holder tails into the society's, with their tails, then
+        delete it (interrupted, it is copied again: the writes are idempotent, and it goes only once they are done)."""
+        assert self._rows is not None
+        name = internal_collection(self.society, UNTAILED_ROWS)
+        try:
+            old = self.client.get_collection(name, embedding_function=None)
+        except (NotFoundError, ValueError):
+            return
+        for start in range(0, old.count(), self._max_batch):
+            got = old.get(include=["documents", "metadatas", "embeddings"], limit=self._max_batch, offset=start)
+            metadatas = cast(list[dict[str, str]], got["metadatas"] or [])
+            vectors = got["embeddings"] if got["embeddings"] is not None else []
+            self._rows.upsert(
+                ids=list(got["ids"]),
+                documents=list(got["documents"] or []),
+                metadatas=metadatas,  # type: ignore[arg-type]
+                embeddings=[with_tail(v, m[HOLDER]) for v, m in zip(vectors, metadatas, strict=True)],  # type: ignore[arg-type]
+            )
         self.client.delete_collection(name)
 
     def _ticks(self) -> Collection:
@@ -233,7 +259,7 @@ class ChromaIndex:
     def _upsert(self, collection: Collection, keyed: Sequence[tuple[RowChanges, str]]) -> None:
         """Every owner's written rows, each change beside its owner's id prefix."""
         written = [
-            (prefix + row, text, _held(c.owner, metadata), list(vector))
+            (prefix + row, text, _held(c.owner, metadata), with_tail(vector, c.owner))
             for c, prefix in keyed
             for row, text, metadata, vector in zip(
                 c.written.ids, c.written.texts, c.written.metadatas, c.written.vectors, strict=True
@@ -253,27 +279,30 @@ class ChromaIndex:
         wanted: Include = ["documents", "metadatas", "embeddings"] if vectors else ["documents", "metadatas"]
         got = self._collection(owner).get(where={HOLDER: owner}, include=wanted)
         metadatas = cast(list[dict[str, str]], got["metadatas"] or [])  # rows written by `write`
-        embeddings = cast(Sequence[Sequence[float]], got["embeddings"] if got["embeddings"] is not None else [])
+        stored = got["embeddings"] if vectors and got["embeddings"] is not None else []
+        embeddings = cast(Sequence[Sequence[float]], without_tails(stored) if len(stored) else [])
         return Rows(
             [_row_of(i) for i in got["ids"]], list(got["documents"] or []), [_own(m) for m in metadatas], embeddings
         )
 
     @_faults_stop_the_run
     def query(self, owner: str, vector: Sequence[float], n: int, *, exact: bool = False) -> list[tuple[str, float]]:
-        """HNSW's answer among the owner's rows (similarity = 1 - cosine distance), or with `exact` every one of
-        its rows ranked by cosine."""
+        """HNSW's answer among the owner's rows, or with `exact` every one of its rows, ranked by the exact cosine of
+        the vectors as written (HNSW's float32 distances to tailed vectors would be a rounding off it)."""
         collection = self._collection(owner)
         if exact:
             got = collection.get(where={HOLDER: owner}, include=["embeddings"])
-            return nearest([_row_of(i) for i in got["ids"]], got["embeddings"], vector, n)  # type: ignore[arg-type]
-        result = collection.query(
-            query_embeddings=[list(vector)],  # type: ignore[arg-type]
-            n_results=n,
-            where={HOLDER: owner},
-            include=["distances"],
-        )
-        distances = (result["distances"] or [[]])[0]
-        return [(_row_of(i), 1.0 - float(d)) for i, d in zip(result["ids"][0], distances, strict=True)]
+            ids, stored = got["ids"], got["embeddings"]
+        else:
+            found = collection.query(
+                query_embeddings=[with_tail(vector, owner)],  # type: ignore[arg-type]
+                n_results=n,
+                where={HOLDER: owner},
+                include=["embeddings"],
+            )
+            ids, stored = found["ids"][0], (found["embeddings"] or [[]])[0]
+        rows = [_row_of(i) for i in ids]
+        return nearest(rows, without_tails(stored if stored is not None else []), vector, n)
 
     @_faults_stop_the_run
     def ticks(self, keys: Sequence[str]) -> dict[str, int]:

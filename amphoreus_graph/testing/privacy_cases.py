@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from amphoreus_graph.contracts.ids import record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, Moment
-from amphoreus_graph.memory.chroma_index import holder_prefix
+from amphoreus_graph.memory.chroma_index import ROWS, holder_prefix
 from amphoreus_graph.memory.index import RecordIndex
 from amphoreus_graph.memory.naming import internal_collection
 from amphoreus_graph.memory.remembrance import Remembrance
@@ -109,7 +109,7 @@ def run_case(open_index: Callable[[str], RecordIndex], embedder: Embedder, case:
     asking agent, check the invariant; the societies' memories are dropped afterwards. Storage names are checked
     too: no two societies may share a Chroma collection, nor two agents a row key, whichever backend runs the case."""
     out = Outcome()
-    names = [internal_collection(s, what) for s in case.societies for what in ("rows", "access")]
+    names = [internal_collection(s, what) for s in case.societies for what in (ROWS, "access")]
     keys = [holder_prefix(h) for h in case.agents]
     if len(set(names)) != len(names) or len(set(keys)) != len(keys):
         out.collisions.append(f"{case.societies} {case.agents}")
