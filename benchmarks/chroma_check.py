@@ -44,7 +44,9 @@ def build(directory: Path, records: int) -> None:
     """A store of `records` rows in one collection made as a society's rows collection is."""
     client, lock = open_chroma(directory)
     try:
-        rows = open_collection(client, "am2.bench-0000000000000000.int.tailedrows", space="cosine", neighbors=ROW_NEIGHBORS)
+        rows = open_collection(
+            client, "am2.bench-0000000000000000.int.tailedrows", space="cosine", neighbors=ROW_NEIGHBORS
+        )
         rng = np.random.default_rng(0)
         for start in range(0, records, 5000):
             vectors = rng.standard_normal((min(5000, records - start), 384)).astype(np.float32)

@@ -61,9 +61,9 @@ PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime
 FAIR = ROOT / "amphoreus_graph" / "worlds" / "fair" / "fair.yaml"
 
 
-def cloned_scenario(agents: int, folder: Path, attention: int | None = None) -> Path:
+def cloned_scenario(agents: int, folder: Path, attention: int | None = None, sight: int | None = None) -> Path:
     """The fair world with its villagers cloned up to `agents` (clone k of "Name" is "Name k"), noticing
-    `attention` events a round as bystanders (None: all)."""
+    `attention` events a round as bystanders (None: all) and `sight` others where they stand (None: all)."""
     spec = yaml.safe_load(FAIR.read_text(encoding="utf-8"))
     originals = spec["agents"]
     clones = []
@@ -84,6 +84,8 @@ def cloned_scenario(agents: int, folder: Path, attention: int | None = None) -> 
     spec["name"] = f"fair-{agents}"
     if attention is not None:
         spec["memory"] = {"attention": attention}
+    if sight is not None:
+        spec["sight"] = sight
     path = folder / f"fair-{agents}.yaml"
     path.write_text(yaml.safe_dump({k: v for k, v in spec.items() if v is not None}), encoding="utf-8")
     return path
@@ -110,8 +112,8 @@ class Progress:
     """What a run has done so far, kept round by round, so that a run stopped anywhere (a time, memory or disk
     cap, a round limit) still reports the rounds it finished and how far the unfinished one got."""
 
-    def __init__(self, agents: int, cycles: int, attention: int | None, out: Path) -> None:
-        self.head = {"agents": agents, "attention": attention, "cycles": cycles}
+    def __init__(self, agents: int, cycles: int, attention: int | None, sight: int | None, out: Path) -> None:
+        self.head = {"agents": agents, "attention": attention, "sight": sight, "cycles": cycles}
         self.out = out
         self.begun = (time.perf_counter(), time.process_time())
         self.mark = self.begun  # where the round in progress began (wall, CPU)
@@ -202,7 +204,9 @@ def checkpoint_sizes(path: Path) -> dict[str, int | None]:
     return {"largest_checkpoint_bytes": largest, "last_checkpoint_bytes": last[0] if last else None}
 
 
-def run_society(agents: int, cycles: int, attention: int | None = None, limits: Limits | None = None) -> NoReturn:
+def run_society(
+    agents: int, cycles: int, attention: int | None = None, sight: int | None = None, limits: Limits | None = None
+) -> NoReturn:
     """One offline run of the cloned fair world, in this process, which it ends: prints a JSON line of the
     figures so far after every round and the last one when the run ends or a limit stops it."""
     from amphoreus_graph.contracts.events import RoundDone
@@ -212,7 +216,7 @@ def run_society(agents: int, cycles: int, attention: int | None = None, limits: 
     writes = WriteCalls()
     tmp = Path(tempfile.mkdtemp(prefix="amphoreus-scale-"))
     out = tmp / "run"
-    progress = Progress(agents, cycles, attention, out)
+    progress = Progress(agents, cycles, attention, sight, out)
     sampler = Sampler(limits.sample_s, tmp, int(limits.max_rss_gb * 2**30), int(limits.max_disk_gb * 2**30))
 
     def finish(stopped: str | None, mid_round: bool = False) -> NoReturn:
@@ -228,7 +232,7 @@ def run_society(agents: int, cycles: int, attention: int | None = None, limits: 
     if limits.cap_s:
         signal.setitimer(signal.ITIMER_REAL, limits.cap_s)
     sampler.start()
-    scenario = cloned_scenario(agents, tmp, attention)
+    scenario = cloned_scenario(agents, tmp, attention, sight)
     sim = Simulation(RunConfig(scenario=str(scenario), cycles=cycles, out=out, cache=False))
 
     async def run() -> None:
@@ -279,12 +283,14 @@ KILLED = f"killed {GRACE_S} s past its cap; figures from the last round it finis
 
 
 def in_a_fresh_process(
-    agents: int, cycles: int, attention: int | None = None, limits: Limits | None = None
+    agents: int, cycles: int, attention: int | None = None, sight: int | None = None, limits: Limits | None = None
 ) -> dict[str, Any]:
     """One measurement in a fresh interpreter: its last JSON line, which a measurement killed past its cap
-    still has from the last round it finished."""
+    still has from the last round it finished. One that failed without a report is a row saying so, so that the
+    other sizes' figures are kept."""
     limits = limits or Limits()
-    command = [sys.executable, __file__, "--one", str(agents), str(cycles), str(attention or 0), *limits.args()]
+    given = [str(agents), str(cycles), str(attention or 0), str(sight or 0)]
+    command = [sys.executable, __file__, "--one", *given, *limits.args()]
     timeout = limits.cap_s + GRACE_S if limits.cap_s else None
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
@@ -293,7 +299,8 @@ def in_a_fresh_process(
         output, failed = as_text(killed.stdout), False
     lines = [line for line in output.strip().splitlines() if line.startswith("{")]
     if failed or not lines:
-        raise SystemExit(f"benchmarks/scale.py {agents} agents × {cycles} cycles: failed\n{failed or 'no report'}")
+        head = {"agents": agents, "attention": attention, "sight": sight, "cycles": cycles}
+        return {**head, "failed": (failed or "no report").strip().splitlines()[-1:], "turns": 0}
     return dict(json.loads(lines[-1]))
 
 
@@ -308,8 +315,12 @@ def table(report: dict[str, Any]) -> str:
             continue
         base = report[series][0]
         attention = f" = {base['attention']}" if base.get("attention") else ""
-        lines.append(f"per-turn cost as the society grows (offline policy, real memory; {heading}{attention})")
+        sight = f", sight = {base['sight']}" if base.get("sight") else ""
+        lines.append(f"per-turn cost as the society grows (offline policy, real memory; {heading}{attention}{sight})")
         for row in report[series]:
+            if row.get("failed"):
+                lines.append(f"  {row['agents']:>5} agents  failed: {' '.join(row['failed'])}")
+                continue
             lines.append(size_line(row, base))
             profile = row["profile"] or row["setup"]["profile"]  # a run stopped before its first round: its setup
             lines.extend(f"        {share:>5.1f}%  {where}" for where, share in profile["cumulative"][:6])
@@ -333,7 +344,7 @@ def size_line(row: dict[str, Any], base: dict[str, Any]) -> str:
         head += f" (stopped: {row['stopped']}{part})"
     if row["ms_per_turn"] is None:
         return head + f"; peak RSS {row['peak_rss_bytes'] / mb:.0f} MB"
-    times = f" ({row['ms_per_turn'] / base['ms_per_turn']:.2f}×)" if base["ms_per_turn"] else ""
+    times = f" ({row['ms_per_turn'] / base['ms_per_turn']:.2f}×)" if base.get("ms_per_turn") else ""
     return (
         f"{head}\n        {row['ms_per_turn']:.2f} ms/turn{times}, CPU {row['cpu_ms_per_turn']:.2f} ms/turn;"
         f" Chroma writes/turn {row['chroma_writes_per_turn']:.2f}; checkpoint file"
@@ -357,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         "--attention", type=int, default=3, help="memory.attention of the second series (0: skip that series)"
     )
     parser.add_argument("--no-crowd", action="store_true", help="skip the series where everyone notices everything")
+    parser.add_argument("--sight", type=int, default=0, help="the world's sight in the second series (0: unbounded)")
     parser.add_argument(
         "--cap", type=float, nargs="+", default=[0], help="wall seconds a measurement may take: one, or one a size"
     )
@@ -366,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rss-gb", type=float, default=Limits.max_rss_gb, help="stop a measurement past this")
     parser.add_argument("--max-disk-gb", type=float, default=Limits.max_disk_gb, help="stop one writing more")
     parser.add_argument("--sample-ms", type=float, default=10, help="the profiler's sampling interval")
-    parser.add_argument("--one", type=int, nargs=3, help=argparse.SUPPRESS)  # agents, cycles, attention (0: none)
+    parser.add_argument("--one", type=int, nargs=4, help=argparse.SUPPRESS)  # agents, cycles, attention, sight
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")
@@ -376,16 +388,17 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--cap and --max-rounds take one value or one for each of the {len(args.agents)} sizes")
     limits = {n: limits_for(args, i) for i, n in enumerate(args.agents)}
     if args.one:
-        agents, cycles, attention = args.one
-        run_society(agents, cycles, attention or None, limits_for(args, 0))
+        agents, cycles, attention, sight = args.one
+        run_society(agents, cycles, attention or None, sight or None, limits_for(args, 0))
     load_before = os.getloadavg()
     report: dict[str, Any] = {"limits": {n: dataclasses.asdict(lim) for n, lim in limits.items()}}
     if not args.no_crowd:
-        report["agents"] = [in_a_fresh_process(n, 1, None, limits[n]) for n in args.agents]
+        report["agents"] = [in_a_fresh_process(n, 1, None, None, limits[n]) for n in args.agents]
     if args.attention:
-        report["attentive"] = [in_a_fresh_process(n, 1, args.attention, limits[n]) for n in args.agents]
+        sight = args.sight or None
+        report["attentive"] = [in_a_fresh_process(n, 1, args.attention, sight, limits[n]) for n in args.agents]
     if args.cycles:
-        report["cycles"] = in_a_fresh_process(args.agents[0], args.cycles, None, limits[args.agents[0]])
+        report["cycles"] = in_a_fresh_process(args.agents[0], args.cycles, None, None, limits[args.agents[0]])
     report["environment"] = environment(PACKAGES, load_before)
     publish(report, table(report), path=args.results, save=not args.no_save, as_json=args.json)
     return 0

@@ -38,7 +38,7 @@ FIELDS = {
 
 def test_a_run_cut_short_keeps_the_rounds_it_finished(tmp_path: Path):
     sampler = Sampler(0.01, tmp_path, 2**40, 2**40)
-    progress = Progress(12, 1, 3, tmp_path / "run")
+    progress = Progress(12, 1, 3, None, tmp_path / "run")
     progress.round_started(sampler)
     for turns in (12, 12, 5):  # two rounds finished, the third cut off after 5 turns
         for _ in range(turns):
@@ -62,7 +62,7 @@ def test_a_run_cut_short_keeps_the_rounds_it_finished(tmp_path: Path):
 
 def test_a_run_stopped_before_its_first_round_reports_its_setup(tmp_path: Path):
     sampler = Sampler(0.01, tmp_path, 2**40, 2**40)
-    report = Progress(12, 1, 3, tmp_path / "run").report(
+    report = Progress(12, 1, 3, None, tmp_path / "run").report(
         SimpleNamespace(calls=Counter()),  # type: ignore[arg-type]
         sampler,
         "memory cap",
@@ -87,3 +87,13 @@ def test_the_smallest_size_under_a_tiny_cap_reports_its_partial_figures():
     assert set(row) >= FIELDS and row["stopped"] == "time cap (1 s)"
     assert row["rounds"] == len(row["per_round"]) and row["turns"] == sum(r["turns"] for r in row["per_round"])
     assert row["peak_rss_bytes"] > 0 and row["wall_s"] < 60
+
+
+def test_a_size_whose_process_fails_is_a_row_saying_so_and_the_table_goes_on():
+    """A measurement that dies (here: a society of no agents, which the scenario loader refuses) must not take
+    the other sizes' figures with it."""
+    from benchmarks.scale import Limits, in_a_fresh_process, table
+
+    row = in_a_fresh_process(0, 1, 3, 12, Limits(cap_s=60))
+    assert row["failed"] and row["agents"] == 0 and row["sight"] == 12
+    assert "0 agents  failed" in table({"attentive": [row]})

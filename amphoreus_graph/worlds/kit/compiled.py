@@ -24,6 +24,7 @@ from amphoreus_graph.worlds.kit.schema import (
     Threshold,
 )
 from amphoreus_graph.worlds.kit.scope import Scope
+from amphoreus_graph.worlds.kit.sight import in_view, within_sight
 from amphoreus_graph.worlds.kit.state import KitState
 from amphoreus_graph.worlds.kit.terms import Status
 from amphoreus_graph.worlds.kit.texts import names_in, num
@@ -313,12 +314,14 @@ class Compiled:
         flt = decl.targets
         if decl.target is TargetKind.AGENT:
             if decl.reach is Reach.HERE:
-                pool = state.present(here)
+                pool = in_view(state, agent, here, self.spec.sight)
             elif decl.reach is Reach.EDGE:
                 near = set(self.neighbours(state, here))
-                pool = [n for n in state.standing() if state.agents[n].at in near]
+                edge = lambda: [n for n in state.standing() if state.agents[n].at in near]  # noqa: E731
+                pool = within_sight(state, agent, f"beside {here}", edge, self.spec.sight)
             else:
-                pool = [n for n in state.standing() if not state.agents[n].en_route]
+                anywhere = lambda: [n for n in state.standing() if not state.agents[n].en_route]  # noqa: E731
+                pool = within_sight(state, agent, "anywhere", anywhere, self.spec.sight)
             wanted = next((e.wants_holding for e in effects if e.wants_holding is not None), None)
             holding = flt.holding if flt.holding is not None else wanted
             carrying = state.carried()

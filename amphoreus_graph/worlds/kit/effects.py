@@ -562,7 +562,7 @@ class TrustChange(EffectRule):
             else:
                 s.adjust_trust(target, actor, args.target)
                 s.adjust_trust(actor, target, args.actor)
-        for bystander in r.here(ctx.location):
+        for bystander in r.audience(actor, ctx.location):
             if bystander not in (actor, target):
                 s.adjust_trust(bystander, actor, args.bystanders)
         if args.everyone:  # a pass over the society only where it changes every agent's trust

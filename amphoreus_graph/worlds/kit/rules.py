@@ -23,6 +23,7 @@ from amphoreus_graph.worlds.kit.compiled import Compiled
 from amphoreus_graph.worlds.kit.effects import Effect
 from amphoreus_graph.worlds.kit.schema import ActionDecl, DirectorEvent, RoundRule, Trigger
 from amphoreus_graph.worlds.kit.scope import TRUST, Scope
+from amphoreus_graph.worlds.kit.sight import in_order, watchers
 from amphoreus_graph.worlds.kit.state import KitState
 from amphoreus_graph.worlds.kit.terms import Status, Transition, Who
 from amphoreus_graph.worlds.kit.texts import fmt, num
@@ -94,6 +95,14 @@ class Round:
         """Standing agents at a place as the round began (those en route see nothing)."""
         return self.start.present(location) if location else []
 
+    def audience(self, actor: str, location: str | None) -> list[str]:
+        """Who sees what an agent (or the world, "") does at a place as the round began: everyone there, or in a
+        world that bounds sight those who notice the actor (sight.py), the actor among them if it stands there."""
+        if self.w.spec.sight is None or not location or actor not in self.start.agents:
+            return self.here(location)
+        seen = watchers(self.start, actor, location, self.w.spec.sight)
+        return in_order(self.start, [*seen, actor]) if self.start.agents[actor].at == location else seen
+
     def file(
         self,
         owner: str,
@@ -112,7 +121,7 @@ class Round:
         if decision is not None and decision.speech:
             body += f' {owner} said: "{decision.speech}"'
         private = secret or (location in self.w.location and self.w.location[location or ""].private)
-        witnesses = list(dict.fromkeys([*involved, *([] if private else self.here(location))]))
+        witnesses = list(dict.fromkeys([*involved, *([] if private else self.audience(owner, location))]))
         if public and not witnesses:
             witnesses = self.s.standing()
         event = MemoryEvent(
@@ -340,9 +349,9 @@ class Round:
         elif who == Who.TARGET:
             found = [ctx.target] if ctx.target else []
         elif who == Who.OTHERS_HERE:
-            found = [n for n in self.here(ctx.location) if n != ctx.actor]
+            found = [n for n in self.audience(ctx.actor, ctx.location) if n != ctx.actor]
         elif who == Who.EVERYONE_HERE:
-            found = self.here(ctx.location)
+            found = self.audience(ctx.actor, ctx.location)
         else:
             found = list(self.s.agents)
         agents = self.s.agents

@@ -489,6 +489,12 @@ class KitSpec(Strict):
     every_round: list[RoundRule] = Field(default_factory=list)
     triggers: list[Trigger] = Field(default_factory=list)
     director: list[Draw] = Field(default_factory=list)
+    sight: int | None = Field(
+        default=None,
+        ge=1,
+        description="the most others an agent notices where it stands each round: names, targets, witnesses of its "
+        "deeds (sight.py); none: everyone there",
+    )
     feed: FeedSpec | None = None
     votes: VotesSpec | None = None
     trade: TradeSpec | None = None

@@ -32,6 +32,7 @@ from amphoreus_graph.worlds.kit.expr import ExprError
 from amphoreus_graph.worlds.kit.rules import Round, why_not
 from amphoreus_graph.worlds.kit.schema import KitLabels, KitSpec, ScoreSpec
 from amphoreus_graph.worlds.kit.scope import Scope
+from amphoreus_graph.worlds.kit.sight import in_order, noticed, within_sight
 from amphoreus_graph.worlds.kit.state import AgentState, KitState, ObjectiveState
 from amphoreus_graph.worlds.kit.terms import Status
 from amphoreus_graph.worlds.kit.texts import fmt, num
@@ -273,15 +274,18 @@ class KitWorld:
     def _observations(self, world: KitState, agent: str) -> list[str]:
         me = world.agents[agent]
         here = me.at or ""
-        nearby = [n for n in world.present(here) if n != agent]
+        sight = self.spec.sight
+        nearby = noticed(world, agent, here, sight)
+        unseen = len(world.present(here)) - len(nearby) - (agent in world.present(here))
         private = here in self.rules.location and self.rules.location[here].private
-        seen = [] if private else [f"Present at {here}: {', '.join(nearby) if nearby else 'nobody else'}."]
+        named = ", ".join(nearby) + (f" and {unseen} other{'s' * (unseen != 1)}" if unseen else "")
+        seen = [] if private else [f"Present at {here}: {named if nearby else 'nobody else'}."]
         for name, obj in world.objectives.items():
             if obj.at == here and obj.status is not Status.HELD:
                 by = f" by {obj.by}" if obj.by and obj.status in (Status.LIT, Status.DELIVERED) else ""
                 seen.append(f"The {name} is here: {self.rules.word(name, obj.status)}{by}.")
         if not private:
-            seen += [line for other, line in world.derived("news", lambda: _news(world)) if other != agent]
+            seen += self._news_for(world, agent)
         seen += social.perceived(self.spec, world, agent)
         ways = self.rules.neighbours(world, here)
         if ways and not self.rules.complete:
@@ -291,6 +295,27 @@ class KitWorld:
                 + "."
             )
         return seen
+
+    def _news_for(self, world: KitState, agent: str) -> list[str]:
+        """What the agent sees of the others wherever they are (`_news`): all of it, or in a world that bounds
+        sight the lines about who carries what (as many as the objectives at most) and about its acquaintances this
+        round (sight.py), then how many of the others it does not know of have fallen or are on the way."""
+        news = world.derived("news", lambda: _news(world))
+        if self.spec.sight is None:
+            return [line for other, line in news if other != agent]
+        about: dict[str, list[str]] = world.derived("news by agent", lambda: _by_agent(news))
+        known = within_sight(world, agent, "everyone", lambda: list(world.agents), self.spec.sight)
+        shown = in_order(world, [o for o in [*world.carried(), *known] if o != agent and o in about])
+        lines = [line for other in shown for line in about[other]]
+        fallen, away = world.derived("news counts", lambda: _counts(world))
+        for other in [agent, *shown]:
+            state = world.agents[other]
+            fallen -= state.fallen
+            away -= state.en_route and not state.fallen
+        told = [f"{away} on the way" if away else "", f"{fallen} fallen" if fallen else ""]
+        if away or fallen:
+            lines.append(f"Of the others you do not see: {' and '.join(t for t in told if t)}.")
+        return lines
 
     def _pressures(self, world: KitState, agent: str, options: list[Option]) -> dict[str, float]:
         """How pressing each option is now, in [-1, 1] (docs/worlds-kit.md, "Pressures"): what its effects say
@@ -554,6 +579,20 @@ def _news(world: KitState) -> list[tuple[str, str]]:
         elif state.en_route:
             lines.append((other, f"{other} is on the way to {state.to}."))
     return lines
+
+
+def _by_agent(news: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """News lines by whom they are about, in their order."""
+    out: dict[str, list[str]] = {}
+    for other, line in news:
+        out.setdefault(other, []).append(line)
+    return out
+
+
+def _counts(world: KitState) -> tuple[int, int]:
+    """How many agents have fallen, and how many (standing) are on the way."""
+    fallen = sum(a.fallen for a in world.agents.values())
+    return fallen, sum(a.en_route and not a.fallen for a in world.agents.values())
 
 
 def _number(text: str | None) -> float | None:
