@@ -133,17 +133,20 @@ def society_round(
     transport: str = "lean",
     agents: int | None = None,
     limit: int | None = None,
+    sight: int | None = None,
 ) -> dict[str, Any]:
     """A society against the served model: per-round walls from the run's own progress events. The default world's
-    12 agents, or `agents` (the fair world cloned, `attention: 3`, as benchmarks/scale.py builds it) deciding with at
-    most `limit` requests in flight; `waves_ratio` is then the round's wall ÷ (ceil(agents ÷ limit) × latency)."""
+    12 agents, or `agents` (the fair world cloned, `attention: 3` and `sight`, as benchmarks/scale.py builds it)
+    deciding with at most `limit` requests in flight; `waves_ratio` is then the round's wall ÷ (ceil(agents ÷ limit)
+    × latency)."""
     from amphoreus_graph.memory.store import NullMemory
     from amphoreus_graph.policy.registry import resolve_model
     from amphoreus_graph.society.runner import RunConfig, Simulation
     from benchmarks.scale import cloned_scenario
 
     with ServerProcess(latency_s) as server, tempfile.TemporaryDirectory(prefix="amphoreus-models-") as tmp:
-        scenario = "amphoreus" if agents is None else str(cloned_scenario(agents, Path(tmp), attention=3))
+        crowd = None if agents is None else cloned_scenario(agents, Path(tmp), attention=3, sight=sight)
+        scenario = "amphoreus" if crowd is None else str(crowd)
         config = RunConfig(
             scenario=scenario,
             cycles=1,
@@ -199,6 +202,7 @@ def society_round(
         figures |= {
             "agents": agents,
             "limit": limit,
+            "sight": sight,
             "waves": waves,
             "waves_ratio": round(steady / (waves * latency_s), 3),
         }
@@ -306,7 +310,12 @@ def section(name: str, args: argparse.Namespace) -> dict[str, Any]:
     if name == "crowd":
         agents, limit = (24, 8) if args.quick else (args.agents, args.limit)  # quick: three waves of a small crowd
         return society_round(
-            args.latency, 2 if args.quick else args.rounds, real_memory=True, agents=agents, limit=limit
+            args.latency,
+            2 if args.quick else args.rounds,
+            real_memory=True,
+            agents=agents,
+            limit=limit,
+            sight=args.sight or None,
         )
     if name == "societies":
         return shared_endpoint(
@@ -324,7 +333,7 @@ def in_a_fresh_process(name: str, args: argparse.Namespace) -> dict[str, Any]:
     gateway's open connections) must not weigh on the next one's figures."""
     command = [sys.executable, __file__, name, "--json", "--no-save", "--latency", str(args.latency)]
     command += ["--transport", args.transport, "--agents", str(args.agents), "--limit", str(args.limit)]
-    command += ["--rounds", str(args.rounds)]
+    command += ["--rounds", str(args.rounds), "--sight", str(args.sight)]
     done = subprocess.run([*command, *(["--quick"] if args.quick else [])], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"benchmarks/models.py {name}: failed\n{done.stderr[-2000:]}")
@@ -379,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agents", type=int, default=1000, help="crowd: the society's size (the fair world cloned)")
     parser.add_argument("--limit", type=int, default=256, help="crowd: model requests in flight at most")
     parser.add_argument("--rounds", type=int, default=3, help="crowd: rounds played (the first is left out)")
+    parser.add_argument("--sight", type=int, default=0, help="crowd: the world's sight (0: unbounded)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")

@@ -88,6 +88,8 @@ def test_the_prompt_names_whom_the_agent_notices_and_counts_the_rest(crowd):
     for option in seen.options:
         if option.action in ("chat", "gossip", "lend_a_hand"):
             assert set(option.targets) <= set(named), option.action
+    trusted = {o for o, v in state.trust.get(agent, {}).items() if o != agent}
+    assert set(seen.trust) == set(named) | trusted, "a trust row names whom it notices or trusts, not the society"
 
 
 def test_an_agents_deed_is_witnessed_by_those_who_notice_it_and_an_unnoticed_target_is_refused(crowd):

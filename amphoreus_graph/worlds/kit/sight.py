@@ -65,23 +65,25 @@ def in_order(state: KitState, names: Iterable[str]) -> list[str]:
 
 def noticed(state: KitState, agent: str, place: str | None, sight: int | None) -> list[str]:
     """The others at `place` whom the agent notices this round, in declaration order."""
-    present = state.present(place)
-    others = [n for n in present if n != agent]
-    if sight is None or len(others) <= sight:
-        return others
-    before, after = _split(sight)
-    return in_order(state, _place_ring(state, place or "").around(state, agent, before, after))
+    return _window(state, agent, place, sight, turned=False)
 
 
 def watchers(state: KitState, agent: str, place: str | None, sight: int | None) -> list[str]:
     """The others at `place` who notice the agent this round (who witness what it does there), in declaration
     order: B notices A when A is within B's window, so A's watchers are A's window turned round."""
+    return _window(state, agent, place, sight, turned=True)
+
+
+def _window(state: KitState, agent: str, place: str | None, sight: int | None, *, turned: bool) -> list[str]:
     present = state.present(place)
-    others = [n for n in present if n != agent]
-    if sight is None or len(others) <= sight:
-        return others
+    if sight is None or len(present) <= sight + 1:  # everyone else there fits
+        others = [n for n in present if n != agent]
+        if sight is None or len(others) <= sight:
+            return others
     before, after = _split(sight)
-    return in_order(state, _place_ring(state, place or "").around(state, agent, after, before))
+    if turned:
+        before, after = after, before
+    return in_order(state, _place_ring(state, place or "").around(state, agent, before, after))
 
 
 def in_view(state: KitState, agent: str, place: str | None, sight: int | None) -> list[str]:

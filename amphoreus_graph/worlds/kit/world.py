@@ -213,8 +213,20 @@ class KitWorld:
             observations=self._observations(world, agent),
             options=options,
             pressures=self._pressures(world, agent, options),
-            trust=world.trust_row(agent),
+            trust=self._trust(world, agent),
         )
+
+    def _trust(self, world: KitState, agent: str) -> dict[str, float]:
+        """The agent's trust in each other agent; in a world that bounds sight, in those it notices and those it
+        holds a trust in (not a row as long as the society: it is in every sample, and read as whom the agent knows)."""
+        if self.spec.sight is None:
+            return world.trust_row(agent)
+        row = world.trust.get(agent, {})
+        known = [o for o in row if o != agent and o in world.agents]
+        return {
+            o: row.get(o, 0.0)
+            for o in in_order(world, [*noticed(world, agent, world.agents[agent].at, self.spec.sight), *known])
+        }
 
     def _aim(self, world: KitState, agent: str) -> tuple[str, str | None]:
         """The agent's aim in words, and the option target that pursues it now: the objective itself where the
