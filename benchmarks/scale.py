@@ -323,6 +323,9 @@ def table(report: dict[str, Any]) -> str:
                 continue
             lines.append(size_line(row, base))
             profile = row["profile"] or row["setup"]["profile"]  # a run stopped before its first round: its setup
+            if threads := profile.get("cpu_s_by_thread_name"):
+                named = ", ".join(f"{name} {cpu:g}" for name, cpu in threads.items())
+                lines.append(f"        CPU s by thread: {named}")
             lines.extend(f"        {share:>5.1f}%  {where}" for where, share in profile["cumulative"][:6])
     if cycles := report.get("cycles"):
         by_cycle = cycles["round_wall_s_by_cycle"]
@@ -352,6 +355,12 @@ def size_line(row: dict[str, Any], base: dict[str, Any]) -> str:
         f" (one checkpoint: largest {(row['largest_checkpoint_bytes'] or 0) / mb:.2f} MB);"
         f" memory store {row['memory_store_bytes'] / mb:.1f} MB; peak RSS {row['peak_rss_bytes'] / mb:.0f} MB"
     )
+
+
+def cycles_for(limits: Limits) -> int:
+    """Cycles a size's measurement may run: one, or as many as the rounds it is to run, since a world may end a
+    cycle early (10,000 villagers finish the fair in its first round) and the next cycle's rounds count too."""
+    return max(1, limits.max_rounds)
 
 
 def limits_for(args: argparse.Namespace, size: int) -> Limits:
@@ -393,10 +402,12 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     report: dict[str, Any] = {"limits": {n: dataclasses.asdict(lim) for n, lim in limits.items()}}
     if not args.no_crowd:
-        report["agents"] = [in_a_fresh_process(n, 1, None, None, limits[n]) for n in args.agents]
+        report["agents"] = [in_a_fresh_process(n, cycles_for(limits[n]), None, None, limits[n]) for n in args.agents]
     if args.attention:
         sight = args.sight or None
-        report["attentive"] = [in_a_fresh_process(n, 1, args.attention, sight, limits[n]) for n in args.agents]
+        report["attentive"] = [
+            in_a_fresh_process(n, cycles_for(limits[n]), args.attention, sight, limits[n]) for n in args.agents
+        ]
     if args.cycles:
         report["cycles"] = in_a_fresh_process(args.agents[0], args.cycles, None, None, limits[args.agents[0]])
     report["environment"] = environment(PACKAGES, load_before)
