@@ -12,6 +12,7 @@ from memory_timing import median_ms, ms
 
 from amphoreus_graph.contracts.memory import MemoryEvent
 from amphoreus_graph.memory.chroma_index import HOLDER, open_collection
+from amphoreus_graph.memory.holder_tails import with_tail
 from amphoreus_graph.memory.naming import agent_collection
 from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
 from amphoreus_graph.memory.remembrance import Remembrance
@@ -122,7 +123,7 @@ def probe_recall_calls(
     agent = agents[0]
     own = chroma_index(memory)._collection(agent)
     mine: Any = {HOLDER: agent}
-    vectors = embedder.encode([q for _, q in queries[:40]]).tolist()
+    vectors = [with_tail(v, agent) for v in embedder.encode([q for _, q in queries[:40]])]  # as ChromaIndex asks
     got = own.query(query_embeddings=vectors[:1], n_results=fetch, where=mine, include=[])
     ids = got["ids"][0]
     metas = own.get(ids=ids[:3], include=["metadatas"])["metadatas"]

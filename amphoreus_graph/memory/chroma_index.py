@@ -199,9 +199,8 @@ class ChromaIndex:
         is copied again: the writes are idempotent, and the old collection goes only once they are done)."""
         assert self._rows is not None
         name = agent_collection(self.society, owner)
-        try:
-            old = self.client.get_collection(name, embedding_function=None)
-        except (NotFoundError, ValueError):
+        old = self._existing(name)
+        if old is None:
             return
         got = old.get(include=["documents", "metadatas", "embeddings"])
         metadatas = cast(list[dict[str, str]], got["metadatas"] or [])
@@ -215,9 +214,8 @@ class ChromaIndex:
         delete it (interrupted, it is copied again: the writes are idempotent, and it goes only once they are done)."""
         assert self._rows is not None
         name = internal_collection(self.society, UNTAILED_ROWS)
-        try:
-            old = self.client.get_collection(name, embedding_function=None)
-        except (NotFoundError, ValueError):
+        old = self._existing(name)
+        if old is None:
             return
         for start in range(0, old.count(), self._max_batch):
             got = old.get(include=["documents", "metadatas", "embeddings"], limit=self._max_batch, offset=start)
@@ -230,6 +228,13 @@ class ChromaIndex:
                 embeddings=[with_tail(v, m[HOLDER]) for v, m in zip(vectors, metadatas, strict=True)],  # type: ignore[arg-type]
             )
         self.client.delete_collection(name)
+
+    def _existing(self, name: str) -> Collection | None:
+        """A collection of an older layout, if the store still has it."""
+        try:
+            return self.client.get_collection(name, embedding_function=None)
+        except (NotFoundError, ValueError):
+            return None
 
     def _ticks(self) -> Collection:
         if self._access is None:

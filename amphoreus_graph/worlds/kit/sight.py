@@ -7,7 +7,8 @@ round's ring of the place, an order drawn afresh each round from a hash of (cycl
 the rounds an agent meets different people, no name is favoured by where it sorts, and a replayed round draws the
 same. The N//2 before it on the ring and the N - N//2 after it are noticed; so the agents who notice a given agent
 (the witnesses of its deeds) are as many and as cheap to find. Places with at most N others are seen whole, exactly as
-without the bound. Everything here is worked out once per sealed state (`KitState.derived`): O(N) per agent.
+without the bound. The rings are sorted once per sealed state (`KitState.derived`); each agent's window then costs
+in proportion to N, not to the crowd around it.
 """
 
 from __future__ import annotations
