@@ -205,28 +205,27 @@ class KitWorld:
         aim, aim_target = self._aim(world, agent)
         if aim_target is not None and not any(aim_target in o.targets for o in options):
             aim_target = None
+        nearby = noticed(world, agent, me.at or "", self.spec.sight)  # whom it sees by name, trusts or not
         return Perception(
             location=me.at,
             aim=aim,
             aim_target=aim_target,
             status=self._status(world, agent),
-            observations=self._observations(world, agent),
+            observations=self._observations(world, agent, nearby),
             options=options,
             pressures=self._pressures(world, agent, options),
-            trust=self._trust(world, agent),
+            trust=self._trust(world, agent, nearby),
         )
 
-    def _trust(self, world: KitState, agent: str) -> dict[str, float]:
-        """The agent's trust in each other agent; in a world that bounds sight, in those it notices and those it
-        holds a trust in (not a row as long as the society: it is in every sample, and read as whom the agent knows)."""
+    def _trust(self, world: KitState, agent: str, nearby: list[str]) -> dict[str, float]:
+        """The agent's trust in each other agent; in a world that bounds sight, in those it notices (`nearby`) and
+        those it holds a trust in (not a row as long as the society: it is in every sample, and read as whom the agent
+        knows)."""
         if self.spec.sight is None:
             return world.trust_row(agent)
         row = world.trust.get(agent, {})
         known = [o for o in row if o != agent and o in world.agents]
-        return {
-            o: row.get(o, 0.0)
-            for o in in_order(world, [*noticed(world, agent, world.agents[agent].at, self.spec.sight), *known])
-        }
+        return {o: row.get(o, 0.0) for o in in_order(world, [*nearby, *known])}
 
     def _aim(self, world: KitState, agent: str) -> tuple[str, str | None]:
         """The agent's aim in words, and the option target that pursues it now: the objective itself where the
@@ -283,12 +282,12 @@ class KitWorld:
             status[self.labels.score] = num(me.tally)
         return status
 
-    def _observations(self, world: KitState, agent: str) -> list[str]:
+    def _observations(self, world: KitState, agent: str, nearby: list[str]) -> list[str]:
+        """What the agent observes, naming the others it notices where it stands (`nearby`)."""
         me = world.agents[agent]
         here = me.at or ""
-        sight = self.spec.sight
-        nearby = noticed(world, agent, here, sight)
-        unseen = len(world.present(here)) - len(nearby) - (agent in world.present(here))
+        standing_here = me.at is not None and not me.fallen  # among those present at `here`
+        unseen = len(world.present(here)) - len(nearby) - standing_here
         private = here in self.rules.location and self.rules.location[here].private
         named = ", ".join(nearby) + (f" and {unseen} other{'s' * (unseen != 1)}" if unseen else "")
         seen = [] if private else [f"Present at {here}: {named if nearby else 'nobody else'}."]
