@@ -1,8 +1,9 @@
-"""What the benchmark scripts share: the environment they ran in, timing a call, and how they hand their report
-over."""
+"""What the benchmark scripts share: the environment they ran in, timing a call, their common options, and how they
+hand their report over."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -45,6 +46,20 @@ def cpu_pressure() -> str | None:
         return Path("/proc/pressure/cpu").read_text().splitlines()[0]
     except OSError:
         return None
+
+
+def results_options(parser: argparse.ArgumentParser, default: Path) -> None:
+    """`--results PATH` (where the JSON goes, `default` unless given) and `--no-save`, as every script takes them."""
+    parser.add_argument("--results", type=Path, default=default, help="where the JSON is written")
+    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+
+
+def whole_numbers(text: str) -> list[int]:
+    """An option's comma-separated whole numbers ("1,2,4"), sorted, each once (an argparse `type`)."""
+    try:
+        return sorted({int(n) for n in text.split(",")})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, e.g. 1,2,4; got {text!r}") from None
 
 
 def publish(report: dict[str, Any], text: str, *, path: Path, save: bool, as_json: bool) -> None:

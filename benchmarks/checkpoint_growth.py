@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.bench_common import environment, publish, results_options  # noqa: E402
 from benchmarks.scale import cloned_scenario  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "checkpoint_growth.json"
@@ -98,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=4, help="rounds of the one cycle run (at least 3)")
     parser.add_argument("--attention", type=int, default=3, help="memory.attention (0: every witness notices all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     if args.rounds < 3:
         parser.error("--rounds: expected at least 3 (growth is taken between the first round and the last)")

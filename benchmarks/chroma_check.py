@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 
 from amphoreus_graph.memory.chroma_check import check_store  # noqa: E402
 from amphoreus_graph.memory.chroma_index import ROW_NEIGHBORS, open_chroma, open_collection  # noqa: E402
-from benchmarks.bench_common import environment, median_ms, publish  # noqa: E402
+from benchmarks.bench_common import environment, median_ms, publish, results_options  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "chroma_check.json"
 PACKAGES = ("chromadb", "numpy")
@@ -99,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", type=Path, help="measure this embedded store instead of building one")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="amphoreus-chroma-check-") as folder:

@@ -27,7 +27,7 @@ from chromadb.api.collection_configuration import CreateCollectionConfiguration,
 from chromadb.config import Settings  # noqa: E402
 
 from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD  # noqa: E402
-from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.bench_common import environment, publish, results_options  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "chroma_writes.json"
 PACKAGES = ("chromadb",)
@@ -82,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=600)
     parser.add_argument("--thresholds", type=int, nargs="+", default=[0, 100, SYNC_THRESHOLD], help="0: default")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     rows = [write_rounds(args.collections, args.rounds, t or None) for t in args.thresholds]

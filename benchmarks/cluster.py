@@ -29,7 +29,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench_common import environment, publish
+from bench_common import environment, publish, results_options, whole_numbers
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.contracts.events import SocietyUpdate
@@ -155,19 +155,14 @@ def table(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    parser.add_argument("--nodes", default="1,2,4", help="comma-separated worker node counts")
+    parser.add_argument("--nodes", type=whole_numbers, default="1,2,4", help="comma-separated worker node counts")
     parser.add_argument("--cpus-per-node", type=int, default=1)
     parser.add_argument("--societies", type=int, default=8)
     parser.add_argument("--scenario", default="amphoreus")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
-    try:
-        args.nodes = sorted({int(n) for n in args.nodes.split(",")})
-    except ValueError:
-        parser.error("--nodes: expected comma-separated whole numbers, e.g. 1,2,4")
     if min(args.nodes) < 1 or min(args.cpus_per_node, args.societies, args.rounds) < 1:
         parser.error("--nodes, --cpus-per-node, --societies and --rounds must be at least 1")
     try:

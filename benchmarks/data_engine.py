@@ -36,7 +36,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench_common import environment, publish
+from bench_common import environment, publish, results_options, whole_numbers
 
 from amphoreus_graph.catalogs.scenario import scenario_of
 from amphoreus_graph.models.embedder import default_embedder
@@ -257,15 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cycles", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=12, help="rounds per cycle (0: the scenario's)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--societies", default="1,8", help="comma-separated society counts to measure")
+    parser.add_argument(
+        "--societies", type=whole_numbers, default="1,8", help="comma-separated society counts to measure"
+    )
     parser.add_argument("--repeats", type=int, default=1, help="timed runs per count (median reported)")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
-    try:
-        args.societies = sorted({int(n) for n in args.societies.split(",")})
-    except ValueError:
-        parser.error("--societies: expected comma-separated whole numbers, e.g. 1,8")
     if min(args.societies) < 1 or args.repeats < 1 or args.cycles < 1 or args.rounds < 0:
         parser.error("--societies, --repeats and --cycles must be at least 1, --rounds at least 0")
     report = asyncio.run(benchmark(args))

@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 from amphoreus_graph.models import onnx_encoder  # noqa: E402
 from amphoreus_graph.models.embedder import Embedder  # noqa: E402
 from amphoreus_graph.models.onnx_encoder import INT8_VERDICT, Encoder, Int8Recipe, OnnxEncoder  # noqa: E402
-from benchmarks.bench_common import environment, median_ms, publish  # noqa: E402
+from benchmarks.bench_common import environment, median_ms, publish, results_options  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "embedder.json"
 PACKAGES = ("onnxruntime", "onnx", "transformers", "sentence-transformers")
@@ -212,8 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", action="store_true", help="also measure the quantisation recipes tried")
     parser.add_argument("--quick", action="store_true", help="a smoke run (seconds): fewer rounds and repeats")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.repeats = 2, 2

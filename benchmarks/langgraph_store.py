@@ -33,7 +33,7 @@ from langgraph.store.base import BaseStore, PutOp  # noqa: E402
 from langgraph.store.memory import InMemoryStore  # noqa: E402
 
 from amphoreus_graph.memory.langgraph_store import ChromaStore  # noqa: E402
-from benchmarks.bench_common import environment, median_ms, publish  # noqa: E402
+from benchmarks.bench_common import environment, median_ms, publish, results_options  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "langgraph_store.json"
 PACKAGES = ("chromadb", "langgraph", "langgraph-checkpoint")
@@ -128,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=100, help="namespaces the items are spread over")
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     report: dict[str, Any] = {"items": args.items, "users": args.users, "repeat": args.repeat}

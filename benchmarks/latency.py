@@ -53,7 +53,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
 from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.types import Send  # noqa: E402
 
-from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.bench_common import environment, publish, results_options  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
 PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb", "onnxruntime")
@@ -260,8 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)  # one measurement, in this process
     parser.add_argument("--latency", type=float, default=0.5, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     if args.variant:
         print(json.dumps(measure(args.variant, args.latency, args.rounds)))

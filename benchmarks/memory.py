@@ -57,7 +57,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench_common import publish
+from bench_common import publish, results_options
 from memory_build import pool_texts
 from memory_recall import bench_recall_size
 from memory_report import Measured, report, table
@@ -125,8 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=3, help="write repeats (median reported)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--tmp-dir", default=None, help="where the temp stores go (default: the system temp dir)")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     return parser
 
 

@@ -56,7 +56,7 @@ from amphoreus_graph.models.fake import ScriptedChatModel  # noqa: E402
 from amphoreus_graph.models.gateway import ChatCaller, Role  # noqa: E402
 from amphoreus_graph.models.limits import forget_limiters, limiter_stats  # noqa: E402
 from amphoreus_graph.models.transport import Transport  # noqa: E402
-from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.bench_common import environment, publish, results_options  # noqa: E402
 from tests.openai_server import InFlight, OpenAIServer, mean_in_flight  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "models.json"
@@ -390,8 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="crowd: rounds played (the first is left out)")
     parser.add_argument("--sight", type=int, default=0, help="crowd: the world's sight (0: unbounded)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     report = benchmark(args)
     publish(report, table(report), path=args.results, save=not args.no_save, as_json=args.json)

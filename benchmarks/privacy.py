@@ -37,7 +37,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the case generator lives beside the tests
 
-from bench_common import environment, publish
+from bench_common import environment, publish, results_options
 from chromadb.api import ClientAPI
 
 from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma
@@ -129,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default="embedded,server", help="comma-separated: embedded, server")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     kinds = [k.strip() for k in args.backends.split(",") if k.strip()]
     if not kinds or any(k not in ("embedded", "server") for k in kinds) or args.cases < 1:

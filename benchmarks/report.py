@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import publish, versions
+from bench_common import publish, results_options, versions
 
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.report import load_run, write_report
@@ -87,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cycles", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--opens", type=int, default=5, help="fresh tabs to time")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     result = benchmark(args)
     opened = "no Chromium here" if result["open_ms_median"] is None else f"{result['open_ms_median']} ms median"

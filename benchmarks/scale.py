@@ -53,7 +53,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from amphoreus_graph.layout import RunDir  # noqa: E402
-from benchmarks.bench_common import environment, publish  # noqa: E402
+from benchmarks.bench_common import environment, publish, results_options  # noqa: E402
 from benchmarks.sampler import Sampler, folder_bytes, peak_rss_bytes, rss_bytes  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
@@ -389,8 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-ms", type=float, default=10, help="the profiler's sampling interval")
     parser.add_argument("--one", type=int, nargs=4, help=argparse.SUPPRESS)  # agents, cycles, attention, sight
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     for given in (args.cap, args.max_rounds):
         if len(given) not in (1, len(args.agents)):

@@ -44,7 +44,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench_common import environment, publish
+from bench_common import environment, publish, results_options
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from amphoreus_graph.catalogs.scenario import scenario_of
@@ -500,8 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-concurrency", type=int, default=16)
     parser.add_argument("--profile", action="store_true", help="also cProfile one offline + real-memory run")
     parser.add_argument("--profile-top", type=int, default=30)
-    parser.add_argument("--results", type=Path, default=RESULTS, help="where the JSON is written")
-    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     if min(args.repeats, args.overhead_repeats, args.cycles) < 1 or args.rounds < 0:
         parser.error("--repeats, --overhead-repeats and --cycles must be at least 1, --rounds at least 0")
