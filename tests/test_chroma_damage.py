@@ -1,6 +1,7 @@
-"""A damaged embedded Chroma store: found by the project before Chroma opens it (one `error:` line, exit 2, nothing
-changed), never a traceback or a segmentation fault inside Chroma; `--fresh-memory` rebuilds from the run's
-history what it can, and refuses before discarding anything what it cannot.
+"""A damaged embedded Chroma store: found by the project before Chroma opens it, never a traceback or a segmentation
+fault inside Chroma. A vector index the store's write log holds whole is rebuilt from it, exactly; other damage (and
+an index whose log was purged) is one `error:` line, exit 2, nothing changed; `--fresh-memory` rebuilds from the
+run's history what it can, and refuses before discarding anything what it cannot.
 
 Every case runs the CLI in a subprocess, as a user would, so that a crash inside Chroma's native code shows as a
 negative exit status instead of taking the test run down."""
@@ -148,6 +149,19 @@ def _delete_segment(run: Path) -> None:
     shutil.rmtree(_rows_segment(run))
 
 
+def _cut_pickle(run: Path) -> None:
+    """The id map cut halfway, as `kill -9` leaves it in the middle of Chroma's write of it."""
+    path = _rows_segment(run) / "index_metadata.pickle"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _purge_log(run: Path) -> None:
+    """The store's write log emptied, as `chroma utils vacuum` or a store made before the log was kept leaves it:
+    a damaged index can then not be rebuilt from it."""
+    with sqlite3.connect(run / "memory" / "chroma.sqlite3") as db:
+        db.execute("DELETE FROM embeddings_queue")
+
+
 def _scramble_lengths(run: Path) -> None:
     segment = _rows_segment(run)
     elements = _header(segment)[0]
@@ -179,11 +193,10 @@ CASES = {
 FAST = {"sqlite-zeroed-page", "pickle-that-runs-code", "segment-deleted", "neighbours-random", "header-truncated"}
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in CASES]
-)
+@pytest.mark.parametrize("case", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in CASES])
 def test_a_damaged_store_is_one_line_and_nothing_changes(copy, case):
     damage, file, needle = CASES[case]
+    _purge_log(copy)
     damage(copy)
     before = _digests(copy.parent)
     code, output = _cli("simulate", "--resume", "run", "--quiet", cwd=copy.parent)
@@ -192,10 +205,50 @@ def test_a_damaged_store_is_one_line_and_nothing_changes(copy, case):
     assert not (copy.parent / "pickle-ran-code").exists()
 
 
+def _rows(run: Path) -> list[tuple[str, str, dict, bytes]]:
+    """Every row of the society's rows collection, vector bytes and all, read through Chroma."""
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(run / "memory"), settings=Settings(anonymized_telemetry=False))
+    (name,) = [c.name for c in client.list_collections() if c.name.endswith(".int.tailedrows")]
+    got = client.get_collection(name).get(include=["documents", "metadatas", "embeddings"])
+    rows = zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"], strict=True)
+    return sorted((i, d, dict(m), bytes(memoryview(e.astype("<f4")))) for i, d, m, e in rows)
+
+
+REBUILT = {
+    "pickle-cut": (_cut_pickle, "index_metadata.pickle"),
+    "segment-deleted": (_delete_segment, "memory/"),
+    "header-truncated": CASES["header-truncated"][:2],
+    "neighbours-random": CASES["neighbours-random"][:2],
+}
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(name, marks=() if name == "pickle-cut" else pytest.mark.slow) for name in REBUILT]
+)
+def test_an_index_cut_mid_write_is_rebuilt_exactly_from_the_write_log(finished, copy, tmp_path, case):
+    """What `kill -9` in the middle of Chroma's persist leaves (a cut id map, cut or scrambled index files, a lost
+    folder): the store's write log holds every write, so the index is rebuilt from it, said in one warning; the
+    run resumes, and every row reads back as it was, vector bytes and all."""
+    reference = Path(shutil.copytree(finished, tmp_path / "reference" / "run"))
+    damage, file = REBUILT[case]
+    damage(copy)
+    for command in (
+        ("memory", "inspect", "run", "--agent", "Cyrene", "--query", "flame"),
+        ("simulate", "--resume", "run"),
+    ):
+        code, output = _cli(*command, cwd=copy.parent)  # inspect reads a copy of the store; the resume repairs it
+        assert code == 0 and file in output and "rebuilt from the store's write log" in output, output[-3000:]
+    assert _rows(copy) == _rows(reference)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["neighbours-random", "header-truncated", "pickle-that-runs-code", "labels-random"])
 def test_memory_inspect_on_a_damaged_store_is_one_line(copy, case):
     damage, file, needle = CASES[case]
+    _purge_log(copy)
     damage(copy)
     before = _digests(copy.parent)
     code, output = _cli("memory", "inspect", "run", "--agent", "Cyrene", "--query", "the flame", cwd=copy.parent)
@@ -203,11 +256,10 @@ def test_memory_inspect_on_a_damaged_store_is_one_line(copy, case):
     assert _digests(copy.parent) == before
 
 
-@pytest.mark.parametrize(
-    "case", ["neighbours-random", pytest.param("sqlite-zeroed-page", marks=pytest.mark.slow)]
-)
+@pytest.mark.parametrize("case", ["neighbours-random", pytest.param("sqlite-zeroed-page", marks=pytest.mark.slow)])
 def test_fresh_memory_sets_a_damaged_store_aside_and_rebuilds_it_as_the_run_was(finished, copy, case):
     damage, file, _ = CASES[case]
+    _purge_log(copy)
     damage(copy)
     damaged = _digests(copy / "memory")
     code, output = _cli("simulate", "--resume", "run", "--fresh-memory", "--quiet", cwd=copy.parent)
@@ -240,6 +292,7 @@ def _scramble_database(run: Path) -> None:
 )
 def test_fresh_memory_refuses_a_store_it_cannot_set_aside_before_discarding_anything(copy, prepare, damage, needle):
     prepare(copy)
+    _purge_log(copy)
     damage(copy)
     before = _digests(copy.parent)
     code, output = _cli("simulate", "--resume", "run", "--fresh-memory", "--quiet", cwd=copy.parent)

@@ -4,7 +4,8 @@ traceback from Chroma's Rust or a segmentation fault inside hnswlib.
 Checked, read-only: `chroma.sqlite3` with SQLite's `quick_check` (every page and record of every b-tree; the
 cheaper half of `integrity_check`, which would also compare each index with its table); that each HNSW segment
 the database names and says it wrote has its directory and files; and each segment's files as hnsw_files.py
-says. A store with no database yet is new: nothing to check.
+says. A store with no database yet is new: nothing to check. A damaged index the store's write log can rebuild
+exactly is dropped for Chroma to rebuild (log_rebuild.py), and said.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from urllib.parse import quote
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.hnsw_files import SegmentDamaged, check_segment
+from amphoreus_graph.memory.log_rebuild import DATABASE, drop_index, unlogged_records
 
-DATABASE = "chroma.sqlite3"
 _PERSISTED = "urn:chroma:segment/vector/hnsw-local-persisted"
 _SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _SEGMENTS = """
@@ -53,9 +54,11 @@ class _Segment:
     has_writes: bool
 
 
-def check_store(directory: Path) -> None:
+def check_store(directory: Path) -> list[str]:
     """Raise StoreDamaged for the first problem found in the store in `directory` (hold its lock: a store
-    being written changes under the check)."""
+    being written changes under the check). A damaged vector index whose collection the write log holds whole is
+    dropped, for Chroma to rebuild from the log (log_rebuild.py): one line per index saying so is returned."""
+    rebuilt = []
     for segment in _segments(directory):
         try:
             check_segment(
@@ -65,10 +68,27 @@ def check_store(directory: Path) -> None:
                 has_writes=segment.has_writes,
             )
         except SegmentDamaged as exc:
-            raise StoreDamaged(directory, exc.path, exc.problem) from None
+            rebuilt.append(_rebuild(directory, exc.path, exc.problem, segment.id))
         except OSError as exc:
             where = Path(exc.filename) if exc.filename else directory / segment.id
-            raise StoreDamaged(directory, where, f"cannot read it ({exc.strerror or exc})") from None
+            rebuilt.append(_rebuild(directory, where, f"cannot read it ({exc.strerror or exc})", segment.id))
+    return rebuilt
+
+
+def _rebuild(directory: Path, path: Path, problem: str, segment_id: str) -> str:
+    try:
+        unlogged = unlogged_records(directory, segment_id)
+    except sqlite3.Error as exc:
+        raise StoreDamaged(directory, path, f"{problem}, and its write log cannot be read ({exc})") from None
+    if unlogged:
+        raise StoreDamaged(
+            directory, path, f"{problem}; the store's write log lacks {unlogged} of its records' vectors to rebuild it"
+        )
+    drop_index(directory, segment_id)
+    return (
+        f"{path}: {problem} (a write cut short); the collection's vector index is rebuilt from the store's write "
+        "log, which holds every record's vector"
+    )
 
 
 def collection_names(directory: Path) -> list[str]:

@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import functools
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -36,9 +37,11 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.chroma_check import check_store
 from amphoreus_graph.memory.holder_tails import with_tail, without_tails
 from amphoreus_graph.memory.index import RowChanges, Rows, nearest
+from amphoreus_graph.memory.log_rebuild import keep_whole_log
 from amphoreus_graph.memory.naming import agent_collection, internal_collection, name_digest
 from amphoreus_graph.memory.store_faults import store_faults
 
+_log = logging.getLogger(__name__)
 _CLAIM_KEY = "amphoreus_owner"  # the claim collection's metadata key
 HOLDER = "amphoreus_holder"  # a row's metadata key: the agent whose index the row is in
 _OWNER_HEX = 64  # a row key's leading hex digits: the holder's SHA-256
@@ -107,8 +110,9 @@ class StoreLock:
 
 
 def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tuple[ClientAPI, StoreLock | None]:
-    """A Chroma client: a server (`url`), an embedded persistent store (locked, and its files checked before
-    Chroma reads them: chroma_check.py), or an in-memory one."""
+    """A Chroma client: a server (`url`), an embedded persistent store (locked, its files checked before Chroma
+    reads them: chroma_check.py, and its write log kept whole, for a damaged index to be rebuilt from:
+    log_rebuild.py), or an in-memory one."""
     if url is not None:
         parsed = urlparse(url)
         if not parsed.hostname:
@@ -121,10 +125,13 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
         return chromadb.EphemeralClient(settings=_settings()), None
     lock = StoreLock(persist_dir)
     try:
-        check_store(persist_dir)  # under the lock: no one writes while it is read
+        for line in check_store(persist_dir):  # under the lock: no one writes while it is read
+            _log.warning(line)
         # by its absolute path: chromadb keeps one client state per path string, and `memory` opened from two
         # working directories would otherwise reach the first one's store
-        return chromadb.PersistentClient(path=os.path.abspath(persist_dir), settings=_settings()), lock
+        client = chromadb.PersistentClient(path=os.path.abspath(persist_dir), settings=_settings())
+        keep_whole_log(persist_dir)
+        return client, lock
     except BaseException:
         lock.release()
         raise

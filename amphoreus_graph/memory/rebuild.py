@@ -1,9 +1,10 @@
-"""`--fresh-memory`'s first step, taken before a run discards anything: a store it can rebuild the society in.
+"""A run's first look at its embedded store, before it discards or opens anything.
 
-A store whose files pass the check (chroma_check.py) is left as it is: the run wipes the society's memories once
-it has opened it. A damaged one cannot be trusted to Chroma even to delete from, so it is moved aside whole, next
-to where it was, when it holds this society's memories only; one that holds other societies' too, or whose
-database cannot say whose it holds, is refused in one line and left as it was.
+A store whose files pass the check (chroma_check.py), or whose damaged indexes its write log rebuilds, is left to
+the run (with `--fresh-memory`, which wipes the society's memories once it has opened it). Other damage is one
+line; with `--fresh-memory`, a damaged store cannot be trusted to Chroma even to delete from, so it is moved aside
+whole, next to where it was, when it holds this society's memories only; one that holds other societies' too, or
+whose database cannot say whose it holds, is refused in one line and left as it was.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from amphoreus_graph.memory.chroma_index import StoreLock
 from amphoreus_graph.memory.naming import society_prefix
 
 
-def set_aside_if_damaged(directory: Path, society: str) -> str | None:
-    """Check the store in `directory` under its lock; a damaged one holding only `society`'s collections is
-    renamed to `<name>.damaged` (`-2`, `-3`… if taken), and a line saying so returned."""
+def check_or_set_aside(directory: Path, society: str, *, set_aside: bool) -> list[str]:
+    """Check the store in `directory` under its lock: indexes its write log rebuilds are dropped for Chroma to
+    rebuild (chroma_check.py). Other damage is StoreDamaged, unless `set_aside` (`--fresh-memory`): then a store
+    holding only `society`'s collections is renamed to `<name>.damaged` (`-2`, `-3`… if taken). Returns the lines
+    saying what was done."""
     if not directory.is_dir():
-        return None
+        return []
     try:
         lock = StoreLock(directory)
     except OSError as exc:
@@ -29,14 +32,15 @@ def set_aside_if_damaged(directory: Path, society: str) -> str | None:
         ) from None
     try:
         try:
-            check_store(directory)
+            return check_store(directory)
         except StoreDamaged as damage:
+            if not set_aside:
+                raise
             aside = _move_aside(directory, society, damage)
-            return (
+            return [
                 f"{damage.path}: {damage.problem}; the damaged store was moved to {aside}, and the run rebuilds "
                 "its memories from its beginning"
-            )
-        return None
+            ]
     finally:
         lock.release()
 

@@ -475,6 +475,28 @@ class Remembrance:
         return kept
 
     @_serialised
+    def carried_into(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int] | None:
+        """What each agent kept, if the store already holds the reset into `next_cycle` (`carry_over` done and
+        written, then a kill before the run's checkpoint said so): no public news left, and every private record of
+        an agent whose retention chooses carried into `next_cycle` (one that keeps all, or none, is as its reset
+        leaves it by then). None where the reset is not done: a store before it still holds the cycle's news or
+        records not yet carried."""
+        kept: dict[str, int] = {}
+        for agent in self.agents:
+            held = self._records_of(agent)
+            records = held.private()
+            mode = retention.get(agent, Retention(mode=RetentionMode.ALL)).mode
+            if (
+                any(r.kind is not MemoryKind.SEED for r in held.public_records())
+                or (mode is RetentionMode.NONE and records)
+                or (mode is RetentionMode.ECHOES and any(r.carried_to != next_cycle for r in records))
+            ):
+                return None
+            if agent in retention:
+                kept[agent] = len(records)
+        return kept
+
+    @_serialised
     def dump(self) -> dict[str, Any]:
         """Every record: each agent's own (by agent) and the public ones, sorted by id; for tests and inspection.
         Public records sit apart from the agents' because an agent may be named like the public owner."""

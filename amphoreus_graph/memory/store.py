@@ -23,7 +23,7 @@ from amphoreus_graph.memory.chroma_index import ChromaIndex, StoreLock, open_chr
 from amphoreus_graph.memory.importance import ImportanceRater
 from amphoreus_graph.memory.index import MemoryBackend, RecordIndex
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
-from amphoreus_graph.memory.rebuild import set_aside_if_damaged
+from amphoreus_graph.memory.rebuild import check_or_set_aside
 from amphoreus_graph.memory.reflection import Reflector
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.models.embedder import DEFAULT_MODEL, default_embedder
@@ -137,18 +137,19 @@ def open_index(spec: MemorySpec, society: str, *, shared: bool = False) -> Recor
         raise
 
 
-def ready_to_rebuild(spec: MemoryBackend, society: str) -> str | None:
-    """Before `--fresh-memory` discards a run's checkpoint: the store it will rebuild the society's memories in
-    can be opened (a server answers; an embedded directory is free and undamaged, or damaged and moved aside:
-    rebuild.py, whose line saying so is returned). A store that cannot is one line, and nothing is discarded.
-    Another package's backend is checked when the run opens it."""
+def ready_to_open(spec: MemoryBackend, society: str, *, fresh_memory: bool) -> list[str]:
+    """Before a run opens its store (and before `--fresh-memory` discards its checkpoint): an embedded directory
+    is free and undamaged, or has its damaged indexes rebuilt from its write log, or (`fresh_memory`) is damaged
+    and moved aside (rebuild.py); the lines saying what was done are returned. With `fresh_memory` a server must
+    answer. A store that cannot be used is one line, and nothing is discarded. Another package's backend is checked
+    when the run opens it."""
     if not isinstance(spec, MemorySpec):
-        return None
+        return []
     if spec.directory is not None:
-        return set_aside_if_damaged(spec.directory, society)
-    if spec.url is not None:
+        return check_or_set_aside(spec.directory, society, set_aside=fresh_memory)
+    if spec.url is not None and fresh_memory:
         _open_client(spec)
-    return None
+    return []
 
 
 def _open_client(spec: MemorySpec) -> tuple[ClientAPI, StoreLock | None]:

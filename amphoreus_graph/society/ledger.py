@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from amphoreus_graph.contracts.memory_seam import Memory
+from amphoreus_graph.contracts.memory_seam import Memory, Retention
 from amphoreus_graph.memory.tally import Tally
 
 FILING_NODES = frozenset({"remember", "file_behind", "end_cycle"})  # the steps that write the memory store
@@ -31,6 +31,21 @@ def expect_tally(memory: Memory, state: Mapping[str, Any]) -> None:
     expected = state.get("memory_tally")
     if expected and (expect := getattr(memory, "expect", None)) is not None:
         expect(Tally.of_json(expected))
+
+
+def carried_before(
+    memory: Memory, state: Mapping[str, Any], retention: Mapping[str, Retention], next_cycle: int
+) -> dict[str, int] | None:
+    """A world reset written before a kill that lost the step's checkpoint: what each agent kept, when the store
+    no longer holds what the checkpoint says and holds the reset into `next_cycle` done (`carried_into`). Else
+    None: the reset is filed now, checked as every filing is (filing the echo again and forgetting it again is
+    no way to tell, since retention decays what it keeps)."""
+    expected = state.get("memory_tally")
+    tally, carried_into = getattr(memory, "tally", None), getattr(memory, "carried_into", None)
+    if not expected or tally is None or carried_into is None or tally() == Tally.of_json(expected):
+        return None
+    kept: dict[str, int] | None = carried_into(dict(retention), next_cycle)
+    return kept
 
 
 def tally_update(memory: Memory) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from amphoreus_graph.errors import AmphoreusError, RunStopped
 from amphoreus_graph.memory.ownership import StoreOwner
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.seeds import load_seeds, seeds_folder
-from amphoreus_graph.memory.store import MemorySpec, check_memory, ready_to_rebuild
+from amphoreus_graph.memory.store import MemorySpec, check_memory, ready_to_open
 from amphoreus_graph.memory.tally import Tally
 from amphoreus_graph.models.cache import ResponseCache
 from amphoreus_graph.models.call_log import CallLog
@@ -100,7 +100,7 @@ class Simulation:
         self._memory = memory
         self._store = store
         self.fresh_memory = fresh_memory
-        self._set_aside: str | None = None  # a damaged store --fresh-memory moved aside, said as the run starts
+        self._repairs: list[str] = []  # what the store's check rebuilt or moved aside, said as the run starts
         self._summary: RunSummary | None = None
         self._cache = cache if cache is not None else config.response_cache()
         self._calls = calls or CallLog(config.files.calls)  # every request sent, whatever a kill loses of the state
@@ -157,8 +157,8 @@ class Simulation:
         lock = await asyncio.to_thread(claim_run_dir, self.config.out, resume=resume)
         try:
             await asyncio.to_thread(self._prepare, resume)
-            if self._set_aside is not None:
-                yield Repaired(message=self._set_aside)
+            for line in self._repairs:
+                yield Repaired(message=line)
             cfg = self.config = self._identified(resume)
             started = time.perf_counter()
             thread: RunnableConfig = {"configurable": {"thread_id": cfg.run_id}, "recursion_limit": 1_000_000}
@@ -278,8 +278,8 @@ class Simulation:
         """With the run directory claimed: check it holds no run (a new one) or its run (a resume), and that the
         response cache opens (unusable: one line now)."""
         cfg = self.config
-        if self.fresh_memory:  # before the checkpoint is discarded: a store that cannot be rebuilt refuses here
-            self._set_aside = ready_to_rebuild(cfg.memory_store(), cfg.run_id)
+        if self._memory is None:  # before the checkpoint is discarded: a store that cannot be rebuilt refuses here
+            self._repairs = ready_to_open(cfg.memory_store(), cfg.run_id, fresh_memory=self.fresh_memory)
         prepare_run_dir(cfg.out, resume=resume, restart=self.fresh_memory)
         self._calls.read()  # what earlier processes of the run sent (a damaged log: one line)
         if self._cache is not None and (self._cache.users or self._cache.path.exists()):
