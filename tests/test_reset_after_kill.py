@@ -1,5 +1,6 @@
-"""A world reset written to the memory store, then a kill before the run's checkpoint said so: the resumed
-`end_cycle` finds the reset done and goes on from it; a store in any other state is still refused."""
+"""A world reset cut short by a kill (its rows partly written) or written whole before the run's checkpoint said
+so: the resumed `end_cycle` filing finds the reset's mark and does it again to its end, to the store an
+uninterrupted run leaves; a store in any other state is still refused."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import pytest
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.memory_seam import Retention, RetentionMode
 from amphoreus_graph.errors import AmphoreusError
+from amphoreus_graph.memory.index import RowChanges
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.remembrance import Remembrance
-from amphoreus_graph.society.ledger import carried_before, expect_tally, tally_update
+from amphoreus_graph.society.ledger import file_reset, tally_update
 
 AGENTS = ["Aglaea", "Mydei", "Castorice"]
 RETENTION = {
@@ -24,8 +26,26 @@ ECHO = MemoryEvent(
 )  # fmt: skip
 
 
-def _cycle(embedder, index: InMemoryIndex) -> Remembrance:
-    """A cycle's memories: private records of several importances, and public news."""
+class Killed(Exception):
+    """The process died here."""
+
+
+class CutIndex(InMemoryIndex):
+    """An index that dies in its `cut_at`-th write of rows from now, once that write's deletes are applied (Chroma
+    deletes, then upserts, each its own transaction)."""
+
+    cut_at = 0
+
+    def write(self, changes):
+        self.cut_at -= 1
+        if self.cut_at != 0:
+            return super().write(changes)
+        super().write([RowChanges(c.owner, deleted=c.deleted) for c in changes])
+        raise Killed
+
+
+def _cycle(embedder, index: InMemoryIndex) -> dict:
+    """A cycle's memories (private records of several importances, public news); the checkpoint's state."""
     memory = Remembrance(index, AGENTS, embedder)
     lived = [
         MemoryEvent(id=f"e{i}-{who}", text=f"Deed {i} of {who}.", witnesses=[who], cycle=1, round=i % 3 + 1,
@@ -34,34 +54,35 @@ def _cycle(embedder, index: InMemoryIndex) -> Remembrance:
     ]  # fmt: skip
     news = [MemoryEvent(id="n1", text="The Titans stir.", witnesses=[], cycle=1, round=2, public=True)]
     memory.remember([*lived, *news])
-    return memory
+    return tally_update(memory)
 
 
-def _end_cycle(memory: Remembrance, state: dict) -> tuple[dict[str, int], dict]:
-    """What recurrence.end_cycle files, as it files it."""
-    if (done := carried_before(memory, state, RETENTION, 2)) is not None:
-        return done, tally_update(memory)
-    expect_tally(memory, state)
-    memory.remember([ECHO])
-    return memory.carry_over(RETENTION, 2), tally_update(memory)
-
-
-def test_a_reset_written_before_a_kill_is_found_done_and_not_applied_again(embedder):
+def _uninterrupted(embedder) -> tuple[tuple, dict]:
     index = InMemoryIndex("run")
-    state = tally_update(_cycle(embedder, index))  # the checkpoint before end_cycle
-    kept, filed = _end_cycle(Remembrance(index, AGENTS, embedder), state)
-    written = Remembrance(index, AGENTS, embedder).dump()
-
-    resumed = Remembrance(index, AGENTS, embedder)  # the step runs again from the same checkpoint
-    assert _end_cycle(resumed, state) == (kept, filed)
-    assert Remembrance(index, AGENTS, embedder).dump() == written, "nothing decayed or forgotten twice"
-    assert kept == {"Aglaea": 3, "Mydei": 0, "Castorice": 7}
+    state = _cycle(embedder, index)
+    done = file_reset(Remembrance(index, AGENTS, embedder), state, ECHO, RETENTION, 2)
+    return done, Remembrance(index, AGENTS, embedder).dump()
 
 
-def test_a_store_neither_before_nor_after_the_reset_is_still_refused(embedder):
+@pytest.mark.parametrize("cut_at", [0, 1, 2], ids=["written-whole", "echo-cut", "reset-cut-mid-write"])
+def test_a_reset_killed_before_its_checkpoint_is_done_again_to_the_same_end(embedder, cut_at):
+    done, dump = _uninterrupted(embedder)
+    index = CutIndex("run")
+    state = _cycle(embedder, index)
+    index.cut_at = cut_at  # the echo's write is the first, the reset's the second
+    try:
+        file_reset(Remembrance(index, AGENTS, embedder), state, ECHO, RETENTION, 2)
+    except Killed:
+        assert cut_at and Remembrance(index, AGENTS, embedder).dump() != dump
+    assert file_reset(Remembrance(index, AGENTS, embedder), state, ECHO, RETENTION, 2) == done  # the resumed step
+    assert Remembrance(index, AGENTS, embedder).dump() == dump, "nothing decayed or forgotten twice"
+    assert done[0] == {"Aglaea": 3, "Mydei": 0, "Castorice": 7}
+
+
+def test_a_store_changed_since_the_checkpoint_is_still_refused_at_the_reset(embedder):
     index = InMemoryIndex("run")
-    memory = _cycle(embedder, index)
-    state = tally_update(memory)
+    state = _cycle(embedder, index)
+    memory = Remembrance(index, AGENTS, embedder)
     memory.remember([MemoryEvent(id="late", text="A stranger's deed.", witnesses=["Aglaea"], cycle=1, round=3)])
     with pytest.raises(AmphoreusError, match="the run's checkpoint says"):
-        _end_cycle(Remembrance(index, AGENTS, embedder), state)
+        file_reset(Remembrance(index, AGENTS, embedder), state, ECHO, RETENTION, 2)

@@ -454,7 +454,8 @@ class Remembrance:
             if rule.mode is RetentionMode.ALL:
                 keep = records
             else:
-                ranked = sorted(records, key=lambda r: (-r.importance, r.id))
+                # what this reset already carried (before a kill cut its write short) keeps its place
+                ranked = sorted(records, key=lambda r: (r.carried_to != next_cycle, -r.importance, r.id))
                 keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
             forgotten = sorted({r.id for r in records} - {r.id for r in keep})
             news = [r.id for r in held.public_records() if r.kind is not MemoryKind.SEED]
@@ -475,26 +476,15 @@ class Remembrance:
         return kept
 
     @_serialised
-    def carried_into(self, retention: dict[str, Retention], next_cycle: int) -> dict[str, int] | None:
-        """What each agent kept, if the store already holds the reset into `next_cycle` (`carry_over` done and
-        written, then a kill before the run's checkpoint said so): no public news left, and every private record of
-        an agent whose retention chooses carried into `next_cycle` (one that keeps all, or none, is as its reset
-        leaves it by then). None where the reset is not done: a store before it still holds the cycle's news or
-        records not yet carried."""
-        kept: dict[str, int] = {}
-        for agent in self.agents:
-            held = self._records_of(agent)
-            records = held.private()
-            mode = retention.get(agent, Retention(mode=RetentionMode.ALL)).mode
-            if (
-                any(r.kind is not MemoryKind.SEED for r in held.public_records())
-                or (mode is RetentionMode.NONE and records)
-                or (mode is RetentionMode.ECHOES and any(r.carried_to != next_cycle for r in records))
-            ):
-                return None
-            if agent in retention:
-                kept[agent] = len(records)
-        return kept
+    def reset_begun(self, mark: str) -> bool:
+        """Whether `begin_reset(mark)` was written to the store."""
+        return mark in self.index.ticks([mark])
+
+    @_serialised
+    def begin_reset(self, mark: str) -> None:
+        """Write `mark` to the store before a world reset's rows: a reset cut short by a kill is then known as
+        begun, and done again to its end (`carry_over` keeps what it already carried), not refused."""
+        self.index.set_ticks([mark], 1)
 
     @_serialised
     def dump(self) -> dict[str, Any]:

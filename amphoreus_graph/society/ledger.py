@@ -4,15 +4,17 @@
   by line (`fold`), so a line edited into other valid JSON is found, not only one that no longer parses.
 - The memory store: the tally (memory/tally.py: a count and an order-free digest of the records) the last filing
   left, carried in the state as `memory_tally`. A filing step first has the memory check it still holds that
-  (`expect`); a memory without a tally (NullMemory, a user's own) is not checked.
+  (`expect`); a memory without a tally (NullMemory, a user's own) is not checked. A world reset is marked in the
+  store before its rows (`file_reset`): it cannot be told from its own result by doing it again.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from amphoreus_graph.contracts.memory import MemoryEvent
 from amphoreus_graph.contracts.memory_seam import Memory, Retention
 from amphoreus_graph.memory.tally import Tally
 
@@ -33,19 +35,34 @@ def expect_tally(memory: Memory, state: Mapping[str, Any]) -> None:
         expect(Tally.of_json(expected))
 
 
-def carried_before(
-    memory: Memory, state: Mapping[str, Any], retention: Mapping[str, Retention], next_cycle: int
-) -> dict[str, int] | None:
-    """A world reset written before a kill that lost the step's checkpoint: what each agent kept, when the store
-    no longer holds what the checkpoint says and holds the reset into `next_cycle` done (`carried_into`). Else
-    None: the reset is filed now, checked as every filing is (filing the echo again and forgetting it again is
-    no way to tell, since retention decays what it keeps)."""
+@runtime_checkable
+class MarksResets(Protocol):
+    """A memory that can mark a world reset begun in its store (Remembrance)."""
+
+    def reset_begun(self, mark: str) -> bool: ...
+
+    def begin_reset(self, mark: str) -> None: ...
+
+
+def file_reset(
+    memory: Memory, state: Mapping[str, Any], echo: MemoryEvent, retention: dict[str, Retention], next_cycle: int
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """`end_cycle`'s filing: the cycle's echo, then each agent's retention; what each agent kept, and the state
+    update. A memory that marks resets (Remembrance) gets a mark before the reset's rows, naming the cycle and the
+    checkpoint's tally: retention decays what it keeps, so a reset cut short by a kill, or written whole and not yet
+    checkpointed, leaves a store neither as the checkpoint says nor as doing it again over it would; its mark
+    vouches for it, and the resumed step does it again to its end, unchecked (`carry_over` keeps what it already
+    carried)."""
     expected = state.get("memory_tally")
-    tally, carried_into = getattr(memory, "tally", None), getattr(memory, "carried_into", None)
-    if not expected or tally is None or carried_into is None or tally() == Tally.of_json(expected):
-        return None
-    kept: dict[str, int] | None = carried_into(dict(retention), next_cycle)
-    return kept
+    marks = memory if expected and isinstance(memory, MarksResets) else None
+    mark = f"reset:{next_cycle}:{expected['records']}:{expected['digest']}" if marks is not None and expected else ""
+    begun = marks is not None and marks.reset_begun(mark)
+    if not begun:
+        expect_tally(memory, state)
+    memory.remember([echo])
+    if marks is not None and not begun:
+        marks.begin_reset(mark)
+    return memory.carry_over(retention, next_cycle), tally_update(memory)
 
 
 def tally_update(memory: Memory) -> dict[str, Any]:

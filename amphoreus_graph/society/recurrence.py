@@ -23,7 +23,7 @@ from amphoreus_graph.errors import graph_input
 from amphoreus_graph.models.gateway import metered
 from amphoreus_graph.society.config import save_graph_config
 from amphoreus_graph.society.graph import add_cycle_nodes, aservices_of, emit, ended, now_of, run_id_of, settings_of
-from amphoreus_graph.society.ledger import carried_before, expect_tally, tally_update
+from amphoreus_graph.society.ledger import file_reset
 from amphoreus_graph.society.services import SocietySettings
 from amphoreus_graph.society.state import RecurrenceInput, RecurrenceState
 
@@ -77,15 +77,8 @@ async def end_cycle(state: RecurrenceState, runtime: Runtime[SocietySettings]) -
     retention = {a.name: scenario.retention_for(a.path) for a in scenario.agents}
     await services.before_filing()
 
-    def carry() -> tuple[dict[str, int], dict[str, Any]]:
-        if (done := carried_before(services.memory, state, retention, view.cycle + 1)) is not None:
-            return done, tally_update(services.memory)
-        expect_tally(services.memory, state)
-        services.memory.remember([echo])
-        return services.memory.carry_over(retention, view.cycle + 1), tally_update(services.memory)
-
     with metered() as meter:
-        kept, filed = await asyncio.to_thread(carry)
+        kept, filed = await asyncio.to_thread(file_reset, services.memory, state, echo, retention, view.cycle + 1)
     summary = cycle_summary(end, view) | {"memories_kept": kept}
     emit(CycleDone(**summary))
     update: dict[str, Any] = filed | {
