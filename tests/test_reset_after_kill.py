@@ -1,6 +1,7 @@
-"""A world reset cut short by a kill (its rows partly written) or written whole before the run's checkpoint said
-so: the resumed `end_cycle` filing finds the reset's mark and does it again to its end, to the store an
-uninterrupted run leaves; a store in any other state is still refused."""
+"""A filing step cut short by a kill (its rows partly written: Chroma writes in several calls) or written whole
+before the run's checkpoint said so: the resumed step finds its mark and writes again to its end, to the store an
+uninterrupted run leaves; a world reset too, though doing it again over its own result would decay twice. A store
+in any other state is still refused."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pytest
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 from amphoreus_graph.contracts.memory_seam import Retention, RetentionMode
 from amphoreus_graph.errors import AmphoreusError
-from amphoreus_graph.memory.index import RowChanges
+from amphoreus_graph.memory.index import RowChanges, Rows
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.remembrance import Remembrance
-from amphoreus_graph.society.ledger import file_reset, tally_update
+from amphoreus_graph.society.ledger import file_checked, file_reset, tally_update
 
 AGENTS = ["Aglaea", "Mydei", "Castorice"]
 RETENTION = {
@@ -31,8 +32,8 @@ class Killed(Exception):
 
 
 class CutIndex(InMemoryIndex):
-    """An index that dies in its `cut_at`-th write of rows from now, once that write's deletes are applied (Chroma
-    deletes, then upserts, each its own transaction)."""
+    """An index that dies in its `cut_at`-th write of rows from now, once that write's deletes and the first half
+    of each owner's written rows are applied (Chroma deletes, then upserts in batches, each its own transaction)."""
 
     cut_at = 0
 
@@ -40,8 +41,13 @@ class CutIndex(InMemoryIndex):
         self.cut_at -= 1
         if self.cut_at != 0:
             return super().write(changes)
-        super().write([RowChanges(c.owner, deleted=c.deleted) for c in changes])
+        super().write([RowChanges(c.owner, deleted=c.deleted, written=_half(c.written)) for c in changes])
         raise Killed
+
+
+def _half(rows: Rows) -> Rows:
+    n = len(rows.ids) // 2
+    return Rows(rows.ids[:n], rows.texts[:n], rows.metadatas[:n], list(rows.vectors[:n]))
 
 
 def _cycle(embedder, index: InMemoryIndex) -> dict:
@@ -86,3 +92,31 @@ def test_a_store_changed_since_the_checkpoint_is_still_refused_at_the_reset(embe
     memory.remember([MemoryEvent(id="late", text="A stranger's deed.", witnesses=["Aglaea"], cycle=1, round=3)])
     with pytest.raises(AmphoreusError, match="the run's checkpoint says"):
         file_reset(Remembrance(index, AGENTS, embedder), state, ECHO, RETENTION, 2)
+
+
+def test_a_round_filing_cut_between_its_writes_is_written_to_its_end(embedder):
+    """Half of a round's rows written when the kill falls: neither what the checkpoint says nor what the round
+    files; the mark says the round began from the checkpoint's store, and the resumed round writes the rest."""
+    events = [
+        MemoryEvent(id=f"r{i}", text=f"Round deed {i}.", witnesses=AGENTS[i % 3 : i % 3 + 2], cycle=1, round=4)
+        for i in range(12)
+    ]
+
+    def round_(index: InMemoryIndex, state: dict) -> tuple:
+        memory = Remembrance(index, AGENTS, embedder)
+        return file_checked(memory, state, "round", lambda: memory.remember(events))
+
+    clean = InMemoryIndex("run")
+    done = round_(clean, _cycle(embedder, clean))
+    index = CutIndex("run")
+    state = _cycle(embedder, index)
+    index.cut_at = 1
+    with pytest.raises(Killed):
+        round_(index, state)
+    assert Remembrance(index, AGENTS, embedder).tally().as_json() not in (
+        state["memory_tally"],
+        done[1]["memory_tally"],
+    )
+    assert round_(index, state) == done
+    assert Remembrance(index, AGENTS, embedder).dump() == Remembrance(clean, AGENTS, embedder).dump()
+    assert not [key for key in index._ticks if key.startswith("round:")], "the round's mark is gone once written"

@@ -476,15 +476,18 @@ class Remembrance:
         return kept
 
     @_serialised
-    def reset_begun(self, mark: str) -> bool:
-        """Whether `begin_reset(mark)` was written to the store."""
+    def marked(self, mark: str) -> bool:
+        """Whether `mark` is written in the store (society/ledger.py marks a filing step begun)."""
         return mark in self.index.ticks([mark])
 
     @_serialised
-    def begin_reset(self, mark: str) -> None:
-        """Write `mark` to the store before a world reset's rows: a reset cut short by a kill is then known as
-        begun, and done again to its end (`carry_over` keeps what it already carried), not refused."""
+    def mark(self, mark: str) -> None:
+        """Write `mark` to the store: a row of the access collection, where no record's tick is keyed like it."""
         self.index.set_ticks([mark], 1)
+
+    @_serialised
+    def unmark(self, mark: str) -> None:
+        self.index.forget_ticks([mark])
 
     @_serialised
     def dump(self) -> dict[str, Any]:

@@ -47,7 +47,7 @@ from amphoreus_graph.policy.discretion import GUARD_FLAGS, discreet
 from amphoreus_graph.policy.prompt import decision_json, render_messages
 from amphoreus_graph.society.chronicle import RoundRecord
 from amphoreus_graph.society.config import save_graph_config
-from amphoreus_graph.society.ledger import expect_tally, fold, tally_update
+from amphoreus_graph.society.ledger import file_checked, fold
 from amphoreus_graph.society.perception import TurnMemo, build_turn
 from amphoreus_graph.society.samples import Sample
 from amphoreus_graph.society.services import Services, SocietySettings, default_settings
@@ -142,9 +142,7 @@ async def genesis(state: SocietyState, runtime: Runtime[SocietySettings]) -> dic
 def plant_seeds(services: Services, scenario: Scenario, state: SocietyState) -> dict[str, Any]:
     """File the scenario's seed memories (a cycle 1 genesis); returns what the store then holds."""
     seeds = load_seeds(services.seeds, scenario.agent_names)
-    expect_tally(services.memory, state)
-    services.memory.remember(seeds)
-    return tally_update(services.memory)
+    return file_checked(services.memory, state, "seeds", lambda: services.memory.remember(seeds))[1]
 
 
 async def director(state: SocietyState, runtime: Runtime[SocietySettings]) -> dict[str, Any]:
@@ -369,9 +367,7 @@ def file_round(
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """File a round's events and reflections in one write, once the store is checked to hold what the checkpoint
     says; returns the importance each agent gained, and what the store then holds."""
-    expect_tally(services.memory, state)
-    gained = services.memory.remember(events)
-    return gained, tally_update(services.memory)
+    return file_checked(services.memory, state, "round", lambda: services.memory.remember(events))
 
 
 def round_samples(state: SocietyState, scenario: Scenario, memo: TurnMemo) -> list[Sample]:

@@ -4,20 +4,21 @@
   by line (`fold`), so a line edited into other valid JSON is found, not only one that no longer parses.
 - The memory store: the tally (memory/tally.py: a count and an order-free digest of the records) the last filing
   left, carried in the state as `memory_tally`. A filing step first has the memory check it still holds that
-  (`expect`); a memory without a tally (NullMemory, a user's own) is not checked. A world reset is marked in the
-  store before its rows (`file_reset`): it cannot be told from its own result by doing it again.
+  (`expect`); a memory without a tally (NullMemory, a user's own) is not checked. A filing step marks itself
+  begun in the store before its first write (`file_checked`), so one cut short by a kill is written to its end.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from amphoreus_graph.contracts.memory import MemoryEvent
 from amphoreus_graph.contracts.memory_seam import Memory, Retention
 from amphoreus_graph.memory.tally import Tally
 
+T = TypeVar("T")
 FILING_NODES = frozenset({"remember", "file_behind", "end_cycle"})  # the steps that write the memory store
 
 
@@ -36,33 +37,61 @@ def expect_tally(memory: Memory, state: Mapping[str, Any]) -> None:
 
 
 @runtime_checkable
-class MarksResets(Protocol):
-    """A memory that can mark a world reset begun in its store (Remembrance)."""
+class MarksFilings(Protocol):
+    """A memory that can write marks to its store (Remembrance): a filing step marks itself begun there."""
 
-    def reset_begun(self, mark: str) -> bool: ...
+    def marked(self, mark: str) -> bool: ...
 
-    def begin_reset(self, mark: str) -> None: ...
+    def mark(self, mark: str) -> None: ...
+
+    def unmark(self, mark: str) -> None: ...
+
+
+def file_checked(
+    memory: Memory, state: Mapping[str, Any], step: str, write: Callable[[], T], *, repeatable: bool = True
+) -> tuple[T, dict[str, Any]]:
+    """A filing step: `write` (its filings), once the store is checked to hold what the checkpoint says; what it
+    returned, and the state update.
+
+    A step's rows may take several writes of the store (Chroma deletes, upserts and updates in calls of its batch
+    size), and a kill may fall between them. So a memory that can (MarksFilings), found as the checkpoint says,
+    gets a mark naming the step and the checkpoint's tally before the first write, and a resumed step that finds
+    it writes again, unchecked, to its end: the mark vouches that the store is this step's, part-written. A
+    `repeatable` step (filing records: writing them again changes nothing) removes its mark once written, and a
+    resume over it whole is the memory's own check (what it would write is all there). A reset is not repeatable
+    (retention decays what it keeps): its mark stays, and `carry_over` keeps first what it already carried, so
+    doing it again over its own writes ends where it ended."""
+    expected = state.get("memory_tally")
+    marks = memory if expected and isinstance(memory, MarksFilings) else None
+    mark = f"{step}:{expected['records']}:{expected['digest']}" if marks is not None and expected else ""
+    if marks is None or not expected:
+        expect_tally(memory, state)
+    elif _holds(memory, expected):
+        marks.mark(mark)  # the step begins
+    elif not marks.marked(mark):
+        expect_tally(memory, state)  # not this step's writes: the memory's own check says whether they are its own
+    result = write()
+    if marks is not None and repeatable:
+        marks.unmark(mark)
+    return result, tally_update(memory)
+
+
+def _holds(memory: Memory, expected: Mapping[str, Any]) -> bool:
+    tally = getattr(memory, "tally", None)
+    return tally is not None and tally() == Tally.of_json(dict(expected))
 
 
 def file_reset(
     memory: Memory, state: Mapping[str, Any], echo: MemoryEvent, retention: dict[str, Retention], next_cycle: int
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """`end_cycle`'s filing: the cycle's echo, then each agent's retention; what each agent kept, and the state
-    update. A memory that marks resets (Remembrance) gets a mark before the reset's rows, naming the cycle and the
-    checkpoint's tally: retention decays what it keeps, so a reset cut short by a kill, or written whole and not yet
-    checkpointed, leaves a store neither as the checkpoint says nor as doing it again over it would; its mark
-    vouches for it, and the resumed step does it again to its end, unchecked (`carry_over` keeps what it already
-    carried)."""
-    expected = state.get("memory_tally")
-    marks = memory if expected and isinstance(memory, MarksResets) else None
-    mark = f"reset:{next_cycle}:{expected['records']}:{expected['digest']}" if marks is not None and expected else ""
-    begun = marks is not None and marks.reset_begun(mark)
-    if not begun:
-        expect_tally(memory, state)
-    memory.remember([echo])
-    if marks is not None and not begun:
-        marks.begin_reset(mark)
-    return memory.carry_over(retention, next_cycle), tally_update(memory)
+    update."""
+
+    def write() -> dict[str, int]:
+        memory.remember([echo])
+        return memory.carry_over(retention, next_cycle)
+
+    return file_checked(memory, state, f"reset-{next_cycle}", write, repeatable=False)
 
 
 def tally_update(memory: Memory) -> dict[str, Any]:
