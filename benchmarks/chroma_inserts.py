@@ -4,9 +4,9 @@ A society's round writes thousands of rows into one collection (`…int.tailedro
 This writes `--rows` random 400-value vectors (384 + the holder tail) a round, with a 150-character document and a
 100-character metadata value each, for `--rounds` rounds, per setting: `sync_threshold` (10, the store's; or a
 million: never persisted during the run), `max_neighbors` (M) and `ef_construction`. `--write-path` measures the
-store's setting instead with documents, without, and deleting half the previous round's rows first. Printed: each
-round's wall and process CPU seconds. Random vectors are harder for HNSW than a society's texts: read the ratios,
-not the values. JSON goes to benchmarks/results/chroma_inserts.json.
+store's setting instead with documents and without, each also deleting half the previous round's rows first.
+Printed: each round's wall and process CPU seconds. Random vectors are harder for HNSW than a society's texts: read
+the ratios, not the values. JSON goes to benchmarks/results/chroma_inserts.json.
 """
 
 from __future__ import annotations
@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             write_rounds(args.rounds, args.rows, store),
             write_rounds(args.rounds, args.rows, store, documents=False),
             write_rounds(args.rounds, args.rows, store, delete_share=0.5),
+            write_rounds(args.rounds, args.rows, store, documents=False, delete_share=0.5),
         ]
     else:
         settings = [write_rounds(args.rounds, args.rows, setting) for setting in SETTINGS]
