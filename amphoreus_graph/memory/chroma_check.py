@@ -17,11 +17,10 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.hnsw_files import SegmentDamaged, check_segment
-from amphoreus_graph.memory.log_rebuild import DATABASE, drop_index, unlogged_records
+from amphoreus_graph.memory.log_rebuild import DATABASE, connect, drop_index, unlogged_records
 
 _PERSISTED = "urn:chroma:segment/vector/hnsw-local-persisted"
 _SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -132,14 +131,13 @@ class _database:
 
     def __enter__(self) -> sqlite3.Connection:
         path = self.directory / DATABASE
-        uri = f"file:{quote(str(path.resolve()))}"
         try:
-            self.db = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+            self.db = connect(self.directory, "ro")
             if _cut_mid_write(self.db):
                 self.db.close()
-                with closing(sqlite3.connect(f"{uri}?mode=rw", uri=True)) as writer:
+                with closing(connect(self.directory, "rw")) as writer:
                     writer.execute(_PROBE).fetchall()  # SQLite rolls the cut transaction back
-                self.db = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+                self.db = connect(self.directory, "ro")
         except sqlite3.Error as exc:
             raise StoreDamaged(self.directory, path, f"cannot open it ({exc})") from None
         return self.db

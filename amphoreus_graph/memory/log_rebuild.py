@@ -38,16 +38,17 @@ _LIVE_WITHOUT_LOGGED_VECTOR = """
 _TIMEOUT_S = 30.0  # SQLite's wait for a lock another connection holds, before it gives up
 
 
-def _connect(directory: Path, mode: str) -> sqlite3.Connection:
+def connect(directory: Path, mode: str, *, timeout: float = 5.0) -> sqlite3.Connection:
+    """The store's database, opened `ro` (nothing created) or `rw`; `timeout`: SQLite's wait for a lock."""
     path = directory / DATABASE
-    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode={mode}", uri=True, timeout=_TIMEOUT_S)
+    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode={mode}", uri=True, timeout=timeout)
 
 
 def keep_whole_log(directory: Path) -> None:
     """Have Chroma keep the store's write log whole from now on (its `automatically_purge` setting off); call once
     Chroma has opened the store (it makes the table)."""
     try:
-        with closing(_connect(directory, "rw")) as db, db:
+        with closing(connect(directory, "rw", timeout=_TIMEOUT_S)) as db, db:
             if db.execute("UPDATE embeddings_queue_config SET config_json_str = ?", (_WHOLE_LOG,)).rowcount == 0:
                 db.execute("INSERT INTO embeddings_queue_config (id, config_json_str) VALUES (1, ?)", (_WHOLE_LOG,))
     except sqlite3.Error as exc:
@@ -59,7 +60,7 @@ def keep_whole_log(directory: Path) -> None:
 def unlogged_records(directory: Path, segment_id: str) -> int:
     """How many live records of the vector segment's collection the write log does not hold the current vector
     of (0: the log rebuilds the segment exactly)."""
-    with closing(_connect(directory, "ro")) as db:
+    with closing(connect(directory, "ro", timeout=_TIMEOUT_S)) as db:
         (count,) = db.execute(_LIVE_WITHOUT_LOGGED_VECTOR, {"segment": segment_id}).fetchone()
     return int(count)
 
@@ -67,6 +68,6 @@ def unlogged_records(directory: Path, segment_id: str) -> int:
 def drop_index(directory: Path, segment_id: str) -> None:
     """Forget the segment's persisted index (its files and its log position), so that Chroma builds it anew from
     the whole log when it next opens the collection. Killed halfway, the next check finds it damaged again."""
-    with closing(_connect(directory, "rw")) as db, db:
+    with closing(connect(directory, "rw", timeout=_TIMEOUT_S)) as db, db:
         db.execute("DELETE FROM max_seq_id WHERE segment_id = ?", (segment_id,))
     shutil.rmtree(directory / segment_id, ignore_errors=True)
