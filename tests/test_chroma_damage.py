@@ -330,3 +330,24 @@ def test_a_store_whose_writer_was_killed_mid_transaction_is_not_damaged(copy):
     assert collection_names(memory) == before and not (memory / f"{DATABASE}-journal").exists()
     with sqlite3.connect(f"file:{memory / DATABASE}?mode=ro", uri=True) as db:
         assert not db.execute("SELECT name FROM sqlite_master WHERE name = 'scratch'").fetchall()
+
+
+def test_a_store_that_passed_is_not_read_again_until_a_file_of_it_changes(copy, monkeypatch):
+    """A run checks its store before it opens it, then again as it opens it: the second check of files that have
+    not changed reads nothing. Damage that keeps a file's size and sets its modification time back is still found
+    (its change time moved)."""
+    from amphoreus_graph.memory import chroma_check
+
+    memory = copy / "memory"
+    _purge_log(copy)  # so that the damage below is refused, not rebuilt
+    assert chroma_check.check_store(memory) == []
+    reads = []
+    monkeypatch.setattr(chroma_check, "_check", lambda directory: reads.append(directory) or [])
+    assert chroma_check.check_store(memory) == [] and reads == []
+    monkeypatch.undo()
+    segment = _rows_segment(copy)
+    before = (segment / "data_level0.bin").stat()
+    _scramble_elements("neighbours", "vector")(copy)
+    os.utime(segment / "data_level0.bin", ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(chroma_check.StoreDamaged, match=r"data_level0\.bin"):
+        chroma_check.check_store(memory)

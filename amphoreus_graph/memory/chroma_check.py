@@ -5,12 +5,14 @@ Checked, read-only: `chroma.sqlite3` with SQLite's `quick_check` (every page and
 cheaper half of `integrity_check`, which would also compare each index with its table); that each HNSW segment
 the database names and says it wrote has its directory and files; and each segment's files as hnsw_files.py
 says. A store with no database yet is new: nothing to check. A damaged index the store's write log can rebuild
-exactly is dropped for Chroma to rebuild (log_rebuild.py), and said.
+exactly is dropped for Chroma to rebuild (log_rebuild.py), and said. A store whose files have not changed since
+it passed in this process (a run's pre-open check, then its open) is not read again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from contextlib import closing
@@ -53,10 +55,40 @@ class _Segment:
     has_writes: bool
 
 
+_FileState = tuple[str, int, int, int, int]
+_passed: dict[Path, tuple[_FileState, ...]] = {}  # each store's files as they were when it last passed
+
+
 def check_store(directory: Path) -> list[str]:
     """Raise StoreDamaged for the first problem found in the store in `directory` (hold its lock: a store
     being written changes under the check). A damaged vector index whose collection the write log holds whole is
-    dropped, for Chroma to rebuild from the log (log_rebuild.py): one line per index saying so is returned."""
+    dropped, for Chroma to rebuild from the log (log_rebuild.py): one line per index saying so is returned.
+    Skipped when no file of the store changed since it last passed here (a change moves a file's ctime, which no
+    one can set back)."""
+    key = directory.resolve()
+    if key in _passed and _passed[key] == _files(key):
+        return []
+    _passed.pop(key, None)
+    rebuilt = _check(directory)
+    _passed[key] = _files(key)
+    return rebuilt
+
+
+def _files(directory: Path) -> tuple[_FileState, ...]:
+    """Every file under `directory`: its path, inode, size, and modification and change times (ns)."""
+    found = []
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue  # gone while listed: its absence is the state
+            found.append((path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(sorted(found))
+
+
+def _check(directory: Path) -> list[str]:
     rebuilt = []
     for segment in _segments(directory):
         try:
