@@ -17,6 +17,7 @@ import sqlite3
 import struct
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -351,3 +352,70 @@ def test_a_store_that_passed_is_not_read_again_until_a_file_of_it_changes(copy, 
     os.utime(segment / "data_level0.bin", ns=(before.st_atime_ns, before.st_mtime_ns))
     with pytest.raises(chroma_check.StoreDamaged, match=r"data_level0\.bin"):
         chroma_check.check_store(memory)
+
+
+def _log(run: Path) -> list[tuple[str, str, int, bool]]:
+    """The store's write log: (collection id, record id, operation, has a vector) in order."""
+    with sqlite3.connect(f"file:{run / 'memory' / 'chroma.sqlite3'}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT topic, id, operation, vector IS NOT NULL FROM embeddings_queue ORDER BY seq_id")
+        return [(topic.rsplit("/", 1)[-1], i, op, bool(v)) for topic, i, op, v in rows]
+
+
+def test_the_write_log_keeps_what_a_rebuild_needs_and_the_rebuild_stays_exact(tmp_path):
+    """Opened again, a store's write log loses what no rebuild needs (writes superseded, records forgotten at a
+    reset): each live record keeps one write, with its vector, and an index cut afterwards is rebuilt from the
+    shorter log with every row as it was."""
+    from amphoreus_graph.memory.chroma_index import open_chroma
+
+    run = tmp_path / "copy" / "run"
+    # ARGS with two cycles: a reset forgets records
+    two_cycles = [("2" if flag == "--cycles" else value) for flag, value in zip(["", *ARGS], ARGS, strict=False)]
+    code, output = _cli("simulate", *two_cycles, "--out", str(run), cwd=tmp_path)
+    assert code == 0, output[-3000:]
+    reference = Path(shutil.copytree(run, tmp_path / "reference" / "run"))
+    with sqlite3.connect(f"file:{run / 'memory' / 'chroma.sqlite3'}?mode=ro", uri=True) as db:
+        (rows,) = db.execute("SELECT id FROM collections WHERE name LIKE '%.int.tailedrows'").fetchone()
+    before = _log(run)
+    assert any(c == rows and op == 3 for c, _, op, _ in before), "the reset forgot records"
+    client, lock = open_chroma(run / "memory")
+    client.close()
+    assert lock is not None
+    lock.release()
+    after = _log(run)
+    assert not any(c == rows and op == 3 for c, _, op, _ in after) and set(after) < set(before)
+    vector_writes = Counter(i for c, i, _, vector in after if vector and c == rows)
+    assert set(vector_writes.values()) == {1} and sorted(vector_writes) == [row[0] for row in _rows(run)]
+    _cut_pickle(run)
+    code, output = _cli("simulate", "--resume", "run", cwd=run.parent)
+    assert code == 0 and "rebuilt from the store's write log" in output, output[-3000:]
+    assert _rows(run) == _rows(reference)
+
+
+def test_writes_after_a_compacted_log_are_applied_and_kept(tmp_path):
+    """A new write is numbered one past the log's last one: a compaction that removed the log's tail (here the
+    deletes that ended it) would have new writes numbered at or below what the index applied, never applied. The
+    last write stays, so what is written after a compaction is read back, in the same process and the next."""
+    from amphoreus_graph.memory.chroma_index import SYNC_THRESHOLD, open_chroma, open_collection
+
+    def write(ids: list[str], *, delete: bool = False) -> list[str]:
+        client, lock = open_chroma(tmp_path / "memory")  # compacts what the last open left
+        try:
+            collection = open_collection(client, "rows", space="cosine")
+            for i in ids:  # one write a call: past Chroma's sync threshold, so the index persists where it is
+                if delete:
+                    collection.delete(ids=[i])
+                else:
+                    collection.upsert(ids=[i], embeddings=[[1.0, 1.0 + len(i) + sum(map(ord, i))]])
+            return sorted(collection.get()["ids"])
+        finally:
+            client.close()
+            assert lock is not None
+            lock.release()
+
+    first = [f"a{n}" for n in range(3 * SYNC_THRESHOLD)]
+    write(first)
+    write(first[SYNC_THRESHOLD:], delete=True)  # the log now ends in deletes of records gone for good
+    later = [f"b{n}" for n in range(3 * SYNC_THRESHOLD)]
+    expected = sorted(first[:SYNC_THRESHOLD] + later)
+    assert write(later) == expected
+    assert write([]) == expected

@@ -37,7 +37,7 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.chroma_check import check_store
 from amphoreus_graph.memory.holder_tails import with_tail, without_tails
 from amphoreus_graph.memory.index import RowChanges, Rows, nearest
-from amphoreus_graph.memory.log_rebuild import keep_whole_log
+from amphoreus_graph.memory.log_rebuild import compact_log, keep_whole_log
 from amphoreus_graph.memory.naming import agent_collection, internal_collection, name_digest
 from amphoreus_graph.memory.store_faults import store_faults
 
@@ -111,8 +111,8 @@ class StoreLock:
 
 def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tuple[ClientAPI, StoreLock | None]:
     """A Chroma client: a server (`url`), an embedded persistent store (locked, its files checked before Chroma
-    reads them: chroma_check.py, and its write log kept whole, for a damaged index to be rebuilt from:
-    log_rebuild.py), or an in-memory one."""
+    reads them: chroma_check.py, and its write log kept whole, for a damaged index to be rebuilt from, less what no
+    rebuild needs: log_rebuild.py), or an in-memory one."""
     if url is not None:
         parsed = urlparse(url)
         if not parsed.hostname:
@@ -131,6 +131,7 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
         # working directories would otherwise reach the first one's store
         client = chromadb.PersistentClient(path=os.path.abspath(persist_dir), settings=_settings())
         keep_whole_log(persist_dir)
+        compact_log(persist_dir)
         return client, lock
     except BaseException:
         lock.release()

@@ -8,6 +8,10 @@ it whole (`keep_whole_log`: each vector is kept twice, ~1.6 KB a row at 384 dime
 dropped and Chroma replays the whole log into a new one, the same writes in the same order. That is done only where
 the log is seen to hold a write with a vector for every live record (so its last one); a store whose log was purged
 too far (made before, or vacuumed by `chroma utils vacuum`) cannot be rebuilt that way and stays refused as damaged.
+
+Kept whole, the log would grow with every write a store ever had; `compact_log` keeps what a rebuild needs: the
+last write with a vector of each live record, every write of a record an index has not persisted past, and nothing
+of a record deleted for good.
 """
 
 from __future__ import annotations
@@ -35,6 +39,30 @@ _LIVE_WITHOUT_LOGGED_VECTOR = """
         WHERE s.id = :segment AND substr(q.topic, -length(s.collection)) = s.collection AND q.vector IS NOT NULL
     )
 """
+# Chroma's operation codes in the log (chromadb.proto: ADD, UPDATE, UPSERT, DELETE)
+_ADD, _UPSERT = 0, 2
+_TOPIC_SEGMENTS = """
+    SELECT s.collection, s.id, s.scope, coalesce(m.seq_id, 0) FROM segments s
+    LEFT JOIN max_seq_id m ON m.segment_id = s.id
+"""
+# a record is settled when every write of it is at or below what all its collection's segments have applied
+_SETTLED = """
+    CREATE TEMP TABLE settled AS
+    SELECT id, max(CASE WHEN vector IS NOT NULL THEN seq_id END) AS kept
+    FROM embeddings_queue WHERE topic = :topic GROUP BY id HAVING max(seq_id) <= :applied
+"""
+_LIVE = "SELECT embedding_id FROM embeddings WHERE segment_id = :metadata"
+# a live record whose last vector came by an UPDATE (which replays onto nothing) is left as it is
+_UNSURE = f"""
+    DELETE FROM settled WHERE id IN ({_LIVE}) AND (kept IS NULL OR
+        (SELECT operation FROM embeddings_queue WHERE seq_id = settled.kept) NOT IN ({_ADD}, {_UPSERT}))
+"""
+# the log's last write stays whatever it is: a new write's position is one past the last one there, and one at or
+# below what a segment has applied would never be applied
+_SUPERSEDED = f"""
+    DELETE FROM embeddings_queue WHERE topic = :topic AND seq_id < :last AND id IN (SELECT id FROM settled) AND (
+        id NOT IN ({_LIVE}) OR seq_id <> (SELECT kept FROM settled WHERE settled.id = embeddings_queue.id))
+"""
 _TIMEOUT_S = 30.0  # SQLite's wait for a lock another connection holds, before it gives up
 
 
@@ -55,6 +83,45 @@ def keep_whole_log(directory: Path) -> None:
         raise AmphoreusError(
             f"{directory / DATABASE}: cannot keep the store's write log ({exc}); expected a writable Chroma store"
         ) from None
+
+
+def compact_log(directory: Path) -> int:
+    """Remove from the store's write log what no rebuild needs, in one transaction (a kill leaves it as it was);
+    returns the writes removed. A record is touched only once every write of it is at or below what each of its
+    collection's segments has applied (Chroma replays past that on open): if it is live, all but its last write with
+    a vector go (replayed alone, that write gives the index the record as it is; metadata lives in its own table);
+    if it is gone, all of it; the log's last write always stays (Chroma numbers a new write one past it). The
+    database's freed pages are reused by later writes (its file does not shrink)."""
+    try:
+        with closing(connect(directory, "rw", timeout=_TIMEOUT_S)) as db, db:
+            return _compact(db)
+    except sqlite3.Error as exc:
+        raise AmphoreusError(
+            f"{directory / DATABASE}: cannot compact the store's write log ({exc}); expected a writable Chroma store"
+        ) from None
+
+
+def _compact(db: sqlite3.Connection) -> int:
+    applied: dict[str, int] = {}
+    metadata: dict[str, str] = {}
+    for collection, segment, scope, seq_id in db.execute(_TOPIC_SEGMENTS):
+        applied[collection] = min(applied.get(collection, seq_id), seq_id)
+        if scope == "METADATA":
+            metadata[collection] = segment
+    removed = 0
+    (last,) = db.execute("SELECT max(seq_id) FROM embeddings_queue").fetchone()
+    for (topic,) in db.execute("SELECT DISTINCT topic FROM embeddings_queue").fetchall():
+        collection = topic.rsplit("/", 1)[-1]
+        if collection not in metadata or not applied.get(collection):
+            continue  # a collection gone, or one whose index has persisted nothing yet
+        where = {"topic": topic, "applied": applied[collection], "metadata": metadata[collection], "last": last}
+        db.execute("DROP TABLE IF EXISTS temp.settled")
+        db.execute(_SETTLED, where)
+        db.execute("CREATE UNIQUE INDEX temp.settled_id ON settled (id)")
+        db.execute(_UNSURE, where)
+        removed += db.execute(_SUPERSEDED, where).rowcount
+    db.execute("DROP TABLE IF EXISTS temp.settled")
+    return removed
 
 
 def unlogged_records(directory: Path, segment_id: str) -> int:
