@@ -104,7 +104,8 @@ def compact_log(directory: Path) -> int:
 def _compact(db: sqlite3.Connection) -> int:
     applied: dict[str, int] = {}
     metadata: dict[str, str] = {}
-    for collection, segment, scope, seq_id in db.execute(_TOPIC_SEGMENTS):
+    for collection, segment, scope, position in db.execute(_TOPIC_SEGMENTS):
+        seq_id = position if isinstance(position, int) else 0  # an older Chroma's position (bytes): touch nothing
         applied[collection] = min(applied.get(collection, seq_id), seq_id)
         if scope == "METADATA":
             metadata[collection] = segment
