@@ -4,6 +4,8 @@ the samples an uninterrupted run gives."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import signal
 import subprocess
@@ -68,6 +70,30 @@ def test_a_full_disk_under_the_store_stops_the_run_in_one_line_and_a_resume_fini
         code, output = _cli("simulate", "--resume", "full/run", "--quiet")
         assert code == 0, output
     _same_shards(tmp_path / "full/run", tmp_path / "clean/run")
+
+
+def test_a_store_that_cannot_open_on_a_full_disk_is_an_outside_fault_and_changes_nothing(tmp_path, monkeypatch):
+    """Chroma writes as it opens a store (and the package with it: the write log's setting, its compaction): on a
+    full disk the resume is one line saying so, exit 3 (not "expected a Chroma store", exit 2); nothing of the run
+    changes, and once there is room the same resume goes on."""
+    monkeypatch.chdir(tmp_path)
+    args = ["simulate", "--scenario", "trio", "--cycles", "1", "--rounds", "3", "--seed", "3", "--quiet"]
+    with _small_disk(tmp_path / "disk", "8m"):
+        assert _cli(*args, "--out", "run", "--memory-dir", "disk/memory")[0] == 0
+        with open(tmp_path / "disk" / "filler", "wb") as filler, contextlib.suppress(OSError):
+            while True:  # the disk filled by something else
+                filler.write(bytes(1 << 16))
+        before = _digests(tmp_path / "run") | _digests(tmp_path / "disk" / "memory")
+        code, output = _cli("simulate", "--resume", "run", "--quiet")
+        _one_error_line(code, output, "disk/memory: the disk is full", "bytes free", "--resume")
+        assert _digests(tmp_path / "run") | _digests(tmp_path / "disk" / "memory") == before
+        (tmp_path / "disk" / "filler").unlink()
+        code, output = _cli("simulate", "--resume", "run", "--quiet")  # in the same process, as a library's user
+        assert code == 0, output
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _simulate(*args: str, cwd: Path) -> subprocess.Popen[str]:

@@ -29,6 +29,7 @@ from chromadb.api import ClientAPI
 from chromadb.api.client import Client
 from chromadb.api.collection_configuration import CreateCollectionConfiguration, CreateHNSWConfiguration
 from chromadb.api.models.Collection import Collection
+from chromadb.api.shared_system_client import SharedSystemClient
 from chromadb.api.types import Include, Space
 from chromadb.config import Settings
 from chromadb.errors import NotFoundError
@@ -117,24 +118,41 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
         parsed = urlparse(url)
         if not parsed.hostname:
             raise AmphoreusError(f"--chroma-url {url!r}: expected http://HOST:PORT")
-        client = chromadb.HttpClient(
+        server = chromadb.HttpClient(
             host=parsed.hostname, port=parsed.port or 8000, ssl=parsed.scheme == "https", settings=_settings()
         )
-        return client, None
+        return server, None
     if persist_dir is None:
         return chromadb.EphemeralClient(settings=_settings()), None
     lock = StoreLock(persist_dir)
+    client = None
     try:
         for line in check_store(persist_dir):  # under the lock: no one writes while it is read
             _log.warning(line)
-        # by its absolute path: chromadb keeps one client state per path string, and `memory` opened from two
-        # working directories would otherwise reach the first one's store
-        client = chromadb.PersistentClient(path=os.path.abspath(persist_dir), settings=_settings())
+        client = _persistent_client(persist_dir)
         keep_whole_log(persist_dir)
         compact_log(persist_dir)
         return client, lock
     except BaseException:
+        if isinstance(client, Client):
+            client.close()
         lock.release()
+        raise
+
+
+def _persistent_client(persist_dir: Path) -> ClientAPI:
+    """An embedded client of the directory, by its absolute path (chromadb keeps one system per path string, and
+    `memory` opened from two working directories would otherwise reach the first one's store). chromadb caches
+    that system before starting it: one whose start failed (on a full disk) would be handed, broken, to every later
+    client of the path in this process, so it is dropped."""
+    path = os.path.abspath(persist_dir)
+    before = SharedSystemClient._identifier_to_system.get(path)
+    try:
+        return chromadb.PersistentClient(path=path, settings=_settings())
+    except BaseException:
+        if SharedSystemClient._identifier_to_system.get(path) is not before:
+            SharedSystemClient._identifier_to_system.pop(path, None)
+            SharedSystemClient._identifier_to_refcount.pop(path, None)
         raise
 
 

@@ -26,6 +26,7 @@ from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.rebuild import check_or_set_aside
 from amphoreus_graph.memory.reflection import Reflector
 from amphoreus_graph.memory.remembrance import Remembrance
+from amphoreus_graph.memory.store_faults import full_disk
 from amphoreus_graph.models.embedder import DEFAULT_MODEL, default_embedder
 
 
@@ -153,11 +154,15 @@ def ready_to_open(spec: MemoryBackend, society: str, *, fresh_memory: bool) -> l
 
 
 def _open_client(spec: MemorySpec) -> tuple[ClientAPI, StoreLock | None]:
+    """A client of the store `spec` names; a failure to open it is one line: a full disk under an embedded store
+    is an outside fault (store_faults.full_disk), anything else a store to correct."""
     try:
         return open_chroma(spec.directory, spec.url)
-    except AmphoreusError:
-        raise  # already one line: a damaged store, a directory in use
-    except (ChromaError, ValueError, OSError) as exc:
+    except (AmphoreusError, ChromaError, ValueError, OSError) as exc:
+        if spec.directory is not None and (fault := full_disk(str(spec.directory), spec.directory, exc)) is not None:
+            raise fault from None
+        if isinstance(exc, AmphoreusError):
+            raise  # already one line: a damaged store, a directory in use
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         where = spec.url or spec.directory
         raise AmphoreusError(f"{where}: cannot open the memory store ({problem}); expected a Chroma store") from None

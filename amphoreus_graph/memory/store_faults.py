@@ -45,14 +45,25 @@ def store_faults(where: str, directory: Path | None) -> Iterator[None]:
         raise StoreFailed(_message(where, directory, exc)) from None
 
 
+def full_disk(where: str, directory: Path, exc: BaseException) -> StoreFailed | None:
+    """The StoreFailed to raise instead of `exc` when opening the embedded store in `directory` failed and says it
+    was for want of room: an outside fault (exit 3), not a store to correct. Only the error's own words count here:
+    an open refused for another reason on a nearly full disk is that reason."""
+    return StoreFailed(_message(where, directory, exc)) if _says_full(exc) else None
+
+
+def _says_full(exc: BaseException) -> bool:
+    text = _one_line(exc).lower()
+    return getattr(exc, "errno", None) in _DISK_FULL_ERRNOS or any(w in text for w in _DISK_FULL_WORDS)
+
+
 def _message(where: str, directory: Path | None, exc: BaseException) -> str:
     """What happened, in the store's words; "the disk is full" where the error says so, or where the store's disk
     has less than a mebibyte left (Chroma words some of its failures to write without the cause: "Error in
     compaction")."""
     text = _one_line(exc)
     free = _free_bytes(directory) if directory is not None else None
-    said = getattr(exc, "errno", None) in _DISK_FULL_ERRNOS or any(w in text.lower() for w in _DISK_FULL_WORDS)
-    full = said or (free is not None and free < _NEARLY_FULL)
+    full = _says_full(exc) or (free is not None and free < _NEARLY_FULL)
     room = f"; {free} bytes free on its disk" if free is not None else ""
     what, remedy = ("the disk is full", "free some space") if full else ("the memory store failed", "fix the store")
     return (
