@@ -362,11 +362,9 @@ def _log(run: Path) -> list[tuple[str, str, int, bool]]:
 
 
 def test_the_write_log_keeps_what_a_rebuild_needs_and_the_rebuild_stays_exact(tmp_path):
-    """Opened again, a store's write log loses what no rebuild needs (writes superseded, records forgotten at a
-    reset): each live record keeps one write, with its vector, and an index cut afterwards is rebuilt from the
-    shorter log with every row as it was."""
-    from amphoreus_graph.memory.chroma_index import open_chroma
-
+    """Opened again (here by `memory compact`), a store's write log loses what no rebuild needs (writes superseded,
+    records forgotten at a reset): each live record keeps one write, with its vector; the file shrinks, and an index
+    cut afterwards is rebuilt from the shorter log with every row as it was."""
     run = tmp_path / "copy" / "run"
     # ARGS with two cycles: a reset forgets records
     two_cycles = [("2" if flag == "--cycles" else value) for flag, value in zip(["", *ARGS], ARGS, strict=False)]
@@ -375,13 +373,12 @@ def test_the_write_log_keeps_what_a_rebuild_needs_and_the_rebuild_stays_exact(tm
     reference = Path(shutil.copytree(run, tmp_path / "reference" / "run"))
     with sqlite3.connect(f"file:{run / 'memory' / 'chroma.sqlite3'}?mode=ro", uri=True) as db:
         (rows,) = db.execute("SELECT id FROM collections WHERE name LIKE '%.int.tailedrows'").fetchone()
-    before = _log(run)
+    before, size = _log(run), (run / "memory" / "chroma.sqlite3").stat().st_size
     assert any(c == rows and op == 3 for c, _, op, _ in before), "the reset forgot records"
-    client, lock = open_chroma(run / "memory")
-    client.close()
-    assert lock is not None
-    lock.release()
+    code, output = _cli("memory", "compact", "run", cwd=run.parent)  # an open compacts; this also shrinks the file
+    assert code == 0 and f"{len(before)} → " in output, output
     after = _log(run)
+    assert (run / "memory" / "chroma.sqlite3").stat().st_size < size
     assert not any(c == rows and op == 3 for c, _, op, _ in after) and set(after) < set(before)
     vector_writes = Counter(i for c, i, _, vector in after if vector and c == rows)
     assert set(vector_writes.values()) == {1} and sorted(vector_writes) == [row[0] for row in _rows(run)]
@@ -419,3 +416,20 @@ def test_writes_after_a_compacted_log_are_applied_and_kept(tmp_path):
     expected = sorted(first[:SYNC_THRESHOLD] + later)
     assert write(later) == expected
     assert write([]) == expected
+
+
+def test_memory_compact_refuses_a_store_in_use_or_missing_in_one_line(copy):
+    from amphoreus_graph.memory.chroma_index import StoreLock
+
+    before = _digests(copy)
+    lock = StoreLock(copy / "memory")  # a live run holds it
+    try:
+        code, output = _cli("memory", "compact", "run", cwd=copy.parent)
+    finally:
+        lock.release()
+    _one_error_line(code, output, "in use by another running simulation")
+    (copy / "memory" / "chroma.sqlite3").rename(copy / "aside.sqlite3")
+    code, output = _cli("memory", "compact", "run", cwd=copy.parent)
+    _one_error_line(code, output, "chroma.sqlite3: no such file")
+    (copy / "aside.sqlite3").rename(copy / "memory" / "chroma.sqlite3")
+    assert _digests(copy) == before

@@ -743,7 +743,7 @@ def report(
         webbrowser.open(target.resolve().as_uri())
 
 
-memory_app = typer.Typer(help="Look inside a run's memory.", no_args_is_help=True)
+memory_app = typer.Typer(help="Look inside a run's memory, or compact it.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
 
 
@@ -770,6 +770,20 @@ def memory_inspect(
         table.add_row(str(i), *row, f"{m.cycle}.{m.round}", kind, gist(m.text, 120))
     console.print("score = w_rec·rec + w_imp·imp/10 + w_rel·rel, × cycle weight per cycle gone by", style="dim")
     console.print(table if found else f"{agent} remembers nothing that matches.")
+
+
+@memory_app.command("compact")
+@one_line_errors
+def memory_compact(run: Annotated[Path, typer.Argument(help="a run directory (not running)")]) -> None:
+    """Shrink a run's memory store: its write log to what a rebuild needs, its file to what it holds."""
+    from amphoreus_graph.society.memory_compaction import compact_run_memory
+
+    done = compact_run_memory(run)
+    console.print(
+        f"{done.store}: {done.bytes_before / 1e6:.1f} MB → {done.bytes_after / 1e6:.1f} MB; its write log "
+        f"{done.writes_before:,} → {done.writes_after:,} writes",
+        highlight=False,
+    )
 
 
 app.add_typer(export_app, name="export")

@@ -125,6 +125,21 @@ def _compact(db: sqlite3.Connection) -> int:
     return removed
 
 
+def logged_writes(directory: Path) -> int:
+    """How many writes the store's write log holds."""
+    with closing(connect(directory, "ro", timeout=_TIMEOUT_S)) as db:
+        (count,) = db.execute("SELECT count(*) FROM embeddings_queue").fetchone()
+    return int(count)
+
+
+def vacuum(directory: Path) -> None:
+    """Rewrite the store's database without its free pages (what compaction freed), under the caller's lock with
+    no client open. SQLite's VACUUM is one transaction: stopped anywhere, the database is as it was; it needs room
+    for a copy of the database."""
+    with closing(connect(directory, "rw", timeout=_TIMEOUT_S)) as db:
+        db.execute("VACUUM")
+
+
 def unlogged_records(directory: Path, segment_id: str) -> int:
     """How many live records of the vector segment's collection the write log does not hold the current vector
     of (0: the log rebuilds the segment exactly)."""
