@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +27,11 @@ import numpy as np  # noqa: E402
 from amphoreus_graph.memory import chroma_index  # noqa: E402
 from amphoreus_graph.memory.chroma_index import ChromaIndex, open_chroma  # noqa: E402
 from amphoreus_graph.memory.index import RowChanges, Rows  # noqa: E402
-from amphoreus_graph.memory.log_rebuild import DATABASE, compact_log  # noqa: E402
+from amphoreus_graph.memory.log_rebuild import DATABASE, compact_log, logged_writes  # noqa: E402
 from benchmarks.bench_common import environment, publish, results_options  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "log_compaction.json"
 PACKAGES = ("chromadb",)
-
-
-def _log_rows(folder: Path) -> int:
-    with closing(sqlite3.connect(folder / DATABASE)) as db:
-        (count,) = db.execute("SELECT count(*) FROM embeddings_queue").fetchone()
-    return int(count)
 
 
 def run_cycles(agents: int, rows: int, rounds: int, cycles: int, compact: bool) -> list[dict[str, Any]]:
@@ -95,7 +87,7 @@ def run_cycles(agents: int, rows: int, rounds: int, cycles: int, compact: bool) 
 def _figures(folder: Path, cycle: int, held: dict[str, list[str]], compaction_s: float) -> dict[str, Any]:
     return {
         "after_cycle": cycle,
-        "log_rows": _log_rows(folder),
+        "log_rows": logged_writes(folder),
         "live_rows": sum(len(ids) for ids in held.values()),
         "database_mb": round((folder / DATABASE).stat().st_size / 1e6, 1),
         "compaction_s": round(compaction_s, 3),

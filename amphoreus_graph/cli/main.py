@@ -24,6 +24,7 @@ from amphoreus_graph.cli.console import (
     err_console,
     follow,
     one_line_errors,
+    print_warning,
 )
 from amphoreus_graph.cli.data import export_app, judge_command
 from amphoreus_graph.cli.interview import interview_command
@@ -779,6 +780,8 @@ def memory_compact(run: Annotated[Path, typer.Argument(help="a run directory (no
     from amphoreus_graph.society.memory_compaction import compact_run_memory
 
     done = compact_run_memory(run)
+    for line in done.repaired:
+        print_warning(line)
     console.print(
         f"{done.store}: {done.bytes_before / 1e6:.1f} MB → {done.bytes_after / 1e6:.1f} MB; its write log "
         f"{done.writes_before:,} → {done.writes_after:,} writes",

@@ -129,7 +129,7 @@ def open_index(spec: MemorySpec, society: str, *, shared: bool = False) -> Recor
             return _shared_in_memory.setdefault(society, InMemoryIndex(society))
     if shared or _held_in_process(spec):
         return ChromaIndex(_shared_client(spec), society)
-    client, lock = _open_client(spec)
+    client, lock = open_client(spec)
     try:
         return ChromaIndex(client, society, lock)
     except BaseException:
@@ -149,11 +149,11 @@ def ready_to_open(spec: MemoryBackend, society: str, *, fresh_memory: bool) -> l
     if spec.directory is not None:
         return check_or_set_aside(spec.directory, society, set_aside=fresh_memory)
     if spec.url is not None and fresh_memory:
-        _open_client(spec)
+        open_client(spec)
     return []
 
 
-def _open_client(spec: MemorySpec) -> tuple[ClientAPI, StoreLock | None]:
+def open_client(spec: MemorySpec) -> tuple[ClientAPI, StoreLock | None]:
     """A client of the store `spec` names; a failure to open it is one line: a full disk under an embedded store
     is an outside fault (store_faults.full_disk), anything else a store to correct."""
     try:
@@ -177,7 +177,7 @@ def _shared_client(spec: MemorySpec) -> ClientAPI:
     key = _store_key(spec)
     with _shared_lock:
         if key not in _shared_clients:
-            _shared_clients[key] = _open_client(spec)  # its lock, if any, is held until the process ends
+            _shared_clients[key] = open_client(spec)  # its lock, if any, is held until the process ends
         return _shared_clients[key][0]
 
 
