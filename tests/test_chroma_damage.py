@@ -8,7 +8,6 @@ negative exit status instead of taking the test run down."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import random
@@ -25,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from amphoreus_graph.cli import app
-from tests.conftest import REPO
+from tests.conftest import REPO, digests
 
 ARGS = ["--scenario", "trio", "--cycles", "1", "--rounds", "3", "--seed", "3", "--quiet"]
 HEADER = struct.Struct("<iQQQQQQiIQQQdQ")  # hnswlib's persisted header
@@ -47,14 +46,6 @@ def _one_error_line(code: int, output: str, *needles: str) -> str:
     for needle in needles:
         assert needle in errors[0], errors[0]
     return errors[0]
-
-
-def _digests(folder: Path) -> dict[str, str]:
-    return {
-        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
 
 
 @pytest.fixture(scope="module")
@@ -199,10 +190,10 @@ def test_a_damaged_store_is_one_line_and_nothing_changes(copy, case):
     damage, file, needle = CASES[case]
     _purge_log(copy)
     damage(copy)
-    before = _digests(copy.parent)
+    before = digests(copy.parent)
     code, output = _cli("simulate", "--resume", "run", "--quiet", cwd=copy.parent)
     line = _one_error_line(code, output, file, needle, "is damaged", "--fresh-memory")
-    assert _digests(copy.parent) == before, line
+    assert digests(copy.parent) == before, line
     assert not (copy.parent / "pickle-ran-code").exists()
 
 
@@ -251,10 +242,10 @@ def test_memory_inspect_on_a_damaged_store_is_one_line(copy, case):
     damage, file, needle = CASES[case]
     _purge_log(copy)
     damage(copy)
-    before = _digests(copy.parent)
+    before = digests(copy.parent)
     code, output = _cli("memory", "inspect", "run", "--agent", "Cyrene", "--query", "the flame", cwd=copy.parent)
     _one_error_line(code, output, file, needle)
-    assert _digests(copy.parent) == before
+    assert digests(copy.parent) == before
 
 
 @pytest.mark.parametrize("case", ["neighbours-random", pytest.param("sqlite-zeroed-page", marks=pytest.mark.slow)])
@@ -262,13 +253,13 @@ def test_fresh_memory_sets_a_damaged_store_aside_and_rebuilds_it_as_the_run_was(
     damage, file, _ = CASES[case]
     _purge_log(copy)
     damage(copy)
-    damaged = _digests(copy / "memory")
+    damaged = digests(copy / "memory")
     code, output = _cli("simulate", "--resume", "run", "--fresh-memory", "--quiet", cwd=copy.parent)
     assert code == 0, output[-3000:]
     assert "warning: run/memory/" in output and file in output and "moved to run/memory.damaged" in output, output
     for shard in ("samples/cycle-0001.jsonl", "chronicle/cycle-0001.jsonl"):
         assert (copy / shard).read_bytes() == (finished / shard).read_bytes(), shard
-    assert _digests(copy / "memory.damaged") == damaged, "set aside as it was"
+    assert digests(copy / "memory.damaged") == damaged, "set aside as it was"
 
 
 def _add_a_collection_of_another_society(run: Path) -> None:
@@ -295,10 +286,10 @@ def test_fresh_memory_refuses_a_store_it_cannot_set_aside_before_discarding_anyt
     prepare(copy)
     _purge_log(copy)
     damage(copy)
-    before = _digests(copy.parent)
+    before = digests(copy.parent)
     code, output = _cli("simulate", "--resume", "run", "--fresh-memory", "--quiet", cwd=copy.parent)
     _one_error_line(code, output, "--fresh-memory", needle)
-    assert _digests(copy.parent) == before, "the checkpoint, the shards and the store as they were"
+    assert digests(copy.parent) == before, "the checkpoint, the shards and the store as they were"
 
 
 CUT_WRITER = """
@@ -421,7 +412,7 @@ def test_writes_after_a_compacted_log_are_applied_and_kept(tmp_path):
 def test_memory_compact_refuses_a_store_in_use_or_missing_in_one_line(copy):
     from amphoreus_graph.memory.chroma_index import StoreLock
 
-    before = _digests(copy)
+    before = digests(copy)
     lock = StoreLock(copy / "memory")  # a live run holds it
     try:
         code, output = _cli("memory", "compact", "run", cwd=copy.parent)
@@ -432,4 +423,4 @@ def test_memory_compact_refuses_a_store_in_use_or_missing_in_one_line(copy):
     code, output = _cli("memory", "compact", "run", cwd=copy.parent)
     _one_error_line(code, output, "chroma.sqlite3: no such file")
     (copy / "aside.sqlite3").rename(copy / "memory" / "chroma.sqlite3")
-    assert _digests(copy) == before
+    assert digests(copy) == before

@@ -5,7 +5,6 @@ another seed, and the parent's files stay as they were."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -15,14 +14,7 @@ import pytest
 from amphoreus_graph.contracts.events import RoundDone
 from amphoreus_graph.layout import RunDir
 from amphoreus_graph.society.runner import RunConfig, Simulation
-
-
-def digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
+from tests.conftest import digests
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +29,7 @@ def positions(shard: Path) -> list[tuple[int, int]]:
 
 
 def test_a_fork_with_the_same_settings_goes_on_as_its_parent_did(parent: Path, tmp_path: Path, cli) -> None:
-    before = digest(parent)
+    before = digests(parent)
     code, _, err = cli("simulate", "--fork", str(parent), "--at", "2/3", "--out", str(tmp_path / "same"), "--quiet")
     assert code == 0, err
     ours, theirs = RunDir(tmp_path / "same"), RunDir(parent)
@@ -46,13 +38,13 @@ def test_a_fork_with_the_same_settings_goes_on_as_its_parent_did(parent: Path, t
             assert (tmp_path / "same" / folder / shard.name).read_bytes() == shard.read_bytes(), (folder, shard.name)
     mine, parents = json.loads(ours.summary.read_text()), json.loads(theirs.summary.read_text())
     assert {k for k in parents if parents[k] != mine.get(k)} == {"wall_time_s"}
-    assert digest(parent) == before, "the parent is untouched"
+    assert digests(parent) == before, "the parent is untouched"
     code, out, err = cli("interview", str(ours.root), "--agent", "Cyrene", "what do you remember?", "--json")
     assert code == 0 and json.loads(out)["memories"], err  # its own store, under its parent's name
 
 
 def test_a_fork_with_another_seed_shares_the_past_and_not_the_future(parent: Path, tmp_path: Path, cli) -> None:
-    before = digest(parent)
+    before = digests(parent)
     branch = tmp_path / "other"
     code, _, err = cli("simulate", "--fork", str(parent), "--at", "2/3", "--out", str(branch), "--seed", "99")
     assert code == 0, err
@@ -65,7 +57,7 @@ def test_a_fork_with_another_seed_shares_the_past_and_not_the_future(parent: Pat
     assert [theirs == mine for theirs, mine in ids] == shared, "its own rounds have ids of their own"
     assert all("@other/" in mine for (theirs, mine), same in zip(ids, shared, strict=True) if not same)
     assert json.loads(RunDir(branch).config.read_text())["seed"] == 99
-    assert digest(parent) == before
+    assert digests(parent) == before
     code, _, err = cli("simulate", "--fork", str(branch), "--at", "2/1", "--out", str(tmp_path / "again"))
     assert code == 2 and "is a fork that went its own way at 2/3" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "again").exists()
@@ -106,10 +98,10 @@ def test_a_fork_into_a_run_directory_is_refused_before_anything_there_changes(pa
     shutil.copytree(parent, target)
     RunDir(cached).cache.write_bytes(b"the parent's answers")
     RunDir(target).cache.write_bytes(b"another run's answers")
-    before = digest(target)
+    before = digests(target)
     with pytest.raises(AmphoreusError, match="already holds a run"):
         asyncio.run(fork(plan_fork(cached, (1, 2), target)))
-    assert digest(target) == before
+    assert digests(target) == before
 
 
 def gauges(shard: Path) -> list[list[float]]:
@@ -119,7 +111,7 @@ def gauges(shard: Path) -> list[list[float]]:
 def test_a_fork_with_scenario_overrides_changes_the_world_from_the_fork_point_on(
     parent: Path, tmp_path: Path, cli
 ) -> None:
-    before = digest(parent)
+    before = digests(parent)
     branch = tmp_path / "tide"
     faster = "{black_tide: {rise_per_round: 30}}"
     code, _, err = cli(
@@ -133,7 +125,7 @@ def test_a_fork_with_scenario_overrides_changes_the_world_from_the_fork_point_on
     assert mine[: shared.count(True)] == parents[: shared.count(True)]
     assert mine[shared.count(True)][0] > parents[shared.count(True)][0], "the tide rises faster after the fork"
     assert json.loads(ours.config.read_text())["scenario"] == str(ours.scenario.resolve())
-    assert digest(parent) == before
+    assert digests(parent) == before
 
 
 def test_a_fork_whose_variant_changes_the_agents_is_refused(parent: Path, tmp_path: Path, cli) -> None:

@@ -5,7 +5,6 @@ the samples an uninterrupted run gives."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from typer.testing import CliRunner
 
 from amphoreus_graph.cli import app
 from tests.chroma_server import chroma_process, free_port
-from tests.conftest import REPO
+from tests.conftest import REPO, digests
 
 SHARDS = ("samples/cycle-0001.jsonl", "chronicle/cycle-0001.jsonl")
 
@@ -83,17 +82,13 @@ def test_a_store_that_cannot_open_on_a_full_disk_is_an_outside_fault_and_changes
         with open(tmp_path / "disk" / "filler", "wb") as filler, contextlib.suppress(OSError):
             while True:  # the disk filled by something else
                 filler.write(bytes(1 << 16))
-        before = _digests(tmp_path / "run") | _digests(tmp_path / "disk" / "memory")
+        before = digests(tmp_path / "run"), digests(tmp_path / "disk" / "memory")
         code, output = _cli("simulate", "--resume", "run", "--quiet")
         _one_error_line(code, output, "disk/memory: the disk is full", "bytes free", "--resume")
-        assert _digests(tmp_path / "run") | _digests(tmp_path / "disk" / "memory") == before
+        assert (digests(tmp_path / "run"), digests(tmp_path / "disk" / "memory")) == before
         (tmp_path / "disk" / "filler").unlink()
         code, output = _cli("simulate", "--resume", "run", "--quiet")  # in the same process, as a library's user
         assert code == 0, output
-
-
-def _digests(folder: Path) -> dict[str, str]:
-    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _simulate(*args: str, cwd: Path) -> subprocess.Popen[str]:
