@@ -79,7 +79,7 @@ def test_a_store_that_cannot_open_on_a_full_disk_is_an_outside_fault_and_changes
     args = ["simulate", "--scenario", "trio", "--cycles", "1", "--rounds", "3", "--seed", "3", "--quiet"]
     with _small_disk(tmp_path / "disk", "8m"):
         assert _cli(*args, "--out", "run", "--memory-dir", "disk/memory")[0] == 0
-        with open(tmp_path / "disk" / "filler", "wb") as filler, contextlib.suppress(OSError):
+        with open(tmp_path / "disk" / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
             while True:  # the disk filled by something else
                 filler.write(bytes(1 << 16))
         before = digests(tmp_path / "run"), digests(tmp_path / "disk" / "memory")
