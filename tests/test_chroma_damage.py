@@ -345,6 +345,23 @@ def test_a_store_that_passed_is_not_read_again_until_a_file_of_it_changes(copy, 
         chroma_check.check_store(memory)
 
 
+def test_a_read_copy_of_a_store_is_not_compacted_and_a_runs_open_is(copy, monkeypatch):
+    """`memory inspect`, interviews and the report open a throwaway copy of the run's store: compacting its write log
+    would be work thrown away with the copy. The run's own open compacts."""
+    from amphoreus_graph.memory import chroma_index
+    from amphoreus_graph.society.inspect import run_memory
+
+    compacted: list[Path] = []
+    monkeypatch.setattr(chroma_index, "compact_log", compacted.append)
+    with run_memory(copy) as (scenario, memory):
+        assert memory.records(scenario.agent_names[0]), "the copy was read"
+    assert compacted == []
+    client, lock = chroma_index.open_chroma(copy / "memory")
+    client.close()  # type: ignore[attr-defined]
+    assert lock is not None and compacted == [copy / "memory"]
+    lock.release()
+
+
 def _log(run: Path) -> list[tuple[str, str, int, bool]]:
     """The store's write log: (collection id, record id, operation, has a vector) in order."""
     with sqlite3.connect(f"file:{run / 'memory' / 'chroma.sqlite3'}?mode=ro", uri=True) as db:

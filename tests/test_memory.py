@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from amphoreus_graph.contracts.memory import MemoryEvent, Moment
+from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
 from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.chroma_index import (
     HOLDER,
@@ -24,6 +24,7 @@ from amphoreus_graph.memory.holder_tails import TAIL_WEIGHT, with_tail, without_
 from amphoreus_graph.memory.index import RowChanges, Rows, nearest
 from amphoreus_graph.memory.inmemory_index import InMemoryIndex
 from amphoreus_graph.memory.naming import agent_collection, internal_collection
+from amphoreus_graph.memory.records import SHARED_HOLDER
 from amphoreus_graph.memory.remembrance import Remembrance
 from amphoreus_graph.memory.store import MemorySpec, open_index, open_memory
 
@@ -41,6 +42,17 @@ def test_the_societys_collections_sync_their_index_every_few_writes(chroma_clien
     assert rows.configuration["hnsw"]["space"] == "cosine"
 
 
+def rows_as_written_before(memory: Remembrance, agent: str) -> Rows:
+    """An agent's rows as versions before 2026-11-29 wrote them: its own, and its own copy of every public row."""
+    own, public = memory.index.get(agent, vectors=True), memory.index.get(SHARED_HOLDER, vectors=True)
+    return Rows(
+        own.ids + public.ids,
+        own.texts + public.texts,
+        own.metadatas + public.metadatas,
+        [*own.vectors, *public.vectors],
+    )
+
+
 def test_a_store_of_the_old_layout_is_moved_over_agent_by_agent_and_recalled_the_same(chroma_client, embedder):
     """Before, each agent had a collection of its own: a store an older version wrote is read as it was (its rows
     moved into the society's collection the first time an agent is touched, its old collection then deleted)."""
@@ -53,7 +65,7 @@ def test_a_store_of_the_old_layout_is_moved_over_agent_by_agent_and_recalled_the
     fresh = Remembrance(InMemoryIndex(society), ["Cyrene", "Phainon"], embedder)
     fresh.remember(events)
     for agent in ["Cyrene", "Phainon"]:  # written as the old layout did: the rows as they are, one collection each
-        rows = fresh.index.get(agent, vectors=True)
+        rows = rows_as_written_before(fresh, agent)
         old = open_collection(chroma_client, agent_collection(society, agent), space="cosine")
         old.upsert(
             ids=rows.ids, documents=rows.texts, metadatas=rows.metadatas, embeddings=[list(v) for v in rows.vectors]
@@ -62,6 +74,7 @@ def test_a_store_of_the_old_layout_is_moved_over_agent_by_agent_and_recalled_the
     now = Moment(cycle=1, round=3, tick=3)
     query = {"Cyrene": "olive branch", "Phainon": "olive branch"}
     assert moved.recall(query, 5, now) == fresh.recall(query, 5, now)
+    assert moved.tally() == fresh.tally(), "a run's checkpoint from before the public index still matches its store"
     assert moved.records("Cyrene") == fresh.records("Cyrene") and len(fresh.records("Cyrene")) == 1
     names = {c.name for c in chroma_client.list_collections()}
     assert not names & {agent_collection(society, a) for a in ["Cyrene", "Phainon"]}
@@ -84,7 +97,7 @@ def test_a_society_collection_without_holder_tails_is_moved_over_and_recalled_th
     fresh.remember(events)
     old = open_collection(chroma_client, internal_collection(society, "rows"), space="cosine")
     for agent in ["Cyrene", "Phainon"]:  # written as the layout before tails did: bare vectors, holder in metadata
-        rows = fresh.index.get(agent, vectors=True)
+        rows = rows_as_written_before(fresh, agent)
         old.upsert(
             ids=[holder_prefix(agent) + r for r in rows.ids],
             documents=rows.texts,
@@ -99,7 +112,7 @@ def test_a_society_collection_without_holder_tails_is_moved_over_and_recalled_th
     names = {c.name for c in chroma_client.list_collections()}
     assert internal_collection(society, "rows") not in names and internal_collection(society, ROWS) in names
     for agent in ["Cyrene", "Phainon"]:
-        bare, kept = fresh.index.get(agent, vectors=True), index.get(agent, vectors=True)
+        bare, kept = rows_as_written_before(fresh, agent), index.get(agent, vectors=True)
         assert sorted(kept.ids) == sorted(bare.ids)
         order = [kept.ids.index(r) for r in bare.ids]
         assert np.allclose(np.asarray(kept.vectors)[order], np.asarray(bare.vectors), atol=1e-6)
@@ -225,3 +238,68 @@ def test_dropping_a_store_of_the_old_layout_deletes_its_agents_collections(chrom
     index.drop(["Cyrene"])
     assert agent_collection(society, "Cyrene") not in {c.name for c in chroma_client.list_collections()}
     assert index.get("Cyrene").ids == [] and ChromaIndex(chroma_client, society).get("Cyrene").ids == []
+
+
+def test_a_public_record_is_one_row_for_the_whole_society(embedder):
+    """A public event is filed once, in the society's public index, not once in every agent's: every agent recalls
+    it, flagged public, and a reset's news goes with one row deleted, however many agents there are."""
+    agents = [f"Villager {i}" for i in range(40)]
+    memory = Remembrance(InMemoryIndex("fair"), agents, embedder)
+    memory.remember(
+        [
+            MemoryEvent(
+                id="s",
+                text="The fair is held each spring.",
+                cycle=1,
+                round=0,
+                tick=0,
+                public=True,
+                kind=MemoryKind.SEED,
+            ),
+            MemoryEvent(id="n", text="The stage stands ready.", cycle=1, round=1, tick=1, public=True),
+            MemoryEvent(id="p", text="Villager 3 baked bread.", cycle=1, round=1, tick=1, witnesses=["Villager 3"]),
+        ]
+    )
+    assert all(memory.index.get(a).ids == [] for a in agents if a != "Villager 3")
+    assert len(memory.index.get("Villager 3").ids) == 1 and len(memory.index.get(SHARED_HOLDER).ids) == 2
+    found = memory.recall(dict.fromkeys(agents, "the stage"), 3, Moment(cycle=1, round=2, tick=2))
+    assert all({(m.id, m.public) for m in found[a]} >= {("n@*", True), ("s@*", True)} for a in agents)
+    assert memory.tally().records == 2 * len(agents) + 1, "each agent holds the public records, as it recalls them"
+    memory.carry_over({}, next_cycle=2)
+    assert [r.id for r in memory.public_records()] == ["s@*"] and len(memory.index.get(SHARED_HOLDER).ids) == 1
+
+
+def test_an_agent_named_as_the_public_index_is_refused(embedder):
+    with pytest.raises(AmphoreusError, match="public index"):
+        Remembrance(InMemoryIndex("fair"), ["Aster", SHARED_HOLDER], embedder)
+
+
+def test_a_store_whose_agents_hold_their_own_public_copies_resets_and_tallies_as_before(embedder):
+    """A store written before the public index (each agent with its own copy of every public record) is read as it
+    is: recalled, tallied and reset exactly as the same society filed today."""
+    agents = ["Aster", "Bram", "*"]
+    events = [
+        MemoryEvent(
+            id="s",
+            text="Twelve Keepers hold the Lanterns.",
+            cycle=1,
+            round=0,
+            tick=0,
+            public=True,
+            kind=MemoryKind.SEED,
+        ),
+        MemoryEvent(id="n", text="Bram delivered a Lantern.", cycle=1, round=1, tick=1, public=True),
+        MemoryEvent(id="a", text="Aster hid a Lantern.", cycle=1, round=1, tick=1, witnesses=["Aster", "*"]),
+    ]
+    today = Remembrance(InMemoryIndex("keepers"), agents, embedder)
+    today.remember(events)
+    before = InMemoryIndex("keepers")
+    before.write([RowChanges(a, written=rows_as_written_before(today, a)) for a in agents])
+    old = Remembrance(before, agents, embedder)
+    now, query = Moment(cycle=1, round=2, tick=2), dict.fromkeys(agents, "a Lantern")
+    assert old.recall(query, 5, now) == today.recall(query, 5, now) and old.tally() == today.tally()
+    for memory in (today, old):
+        memory.carry_over({}, next_cycle=2)
+    assert old.dump() == today.dump() and old.tally() == today.tally()
+    assert {a: len(before.get(a).ids) for a in agents} == {"Aster": 2, "Bram": 1, "*": 2}, "the news' copies went"
+    assert old.recall(query, 5, now) == today.recall(query, 5, now)

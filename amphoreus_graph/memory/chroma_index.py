@@ -110,10 +110,12 @@ class StoreLock:
         return False
 
 
-def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tuple[ClientAPI, StoreLock | None]:
+def open_chroma(
+    persist_dir: Path | None = None, url: str | None = None, *, compact: bool = True
+) -> tuple[ClientAPI, StoreLock | None]:
     """A Chroma client: a server (`url`), an embedded persistent store (locked, its files checked before Chroma
     reads them: chroma_check.py, and its write log kept whole, for a damaged index to be rebuilt from, less what no
-    rebuild needs: log_rebuild.py), or an in-memory one."""
+    rebuild needs unless not `compact`: log_rebuild.py), or an in-memory one."""
     if url is not None:
         parsed = urlparse(url)
         if not parsed.hostname:
@@ -131,7 +133,8 @@ def open_chroma(persist_dir: Path | None = None, url: str | None = None) -> tupl
             _log.warning(line)
         client = _persistent_client(persist_dir)
         keep_whole_log(persist_dir)
-        compact_log(persist_dir)
+        if compact:
+            compact_log(persist_dir)
         return client, lock
     except BaseException:
         if isinstance(client, Client):

@@ -1,10 +1,10 @@
 """Each holder's rows set apart in a society's one HNSW graph, without changing how any holder's rows rank.
 
-The same text is often held by many agents: an event's witnesses each file it, and every agent holds its own copy of
-a public record. In one Chroma collection those rows were identical points, and an HNSW graph degrades on them:
-inserting 5,461 rows of a 1,000-agent round (866 distinct vectors) took 37-59 s of CPU with 64 neighbours per
-node, 3.3-3.7 s once the points were distinct (docs/speed.md), and the cost grows with the size of the clusters,
-which is the society's size for a public record.
+The same text is often held by many agents: an event's witnesses each file it (and, in stores written before the
+public index, every agent held its own copy of a public record). In one Chroma collection those rows were identical
+points, and an HNSW graph degrades on them: inserting 5,461 rows of a 1,000-agent round (866 distinct vectors) took
+37-59 s of CPU with 64 neighbours per node, 3.3-3.7 s once the points were distinct (docs/speed.md), and the cost
+grows with the size of the clusters, which was the society's size for a public record.
 
 So a row is stored as its vector v followed by a short tail, |v| times a unit vector drawn from the holder's exact
 name (SHA-256), weighted by TAIL_WEIGHT; a search for a holder appends that holder's tail to the query the same way.

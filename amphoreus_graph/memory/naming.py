@@ -7,7 +7,7 @@ merges names that differ in accents, spaces, punctuation or script ("Zoé" and "
 So every name part is a readable ASCII slug plus 16 hex digits of the SHA-256 of the exact name, and a
 collection name says what it holds in a fixed role field:
 
-    am2.<society>.agent.<agent>     an agent's memories (its private records and its copy of public ones)
+    am2.<society>.agent.<agent>     an agent's memories (the layout before one collection per society)
     am2.<society>.int.<what>        the store's own bookkeeping (e.g. `access`, the last-access ticks)
     am2.<store>.lgs.<what>          a LangGraph store's collections (`ChromaStore`: its items, its text rows)
 

@@ -8,6 +8,9 @@ from amphoreus_graph.contracts.ids import PUBLIC_HOLDER, record_id
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind
 
 PUBLIC = PUBLIC_HOLDER  # the owner of public records: any agent may recall them
+# Whose index holds a society's public records, once for every agent: a control character, which no agent's name may
+# hold (catalogs/names.py), and Remembrance refuses an agent named exactly this, so no name reaches it as its own.
+SHARED_HOLDER = "\x1fpublic"
 
 
 class MemoryRecord(BaseModel):

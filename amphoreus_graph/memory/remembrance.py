@@ -1,8 +1,9 @@
 """Remembrance: what memory does (rating, ranking, reflection, retention, privacy by identity, access ticks),
 over any RecordIndex (index.py) that stores it.
 
-Privacy is structural: an agent's queries only ever touch its own index, which holds its private records and
-a copy of each public one (owner PUBLIC). Writes are upserts of rows keyed by text (text_rows.py) holding
+Privacy is structural: an agent's queries only ever touch its own index, which holds its private records, and the
+society's public index (SHARED_HOLDER, a holder no agent's name can be), which holds each public record once for
+every agent (owner PUBLIC). Writes are upserts of rows keyed by text (text_rows.py) holding
 records keyed by event and owner, and retention marks what it has already carried, so replaying a round or a
 cycle end after a crash changes nothing.
 """
@@ -28,7 +29,7 @@ from amphoreus_graph.errors import AmphoreusError
 from amphoreus_graph.memory.head_start import HeadStarts
 from amphoreus_graph.memory.importance import ImportanceRater, ModelImportance
 from amphoreus_graph.memory.index import RecordIndex, RowChanges, Rows
-from amphoreus_graph.memory.records import PUBLIC, MemoryRecord
+from amphoreus_graph.memory.records import PUBLIC, SHARED_HOLDER, MemoryRecord
 from amphoreus_graph.memory.reflection import ModelReflector, OfflineReflector, Reflector, reflection_event, salient
 from amphoreus_graph.memory.scoring import rank
 from amphoreus_graph.memory.tally import Tally, not_as_left
@@ -63,11 +64,13 @@ class _BaseImportance:
 
 
 class Remembrance:
-    """One index per agent, holding one row (one vector) per distinct text.
+    """One index per agent, holding one row (one vector) per distinct text, and the society's public index.
 
-    Every event text is embedded once per batch. A public event is filed in every agent's index (as a public
-    copy), in the same upsert as that agent's private records of the round, so recall is one similarity query
-    on the asking agent's index, not two, and a round still makes one write per agent. Records that share a
+    Every event text is embedded once per batch. A public event is filed once, in the public index, in the same
+    write as the round's private records; an agent's recall searches its own index and the public one, and ranks
+    their rows together. (Until 2026-11-29 every agent's index held its own copy of each public record: a
+    10,000-agent society wrote and, at each reset, deleted 10,000 rows a public event. Stores written so are read
+    as they are: an agent's own copies count as public records it holds.) Records that share a
     text share a row (text_rows.py): identical vectors would degrade an HNSW index until a search misses exact
     matches. Recall over-fetches rows, ranks every record of them (see scoring.py), and asks for an exact scan
     if the index ever answers with fewer rows than it holds and was asked for. Each agent's records are held in
@@ -98,6 +101,11 @@ class Remembrance:
         self.rater: ImportanceRater = rater or _BaseImportance()
         self.reflector: Reflector = reflector or OfflineReflector(agents)
         self.agents = list(dict.fromkeys(agents))
+        if SHARED_HOLDER in self.agents:
+            raise AmphoreusError(
+                f"memory: an agent named {SHARED_HOLDER!r}, the name of the society's public index; expected agent "
+                "names without control characters"
+            )
         self._known = set(self.agents)
         self._held: dict[str, HeldCollection] = {}  # agent -> its index as held here, once read
         self._ahead: Future[None] | None = None  # the last head start on a recall (anticipate)
@@ -121,7 +129,7 @@ class Remembrance:
     def drop(self) -> None:
         """Forget every memory of this society (a throwaway society's when done with it, or a `--fresh-memory`
         start); it goes on with empty indexes."""
-        self.index.drop(self.agents)
+        self.index.drop([*self.agents, SHARED_HOLDER])
         self._held = {}
         self._generation += 1
 
@@ -168,17 +176,15 @@ class Remembrance:
     def _records_for(
         self, events: list[MemoryEvent], ratings: dict[str, dict[str, float]]
     ) -> tuple[dict[str, list[float]], dict[str, list[tuple[MemoryRecord, bool]]]]:
-        """Each text's vector (the events embedded as one batch, as filing them embeds them), and each agent's
-        records of the events (with whether each is a public copy)."""
+        """Each text's vector (the events embedded as one batch, as filing them embeds them), and each holder's
+        records of the events (with whether each is public): an agent's own, SHARED_HOLDER's the public ones."""
         vectors = self.embedder.encode([e.text for e in events])
         by_text: dict[str, list[float]] = {}
         filed: dict[str, list[tuple[MemoryRecord, bool]]] = {}
         for event, vector in zip(events, vectors.tolist(), strict=True):
             by_text[event.text] = vector
             if event.public:
-                record = MemoryRecord.of(event, PUBLIC, event.importance)
-                for agent in self.agents:
-                    filed.setdefault(agent, []).append((record, True))
+                filed.setdefault(SHARED_HOLDER, []).append((MemoryRecord.of(event, PUBLIC, event.importance), True))
                 continue
             for agent in dict.fromkeys(event.witnesses):
                 if agent in self._known:
@@ -252,25 +258,46 @@ class Remembrance:
         n = k * self.config.overfetch
         for agent, vector in zip(agents, vectors, strict=True):
             candidates = self._search(agent, vector, n)
-            held = self._held[agent]
-            waiting = [(r, public, v) for r, public, v in unfiled.get(agent, []) if r.id not in held.records]
+            waiting = [
+                (r, public, v)
+                for holder in (agent, SHARED_HOLDER)
+                for r, public, v in unfiled.get(holder, [])
+                if r.id not in self._held[holder].records
+            ]
             candidates += [(r, float(np.dot(vector, v))) for r, _, v in waiting]
-            public = held.public | {r.id for r, is_public, _ in waiting if is_public}
-            found[agent] = [_as_public(m, m.id in public) for m in rank(candidates, now, self.config, k)]
+            public = self._held[agent].public | self._held[SHARED_HOLDER].public
+            public |= {r.id for r, is_public, _ in waiting if is_public}
+            distinct = list({r.id: (r, similarity) for r, similarity in reversed(candidates)}.values())
+            found[agent] = [_as_public(m, m.id in public) for m in rank(distinct, now, self.config, k)]
         return found
 
     def _search(self, agent: str, vector: list[float], n: int) -> list[tuple[MemoryRecord, float]]:
-        """The records of the agent's n rows nearest `vector`: ranked here over the agent's own held vectors when
-        the index is this process's alone (held_vectors.py), else by the index (ranking every row exactly if it
-        comes back short; a row written by another user is read then)."""
-        held = self._records_of(agent)
+        """The records of the n rows nearest `vector` among the agent's own and the public index's, as one search of
+        both would rank them (nearest first, ties by row id)."""
+        near = [
+            (row, similarity, holder)
+            for holder in (agent, SHARED_HOLDER)
+            for row, similarity in self._near(holder, vector, n)
+        ]
+        near.sort(key=lambda hit: (-hit[1], hit[0]))
+        return [
+            (self._held[holder].records[i], similarity)
+            for row, similarity, holder in near[:n]
+            for i in self._held[holder].rows.get(row, ())
+        ]
+
+    def _near(self, holder: str, vector: list[float], n: int) -> list[tuple[str, float]]:
+        """One index's n rows nearest `vector`: ranked here over its held vectors when the index is this process's
+        alone (held_vectors.py), else by the index (ranking every row exactly if it comes back short; a row written
+        by another user is read then)."""
+        held = self._records_of(holder)
         if held.searchable():
-            return self._resolve(agent, held.nearest(vector, n))
-        hits = self.index.query(agent, vector, n)
-        candidates = self._resolve(agent, hits)
-        if len(hits) < min(n, len(self._held[agent].rows)):
-            candidates = self._resolve(agent, self.index.query(agent, vector, n, exact=True))
-        return candidates
+            return held.nearest(vector, n)
+        hits = self.index.query(holder, vector, n)
+        if len(hits) < min(n, len(self._fresh(holder, hits).rows)):
+            hits = self.index.query(holder, vector, n, exact=True)
+        self._fresh(holder, hits)
+        return hits
 
     def _unfiled(self, pending: Sequence[MemoryEvent]) -> dict[str, list[tuple[MemoryRecord, bool, list[float]]]]:
         """Each agent's records of events not filed yet, with whether each is a public copy and its vector."""
@@ -337,24 +364,30 @@ class Remembrance:
                     held.records[record_id] = _accessed(record, now.tick)
         self.index.set_ticks(marks, now.tick)
 
-    def _resolve(self, agent: str, hits: list[tuple[str, float]]) -> list[tuple[MemoryRecord, float]]:
-        """Every record of each hit row, with the row's similarity."""
-        held = self._records_of(agent)
-        if any(row not in held.rows for row, _ in hits):  # written by someone else since it was read: read again
-            held = self._records_of(agent, reread=True)
-        records = held.records
-        return [(records[i], similarity) for row, similarity in hits for i in held.rows.get(row, ())]
+    def _fresh(self, holder: str, hits: list[tuple[str, float]]) -> HeldCollection:
+        """The holder's index as held here, read again if a hit row is not in it (written by someone else since)."""
+        held = self._records_of(holder)
+        if any(row not in held.rows for row, _ in hits):
+            held = self._records_of(holder, reread=True)
+        return held
 
-    def _records_of(self, agent: str, *, reread: bool = False) -> HeldCollection:
-        """One agent's index as held here: read (with last access) on first use, then kept."""
-        if reread or agent not in self._held:
+    def _records_of(self, holder: str, *, reread: bool = False) -> HeldCollection:
+        """One agent's index (or the public one, SHARED_HOLDER) as held here: read (with last access) on first use,
+        then kept."""
+        if reread or holder not in self._held:
             # Vectors only where they are searched here: an index this process has to itself.
             exclusive = self.index.exclusive
-            rows = self.index.get(agent, vectors=exclusive)
-            self._held[agent] = HeldCollection.read(
-                agent, rows.ids, rows.texts, rows.metadatas, rows.vectors if exclusive else None, self.index.ticks
+            rows = self.index.get(holder, vectors=exclusive)
+            self._held[holder] = HeldCollection.read(
+                holder,
+                rows.ids,
+                rows.texts,
+                rows.metadatas,
+                rows.vectors if exclusive else None,
+                self.index.ticks,
+                tuple(self.agents) if holder == SHARED_HOLDER else (),
             )
-        return self._held[agent]
+        return self._held[holder]
 
     @_serialised
     def tally(self) -> Tally:
@@ -363,7 +396,7 @@ class Remembrance:
         return self._held_tally()
 
     def _held_tally(self) -> Tally:
-        total = Tally()
+        total = self._records_of(SHARED_HOLDER).tally()
         for agent in self.agents:
             total += self._records_of(agent).tally()
         return total
@@ -396,8 +429,9 @@ class Remembrance:
 
     @_serialised
     def public_records(self) -> list[MemoryRecord]:
-        """Every public record (each agent holds a copy), sorted by id."""
-        public = {r.id: r for agent in self.agents for r in self._records_of(agent).public_records()}
+        """Every public record, sorted by id (the public index's, and the copies agents hold in older stores)."""
+        holders = [SHARED_HOLDER, *self.agents]
+        public = {r.id: r for holder in holders for r in self._records_of(holder).public_records()}
         return sorted(public.values(), key=lambda r: r.id)
 
     def settle(self) -> dict[str, Any]:
@@ -447,6 +481,7 @@ class Remembrance:
         self._generation += 1
         before = self._held_tally() if self._expected is not None else None
         forgotten_ticks: list[str] = []
+        changes.append(self._row_changes(SHARED_HOLDER, _drop_news(self._records_of(SHARED_HOLDER)), {}))
         for agent in self.agents:
             rule = retention.get(agent, Retention(mode=RetentionMode.ALL))
             held = self._records_of(agent)
@@ -458,8 +493,7 @@ class Remembrance:
                 ranked = sorted(records, key=lambda r: (r.carried_to != next_cycle, -r.importance, r.id))
                 keep = ranked[: rule.keep] if rule.mode is RetentionMode.ECHOES else []
             forgotten = sorted({r.id for r in records} - {r.id for r in keep})
-            news = [r.id for r in held.public_records() if r.kind is not MemoryKind.SEED]
-            touched = {row for record_id in [*forgotten, *news] if (row := held.remove(record_id)) is not None}
+            touched = _drop_news(held) | {row for i in forgotten if (row := held.remove(i)) is not None}
             for record in keep:
                 if record.carried_to < next_cycle and rule.mode is not RetentionMode.ALL:
                     decayed = record.model_copy(
@@ -503,6 +537,12 @@ class Remembrance:
 def _anticipation_lane(pid: int) -> ThreadPoolExecutor:
     """One background thread per process for head starts on recall (a forked child makes its own)."""
     return ThreadPoolExecutor(1, thread_name_prefix="anticipate")
+
+
+def _drop_news(held: HeldCollection) -> set[str]:
+    """Let go of an index's public records other than seeds (a reset's news); returns the rows they sat in."""
+    news = [r.id for r in held.public_records() if r.kind is not MemoryKind.SEED]
+    return {row for record_id in news if (row := held.remove(record_id)) is not None}
 
 
 def _as_public(memory: RecalledMemory, public: bool) -> RecalledMemory:

@@ -74,6 +74,7 @@ class MemorySpec(BaseModel):
     directory: Path | None = Field(default=None, description="an embedded Chroma store")
     url: str | None = Field(default=None, description="a Chroma server, http://HOST:PORT")
     embedder: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model name or path")
+    scratch: bool = Field(default=False, description="a throwaway copy, read once: its write log is not compacted")
 
     @model_validator(mode="after")
     def _one_place(self) -> Self:
@@ -157,7 +158,7 @@ def open_client(spec: MemorySpec) -> tuple[ClientAPI, StoreLock | None]:
     """A client of the store `spec` names; a failure to open it is one line: a full disk under an embedded store
     is an outside fault (store_faults.full_disk), anything else a store to correct."""
     try:
-        return open_chroma(spec.directory, spec.url)
+        return open_chroma(spec.directory, spec.url, compact=not spec.scratch)
     except (AmphoreusError, ChromaError, ValueError, OSError) as exc:
         if spec.directory is not None and (fault := full_disk(str(spec.directory), spec.directory, exc)) is not None:
             raise fault from None

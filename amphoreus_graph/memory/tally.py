@@ -10,6 +10,7 @@ is left out: marking access is not a change of what is remembered.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,11 +19,16 @@ from amphoreus_graph.memory.records import MemoryRecord
 MODULUS = 1 << 128
 
 
-def record_term(holder: str, public: bool, record: MemoryRecord) -> int:
-    """One record's share of the digest: whose index it sits in, whether as a public copy, and all it holds."""
-    body = record.model_dump_json(exclude={"last_accessed"})
-    where = f"{len(holder)}:{holder}:{int(public)}:".encode()
-    return int.from_bytes(hashlib.sha256(where + body.encode()).digest()[:16], "big")
+def record_term(holders: Sequence[str], public: bool, record: MemoryRecord) -> int:
+    """A record's share of the digest, as held by each of `holders`: whose memory it is in, whether as a public
+    copy, and all it holds. A public record is held once for the whole society, and counts once for every agent
+    (so a store whose agents each kept their own copy tallies the same)."""
+    body = record.model_dump_json(exclude={"last_accessed"}).encode()
+    total = 0
+    for holder in holders:
+        where = f"{len(holder)}:{holder}:{int(public)}:".encode()
+        total += int.from_bytes(hashlib.sha256(where + body).digest()[:16], "big")
+    return total % MODULUS
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ the text, its vector is the text's embedding, and its metadata lists every recor
 every record of a hit row. Writes stay idempotent: a row's id and content are functions of the records it
 holds, so replaying a round after a crash writes the same rows again.
 
-The role ("h" the agent's private records, "p" its copy of public records) is part of the row id, so a public
-record and a private one never share a row, and which records are public is known from where they sit, never
-from an owner string an agent's name could equal.
+The role ("h" an agent's private records, "p" public records: the society's public index, or an agent's own copy in
+a store written before it) is part of the row id, so a public record and a private one never share a row, and which
+records are public is known from where they sit, never from an owner string an agent's name could equal.
 """
 
 from __future__ import annotations
@@ -59,9 +59,11 @@ def _pack(records: Iterable[MemoryRecord]) -> str:
 
 @dataclass
 class HeldCollection:
-    """One agent's index as held in this process: records by id, the row each sits in, which are public."""
+    """One index as held in this process: records by id, the row each sits in, which are public. An agent's index,
+    or the society's public one (`agent` SHARED_HOLDER), whose records every agent of `holders` holds."""
 
     agent: str
+    holders: tuple[str, ...] = ()  # who holds what this index holds, as the tally counts it (empty: the agent)
     records: dict[str, MemoryRecord] = field(default_factory=dict)
     public: set[str] = field(default_factory=set)
     rows: dict[str, set[str]] = field(default_factory=dict)  # row id -> record ids
@@ -78,10 +80,11 @@ class HeldCollection:
         metadatas: Sequence[Mapping[str, Any]],
         vectors: Sequence[Sequence[float]] | None,
         ticks: Callable[[list[str]], Mapping[str, int]],
+        holders: tuple[str, ...] = (),
     ) -> HeldCollection:
         """Rebuild from an index's rows; `ticks` looks up private records' last access by access id. (A
         agent's first recall in a process pays for this: each record is validated once, no id is hashed.)"""
-        held = cls(agent)
+        held = cls(agent, holders)
         prefix = access_prefix(agent)
         parsed: list[tuple[MemoryRecord, str]] = []
         for rid, text, meta in zip(ids, documents, metadatas, strict=True):
@@ -133,10 +136,10 @@ class HeldCollection:
 
     def tally(self) -> Tally:
         """What this index holds, as a society's tally counts it."""
-        return Tally(len(self.records), self._digest)
+        return Tally(len(self.records) * len(self.holders or (self.agent,)), self._digest)
 
     def _place(self, record: MemoryRecord, public: bool, row: str) -> None:
-        self._digest = (self._digest + record_term(self.agent, public, record)) % MODULUS
+        self._digest = (self._digest + record_term(self.holders or (self.agent,), public, record)) % MODULUS
         self.records[record.id] = record
         self.row_of[record.id] = row
         self.rows.setdefault(row, set()).add(record.id)
@@ -149,7 +152,8 @@ class HeldCollection:
         if row is None:
             return None
         record = self.records.pop(record_id)
-        self._digest = (self._digest - record_term(self.agent, record_id in self.public, record)) % MODULUS
+        public = record_id in self.public
+        self._digest = (self._digest - record_term(self.holders or (self.agent,), public, record)) % MODULUS
         self.public.discard(record_id)
         members = self.rows[row]
         members.discard(record_id)

@@ -50,7 +50,7 @@ def run_memory(run: Path) -> Iterator[tuple[Scenario, Remembrance]]:
         raise AmphoreusError(f"{memory_dir}: no such directory; expected the run's memory store (see its config.json)")
     with read_copy(memory_dir) as copied:
         if copied is not None:
-            spec = MemorySpec(directory=copied)
+            spec = MemorySpec(directory=copied, scratch=True)
         memory = build_memory(spec, config.run_id, scenario, OfflinePathPolicy(), embedder=config.embedder)
         try:
             yield scenario, memory
