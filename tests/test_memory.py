@@ -201,8 +201,8 @@ def test_a_locked_store_searches_each_agents_own_vectors_in_process_however_many
 
 def test_an_agents_search_finds_its_own_row_among_a_crowds_identical_public_copies(tmp_path):
     """Every agent's copy of a public text is the same point in the society's one HNSW graph: Chroma's search,
-    filtered to one agent, must still find that agent's nearest row (with Chroma's 16 neighbours per node it
-    missed 8-10% of them in this crowd)."""
+    filtered to one agent, must still find that agent's nearest row (before holder tails, with the 16 neighbours per
+    node the store keeps, it missed 8-10% of them in this crowd)."""
     rng = np.random.default_rng(1)
 
     def unit(n: int) -> np.ndarray:

@@ -53,13 +53,13 @@ _OWNER_HEX = 64  # a row key's leading hex digits: the holder's SHA-256
 # keeps each write at its first cost. Applied to collections made before too, on open.
 SYNC_THRESHOLD = 10
 
-# Agents who witness the same event, and every agent's copy of a public record, hold rows with the same vector: in
-# one collection, clusters of identical points as large as the society. With Chroma's 16 neighbours per node a
-# search filtered to one agent got caught in them (80 agents holding 80 public texts and 5 of their own: 40-50 of
-# 480 nearest-row searches missed the row with the query's own text); with 64, none did, at 120 agents and 200
-# public texts too (a write ~7% and a filtered search ~8% slower). Holder tails (holder_tails.py) now keep the
-# points apart; the 64 neighbours stay for the filtered searches.
-ROW_NEIGHBORS = 64
+# Neighbours per node of the rows collection's HNSW graph: Chroma's default. Agents who witness the same event (and,
+# before the public index, every agent's copy of a public record) hold rows with the same vector; without holder
+# tails (holder_tails.py) a search filtered to one agent got caught in those clusters at 16 (80 agents holding 80
+# public texts: 40-50 of 480 searches missed), so 64 it was from 2026-11-26. With tails 16 misses nothing there
+# (tests/test_memory.py; benchmarks/crowd_recall.py: recall@5 1.0), and at 10,000 agents 64 made Chroma's inserts
+# ~5x dearer (docs/speed.md, stop 45). A collection keeps the setting it was made with.
+ROW_NEIGHBORS = 16
 ROWS, UNTAILED_ROWS = "tailedrows", "rows"  # the society's rows collection, and its name before holder tails
 
 
