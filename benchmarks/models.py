@@ -9,9 +9,9 @@ Sections (`all` runs each):
   A round's wall is the time from one `round_done` to the next (every node of the round, memory included); the
   decide phase is `round_started` to the round's last `turn_done`.
 - crowd: one society of `--agents` (default 1,000; the fair world cloned with `attention: 3`, as benchmarks/scale.py
-  builds it) deciding by the served model at `--limit` requests in flight (default 256), with its real memory, the
-  model rating importance and reflecting (issue 37): `waves_ratio` is a steady round's wall ÷ (ceil(agents ÷ limit)
-  × L), 1.0 being a round that costs only its waves of model latency.
+  builds it, `--sight` 12) deciding by the served model at `--limit` requests in flight (default 256), with its real
+  memory, the model rating importance and reflecting (issue 37): `waves_ratio` is a steady round's wall ÷
+  (ceil(agents ÷ limit) × L), 1.0 being a round that costs only its waves of model latency.
 - societies: 16 "societies" (each a thread with its own event loop and its own ChatCaller, i.e. its own
   `--max-concurrency 64`), each playing rounds of 12 concurrent calls against one endpoint: they share the
   endpoint's limiter. The server counts the requests it is answering at each instant; the figure is the
@@ -179,6 +179,11 @@ def society_round(
         asyncio.run(run())
     done = [at for kind, at in marks if kind == "round_done"]
     walls = [b - a for a, b in itertools.pairwise(done)]
+    if not walls:
+        raise SystemExit(
+            f"models.py: the society played {len(done)} round(s) (its cycle ended); a steady round needs 2: expected "
+            "a world that lasts more rounds (a crowd with unbounded sight finishes the fair in one)"
+        )
     phases, opened, last_turn = [], None, None
     for kind, at in marks:
         if kind == "round_started":
@@ -187,7 +192,7 @@ def society_round(
             last_turn = at
         elif kind == "round_done" and opened is not None and last_turn is not None:
             phases.append(last_turn - opened)
-    steady = statistics.median(walls) if walls else float("nan")
+    steady = statistics.median(walls)
     decide = statistics.median(phases[1:] or phases)
     figures = {
         "rounds": rounds,
@@ -388,7 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agents", type=int, default=1000, help="crowd: the society's size (the fair world cloned)")
     parser.add_argument("--limit", type=int, default=256, help="crowd: model requests in flight at most")
     parser.add_argument("--rounds", type=int, default=3, help="crowd: rounds played (the first is left out)")
-    parser.add_argument("--sight", type=int, default=0, help="crowd: the world's sight (0: unbounded)")
+    parser.add_argument(
+        "--sight", type=int, default=12, help="crowd: the world's sight (0: unbounded, and the fair ends in a round)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     results_options(parser, RESULTS)
     args = parser.parse_args(argv)
