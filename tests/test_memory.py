@@ -240,6 +240,14 @@ def test_dropping_a_store_of_the_old_layout_deletes_its_agents_collections(chrom
     assert index.get("Cyrene").ids == [] and ChromaIndex(chroma_client, society).get("Cyrene").ids == []
 
 
+def seed_and_news(seed: str, news: str) -> list[MemoryEvent]:
+    """A public seed (kept at a reset) and a public event of round 1 (news: gone at a reset)."""
+    return [
+        MemoryEvent(id="s", text=seed, cycle=1, round=0, tick=0, public=True, kind=MemoryKind.SEED),
+        MemoryEvent(id="n", text=news, cycle=1, round=1, tick=1, public=True),
+    ]
+
+
 def test_a_public_record_is_one_row_for_the_whole_society(embedder):
     """A public event is filed once, in the society's public index, not once in every agent's: every agent recalls
     it, flagged public, and a reset's news goes with one row deleted, however many agents there are."""
@@ -247,16 +255,7 @@ def test_a_public_record_is_one_row_for_the_whole_society(embedder):
     memory = Remembrance(InMemoryIndex("fair"), agents, embedder)
     memory.remember(
         [
-            MemoryEvent(
-                id="s",
-                text="The fair is held each spring.",
-                cycle=1,
-                round=0,
-                tick=0,
-                public=True,
-                kind=MemoryKind.SEED,
-            ),
-            MemoryEvent(id="n", text="The stage stands ready.", cycle=1, round=1, tick=1, public=True),
+            *seed_and_news("The fair is held each spring.", "The stage stands ready."),
             MemoryEvent(id="p", text="Villager 3 baked bread.", cycle=1, round=1, tick=1, witnesses=["Villager 3"]),
         ]
     )
@@ -279,16 +278,7 @@ def test_a_store_whose_agents_hold_their_own_public_copies_resets_and_tallies_as
     is: recalled, tallied and reset exactly as the same society filed today."""
     agents = ["Aster", "Bram", "*"]
     events = [
-        MemoryEvent(
-            id="s",
-            text="Twelve Keepers hold the Lanterns.",
-            cycle=1,
-            round=0,
-            tick=0,
-            public=True,
-            kind=MemoryKind.SEED,
-        ),
-        MemoryEvent(id="n", text="Bram delivered a Lantern.", cycle=1, round=1, tick=1, public=True),
+        *seed_and_news("Twelve Keepers hold the Lanterns.", "Bram delivered a Lantern."),
         MemoryEvent(id="a", text="Aster hid a Lantern.", cycle=1, round=1, tick=1, witnesses=["Aster", "*"]),
     ]
     today = Remembrance(InMemoryIndex("keepers"), agents, embedder)
