@@ -300,7 +300,8 @@ class Remembrance:
         return hits
 
     def _unfiled(self, pending: Sequence[MemoryEvent]) -> dict[str, list[tuple[MemoryRecord, bool, list[float]]]]:
-        """Each agent's records of events not filed yet, with whether each is a public copy and its vector."""
+        """Each holder's records of events not filed yet (SHARED_HOLDER's the public ones), with whether each is
+        public and its vector."""
         events = self._fileable(pending)
         if not events:
             return {}
