@@ -265,10 +265,12 @@ class Remembrance:
                 if r.id not in self._held[holder].records
             ]
             candidates += [(r, float(np.dot(vector, v))) for r, _, v in waiting]
-            public = self._held[agent].public | self._held[SHARED_HOLDER].public
-            public |= {r.id for r, is_public, _ in waiting if is_public}
+            public = [self._held[agent].public, self._held[SHARED_HOLDER].public]
+            public.append({r.id for r, is_public, _ in waiting if is_public})
             distinct = list({r.id: (r, similarity) for r, similarity in reversed(candidates)}.values())
-            found[agent] = [_as_public(m, m.id in public) for m in rank(distinct, now, self.config, k)]
+            found[agent] = [
+                _as_public(m, any(m.id in ids for ids in public)) for m in rank(distinct, now, self.config, k)
+            ]
         return found
 
     def _search(self, agent: str, vector: list[float], n: int) -> list[tuple[MemoryRecord, float]]:
@@ -296,7 +298,7 @@ class Remembrance:
         hits = self.index.query(holder, vector, n)
         if len(hits) < min(n, len(self._fresh(holder, hits).rows)):
             hits = self.index.query(holder, vector, n, exact=True)
-        self._fresh(holder, hits)
+            self._fresh(holder, hits)
         return hits
 
     def _unfiled(self, pending: Sequence[MemoryEvent]) -> dict[str, list[tuple[MemoryRecord, bool, list[float]]]]:

@@ -63,13 +63,16 @@ class HeldCollection:
     or the society's public one (`agent` SHARED_HOLDER), whose records every agent of `holders` holds."""
 
     agent: str
-    holders: tuple[str, ...] = ()  # who holds what this index holds, as the tally counts it (empty: the agent)
+    holders: tuple[str, ...] = ()  # who holds what this index holds, as the tally counts it (given none: the agent)
     records: dict[str, MemoryRecord] = field(default_factory=dict)
     public: set[str] = field(default_factory=set)
     rows: dict[str, set[str]] = field(default_factory=dict)  # row id -> record ids
     row_of: dict[str, str] = field(default_factory=dict)  # record id -> row id
     vectors: HeldVectors | None = field(default_factory=HeldVectors)  # each row's vector; None: not held
     _digest: int = field(default=0, repr=False)  # the records' share of the society's tally (tally.py)
+
+    def __post_init__(self) -> None:
+        self.holders = self.holders or (self.agent,)
 
     @classmethod
     def read(
@@ -136,10 +139,10 @@ class HeldCollection:
 
     def tally(self) -> Tally:
         """What this index holds, as a society's tally counts it."""
-        return Tally(len(self.records) * len(self.holders or (self.agent,)), self._digest)
+        return Tally(len(self.records) * len(self.holders), self._digest)
 
     def _place(self, record: MemoryRecord, public: bool, row: str) -> None:
-        self._digest = (self._digest + record_term(self.holders or (self.agent,), public, record)) % MODULUS
+        self._digest = (self._digest + record_term(self.holders, public, record)) % MODULUS
         self.records[record.id] = record
         self.row_of[record.id] = row
         self.rows.setdefault(row, set()).add(record.id)
@@ -152,8 +155,7 @@ class HeldCollection:
         if row is None:
             return None
         record = self.records.pop(record_id)
-        public = record_id in self.public
-        self._digest = (self._digest - record_term(self.holders or (self.agent,), public, record)) % MODULUS
+        self._digest = (self._digest - record_term(self.holders, record_id in self.public, record)) % MODULUS
         self.public.discard(record_id)
         members = self.rows[row]
         members.discard(record_id)
