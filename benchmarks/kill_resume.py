@@ -7,6 +7,9 @@ resumed to the end. The samples, the chronicle and every agent's memory are comp
 test_resume.py does the same for 12 agents at random points; this is the check at 1,000).
 
     python benchmarks/kill_resume.py --agents 1000 --rounds 3
+
+The JSON goes to benchmarks/results/kill_resume.json (`--results`, `--no-save`); the exit status is 1 if anything
+differs.
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_common import environment, publish, results_options  # noqa: E402
 from benchmarks.scale import cloned_scenario  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "kill_resume.json"
+PACKAGES = ("langgraph", "langgraph-checkpoint-sqlite", "chromadb")
 
 
 def simulate(*args: str) -> subprocess.Popen[bytes]:
@@ -66,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sight", type=int, default=12, help="0: unbounded")
     parser.add_argument("--kill-at", type=float, default=0.4, help="share of the run's turns sampled before the kill")
     parser.add_argument("--seed", type=int, default=5)
+    results_options(parser, RESULTS)
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="amphoreus-kill-") as tmp:
         folder = Path(tmp)
@@ -105,9 +114,9 @@ def main(argv: list[str] | None = None) -> int:
             "identical_memory": same_memory,
             "identical": all(compared.values()) and same_memory,
             "wall_s": round(time.perf_counter() - started, 1),
-            "loadavg": os.getloadavg(),
         }
-    print(json.dumps(report, indent=1))
+    report["environment"] = environment(PACKAGES, load_before)
+    publish(report, json.dumps(report, indent=1), path=args.results, save=not args.no_save, as_json=False)
     return 0 if report["identical"] else 1
 
 

@@ -44,13 +44,22 @@ def threads_cpu() -> Counter[str]:
     stack samples cannot see: Chroma's Rust runtime (`tokio-rt-worker`), its SQLite workers (`sqlx-sqlite-wor`), ONNX
     Runtime's pool; Python's own threads carry the process's name, e.g. `python` (Linux; empty elsewhere)."""
     out: Counter[str] = Counter()
+    for name, cpu in thread_stats().values():
+        out[name] += cpu
+    return out
+
+
+def thread_stats() -> dict[int, tuple[str, float]]:
+    """Each live thread of the process by native id: its OS name and the CPU seconds it has used (Linux; empty
+    elsewhere)."""
+    out: dict[int, tuple[str, float]] = {}
     with suppress(OSError):
         for task in Path("/proc/self/task").iterdir():
             with suppress(OSError, IndexError, ValueError):
                 stat = (task / "stat").read_text()
+                fields = stat.rsplit(")", 1)[1].split()  # after the thread's name, which may hold spaces
                 name = stat[stat.index("(") + 1 : stat.rindex(")")]
-                fields = stat.rsplit(")", 1)[1].split()
-                out[name] += (int(fields[11]) + int(fields[12])) * TICK
+                out[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) * TICK)
     return out
 
 
@@ -89,18 +98,63 @@ def where(frame: FrameType) -> str:
     return f"{path}:{frame.f_code.co_qualname}"
 
 
-class Sampler(threading.Thread):
-    """Samples all threads' stacks every `interval` seconds; stops the run with SIGALRM past `max_rss` bytes of
-    memory or `max_disk` bytes under `folder` (checked every ~second), leaving the reason in `over`."""
+class Profile:
+    """CPU seen by the samples from a start: by function (on the stack, on top), all Python threads' and the main
+    thread's, and every OS thread's since then."""
 
-    def __init__(self, interval: float, folder: Path, max_rss: int, max_disk: int) -> None:
-        super().__init__(name="scale-sampler", daemon=True)
-        self.interval, self.folder, self.max_rss, self.max_disk = interval, folder, max_rss, max_disk
+    def __init__(self) -> None:
         self.cumulative: Counter[str] = Counter()  # CPU seconds with the function on the stack
         self.own: Counter[str] = Counter()  # CPU seconds with the function on top
         self.cpu_s = self.main_cpu_s = 0.0  # all Python threads' CPU seen, and the main thread's (the event loop)
         self.begun = time.perf_counter()
         self.threads_at_start = threads_cpu()
+
+    def add(self, frame: FrameType, weight: float, *, main: bool) -> None:
+        self.cpu_s += weight
+        self.main_cpu_s += weight if main else 0.0
+        self.own[where(frame)] += weight
+        seen: set[str] = set()
+        walk: FrameType | None = frame
+        while walk is not None:
+            seen.add(where(walk))
+            walk = walk.f_back
+        for key in seen:
+            self.cumulative[key] += weight
+
+    def summary(self, sampler_cpu_s: float, top: int = 12, wrapper_share: float = 0.9) -> dict[str, Any]:
+        """The top functions by cumulative and by own share of the CPU seen. Functions under more than
+        `wrapper_share` of it (the graph's runner) and plumbing say nothing and are left out."""
+        total = self.cpu_s or 1.0
+        cumulative = [
+            (f, n / total)
+            for f, n in self.cumulative.most_common()
+            if n / total <= wrapper_share and not any(p in f for p in PLUMBING)
+        ]
+        own = [(f, n / total) for f, n in self.own.most_common(top)]
+        wall = time.perf_counter() - self.begun
+        by_name = threads_cpu()
+        by_name.subtract(self.threads_at_start)
+        return {
+            "python_threads_cpu_s": round(self.cpu_s, 2),
+            "main_thread_busy": round(self.main_cpu_s / wall, 3) if wall else None,  # the event loop's CPU ÷ wall
+            # every thread's CPU by OS name, native ones included (threads that ended are not counted)
+            "cpu_s_by_thread_name": {name: round(cpu, 2) for name, cpu in by_name.most_common(6) if cpu > 0},
+            "sampler_cpu_s": round(sampler_cpu_s, 2),  # what sampling cost, since the sampler started
+            "cumulative": [[f, round(100 * s, 1)] for f, s in cumulative[:top]],
+            "own": [[f, round(100 * s, 1)] for f, s in own],
+        }
+
+
+class Sampler(threading.Thread):
+    """Samples all threads' stacks every `interval` seconds into two profiles, the whole run's (`restart` begins it
+    again) and the round's (`since_round` hands it over and begins the next); stops the run with SIGALRM past
+    `max_rss` bytes of memory or `max_disk` bytes under `folder` (checked every ~second), leaving the reason in
+    `over`."""
+
+    def __init__(self, interval: float, folder: Path, max_rss: int, max_disk: int) -> None:
+        super().__init__(name="scale-sampler", daemon=True)
+        self.interval, self.folder, self.max_rss, self.max_disk = interval, folder, max_rss, max_disk
+        self.whole, self.round = Profile(), Profile()
         self.over: str | None = None
         self.lock = threading.Lock()
         self.halt = threading.Event()
@@ -127,26 +181,19 @@ class Sampler(threading.Thread):
                 used[ident] = cpu
             if weight <= 0:
                 continue
-            self.cpu_s += weight
-            self.main_cpu_s += weight if ident == main else 0.0
-            self.own[where(frame)] += weight
-            seen: set[str] = set()
-            walk: FrameType | None = frame
-            while walk is not None:
-                seen.add(where(walk))
-                walk = walk.f_back
-            for key in seen:
-                self.cumulative[key] += weight
+            for profile in (self.whole, self.round):
+                profile.add(frame, weight, main=ident == main)
 
     def restart(self) -> dict[str, Any]:
-        """The summary so far, and count afresh from here (a run's setup apart from its rounds)."""
-        summary = self.summary()
+        """The run's summary so far, and count afresh from here (a run's setup apart from its rounds)."""
         with self.lock:
-            self.cumulative.clear()
-            self.own.clear()
-            self.cpu_s = self.main_cpu_s = 0.0
-            self.begun = time.perf_counter()
-            self.threads_at_start = threads_cpu()
+            summary, self.whole, self.round = self._summary(self.whole), Profile(), Profile()
+        return summary
+
+    def since_round(self) -> dict[str, Any]:
+        """The summary since the last call (or `restart`), and count the next round's afresh."""
+        with self.lock:
+            summary, self.round = self._summary(self.round), Profile()
         return summary
 
     def check_limits(self) -> None:
@@ -159,27 +206,10 @@ class Sampler(threading.Thread):
         if self.over is not None:
             os.kill(os.getpid(), signal.SIGALRM)
 
-    def summary(self, top: int = 12, wrapper_share: float = 0.9) -> dict[str, Any]:
-        """The top functions by cumulative and by own share of the CPU seen. Functions under more than
-        `wrapper_share` of it (the graph's runner) and plumbing say nothing and are left out."""
+    def summary(self) -> dict[str, Any]:
+        """The run's profile since the start or the last `restart`."""
         with self.lock:
-            total = self.cpu_s or 1.0
-            cumulative = [
-                (f, n / total)
-                for f, n in self.cumulative.most_common()
-                if n / total <= wrapper_share and not any(p in f for p in PLUMBING)
-            ]
-            own = [(f, n / total) for f, n in self.own.most_common(top)]
-            wall = time.perf_counter() - self.begun
-            by_name = threads_cpu()
-            by_name.subtract(self.threads_at_start)
-        return {
-            "interval_ms": round(1000 * self.interval, 1),
-            "python_threads_cpu_s": round(self.cpu_s, 2),
-            "main_thread_busy": round(self.main_cpu_s / wall, 3) if wall else None,  # the event loop's CPU ÷ wall
-            # every thread's CPU by OS name, native ones included (threads that ended are not counted)
-            "cpu_s_by_thread_name": {name: round(cpu, 2) for name, cpu in by_name.most_common(6) if cpu > 0},
-            "sampler_cpu_s": round(thread_cpu(self.native_id) or 0.0, 2),  # what sampling cost, since the start
-            "cumulative": [[f, round(100 * s, 1)] for f, s in cumulative[:top]],
-            "own": [[f, round(100 * s, 1)] for f, s in own],
-        }
+            return self._summary(self.whole)
+
+    def _summary(self, profile: Profile) -> dict[str, Any]:
+        return profile.summary(thread_cpu(self.native_id) or 0.0) | {"interval_ms": round(1000 * self.interval, 1)}

@@ -16,10 +16,11 @@ user runs it. Each measurement runs in a fresh interpreter.
 Every size also reports its setup (wall and CPU up to the first round), CPU per turn (the process's, all threads),
 the checkpoint file's growth per round and the size of one checkpoint (the largest and the latest), the memory
 store's bytes, peak RSS, each finished round's figures, and where the CPU went (`benchmarks/sampler.py`; the setup's
-profile apart from the rounds'). For 1,000 and 10,000 agents a measurement takes caps (`--cap` seconds,
-`--max-rounds`, one value or one a size; `--max-rss-gb`, `--max-disk-gb` so a society too large for the machine is
-stopped, not the machine): a run they stop reports the rounds it finished and how far the next one got, and says
-which cap stopped it. E.g. `--agents 12 120 1000 10000 --no-crowd --cycles 0 --cap 0 0 600 480 --max-rounds 0 0 3 0`.
+profile apart from the rounds', and each round's own, so a cost that grows from round to round shows where). For
+1,000 and 10,000 agents a measurement takes caps (`--cap` seconds, `--max-rounds`, one value or one a size;
+`--max-rss-gb`, `--max-disk-gb` so a society too large for the machine is stopped, not the machine): a run they stop
+reports the rounds it finished and how far the next one got, and says which cap stopped it. E.g.
+`--agents 12 120 1000 10000 --no-crowd --cycles 0 --cap 0 0 600 480 --max-rounds 0 0 3 0`.
 
 Figures depend on the machine's load: the JSON records it. The JSON goes to benchmarks/results/scale.json.
 """
@@ -132,7 +133,7 @@ class Progress:
             }
         self.turns = 0
 
-    def round_done(self, cycle: int) -> None:
+    def round_done(self, cycle: int, sampler: Sampler) -> None:
         now = (time.perf_counter(), time.process_time())
         files = RunDir(self.out)
         self.rounds.append(
@@ -144,6 +145,7 @@ class Progress:
                 "checkpoint_file_bytes": sum(p.stat().st_size for p in files.checkpoint_files() if p.is_file()),
                 "memory_store_bytes": folder_bytes(files.memory),
                 "rss_bytes": rss_bytes(),
+                "profile": sampler.since_round(),
             }
         )
         self.mark, self.turns = now, 0
@@ -242,7 +244,7 @@ def run_society(
             elif event.type == "round_started":
                 progress.round_started(sampler)
             elif isinstance(event, RoundDone):
-                progress.round_done(event.cycle)
+                progress.round_done(event.cycle, sampler)
                 print(json.dumps(progress.report(writes, sampler, KILLED, mid_round=False)), flush=True)
                 progress.mark = (time.perf_counter(), time.process_time())  # the report is not the next round's
                 if limits.max_rounds and len(progress.rounds) >= limits.max_rounds:

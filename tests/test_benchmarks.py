@@ -94,3 +94,17 @@ def test_latency_benchmark_counts_the_checkpoints_written_behind_the_rounds():
     assert rows["raw_langgraph"]["times_raw_langgraph"] == 1.0 and rows["framework"]["times_raw_langgraph"] > 0
     assert rows["raw_run_checkpointer"]["times_raw_run_checkpointer"] == 1.0
     assert rows["framework"]["times_raw_run_checkpointer"] > 0
+
+
+def test_round_trace_reads_each_rounds_critical_path():
+    """Every steady round is found between two game masters, and its parts fit inside it: the next round's first
+    request comes after the recall it needs, and a round lasts at least the model's latency."""
+    result = _run("round_trace.py", "--latency", "0.1", "--rounds", "5")
+    rounds = result["per_round"]
+    assert len(rounds) == 4  # five game masters, four rounds between them
+    for r in rounds:
+        assert r["round_ms"] >= 100
+        assert r["reply_to_gm"] >= 0 and r["request_spread"] >= 0
+        assert r["gm_to_recall"] is not None and r["gm_to_first_request"] >= r["gm_to_recall"]
+        assert r["embed_runs"] == 0 or r["embed_wall"] > 0
+    assert result["median"]["round_ms"] >= 100

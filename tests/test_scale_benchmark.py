@@ -45,7 +45,7 @@ def test_a_run_cut_short_keeps_the_rounds_it_finished(tmp_path: Path):
             progress.turns += 1
         if turns == 12:
             time.sleep(0.01)
-            progress.round_done(cycle=1)
+            progress.round_done(1, sampler)
             progress.round_started(sampler)
     writes = SimpleNamespace(calls=Counter(upsert=2))
     report = progress.report(writes, sampler, "time cap (9 s)", mid_round=True)  # type: ignore[arg-type]
@@ -58,6 +58,48 @@ def test_a_run_cut_short_keeps_the_rounds_it_finished(tmp_path: Path):
     assert report["ms_per_turn"] == pytest.approx(1000 * second["wall_s"] / 12, rel=1e-3)  # the steady round's
     assert report["chroma_writes_per_turn"] == round(2 / 24, 3)
     assert report["setup"]["wall_s"] >= 0 and report["setup"]["profile"]["cumulative"] == []
+
+
+def _spin(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def _first_round_work() -> None:
+    _spin(0.3)
+
+
+def _second_round_work() -> None:
+    _spin(0.3)
+
+
+def _every_round_work() -> None:
+    _spin(0.3)
+
+
+def test_each_round_has_its_own_profile_and_the_run_has_all_of_them(tmp_path: Path):
+    sampler = Sampler(0.005, tmp_path, 2**40, 2**40)
+    sampler.start()
+    try:
+        progress = Progress(12, 1, 3, None, tmp_path / "run")
+        progress.round_started(sampler)
+        for work in (_first_round_work, _second_round_work):  # a share under 90% each (the table's wrappers cut)
+            work()
+            _every_round_work()
+            progress.round_done(1, sampler)
+            progress.round_started(sampler)
+        whole = sampler.summary()
+    finally:
+        sampler.halt.set()
+
+    def functions(profile: dict[str, object]) -> set[str]:
+        return {where.rsplit(":", 1)[1] for where, _ in profile["cumulative"]}  # type: ignore[attr-defined]
+
+    first, second = (functions(r["profile"]) for r in progress.rounds)
+    assert "_first_round_work" in first and "_second_round_work" not in first
+    assert "_second_round_work" in second and "_first_round_work" not in second
+    assert {"_first_round_work", "_second_round_work"} <= functions(whole)
 
 
 def test_a_run_stopped_before_its_first_round_reports_its_setup(tmp_path: Path):
