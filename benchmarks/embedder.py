@@ -9,6 +9,9 @@
 - batch independence: the least cosine between a text's vector alone and in the batch of 12 (int8 runs one text
   at a time for this; see OnnxEncoder.encode).
 - variants (`--variants`): the quantisation recipes tried, each made afresh in a temp dir, with the same figures.
+- beside memory traffic (`--beside-traffic MB`): the CPU a text costs int8 alone and beside a thread that streams
+  through MB of memory, alternating: what a 10,000-agent run's native threads (Chroma's, inserting into a graph
+  of a GB) do to the embedder's caches.
 
 Figures depend on the machine's load: the JSON records it (benchmarks/bench_common.py). `--quick` is a smoke run.
 The JSON goes to benchmarks/results/embedder.json.
@@ -21,6 +24,8 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -107,6 +112,38 @@ def timings(encoders: dict[str, Encoder], rounds: int, repeats: int) -> dict[str
     }
 
 
+def beside_traffic(encoder: Encoder, rounds: int, megabytes: int) -> dict[str, float]:
+    """CPU ms a text costs, one text a call on this thread, alone and beside a thread streaming through `megabytes`
+    of memory (numpy lets go of the GIL while it sums), the two alternating round by round."""
+    block = np.ones(megabytes * 2**20 // 8)
+    stop = threading.Event()
+
+    def stream() -> None:
+        while not stop.is_set():
+            block.sum()
+
+    def cpu_ms_a_text(tag: int) -> float:
+        began = time.thread_time()
+        for text in TEXTS:
+            encoder.encode([f"{text} {tag}"], 1)  # uncached: a tag makes each text new
+        return 1000 * (time.thread_time() - began) / len(TEXTS)
+
+    alone, beside = [], []
+    for r in range(rounds):
+        alone.append(cpu_ms_a_text(2 * r))
+        stop.clear()
+        streamer = threading.Thread(target=stream, daemon=True)
+        streamer.start()
+        beside.append(cpu_ms_a_text(2 * r + 1))
+        stop.set()
+        streamer.join()
+    return {
+        "megabytes": megabytes,
+        "alone_cpu_ms_a_text_p50": round(statistics.median(alone), 2),
+        "beside_cpu_ms_a_text_p50": round(statistics.median(beside), 2),
+    }
+
+
 def batch_independence(encoder: Encoder) -> float:
     """The least cosine between a text's vector encoded alone and within the batch of 12."""
     together = encoder.encode(TEXTS, 64)
@@ -172,6 +209,8 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.variants:
         report["variants"] = variants(fp32, args)
+    if args.beside_traffic:
+        report["beside_traffic"] = beside_traffic(int8, args.rounds, args.beside_traffic)
     report["environment"] = environment(PACKAGES, load_before)
     return report
 
@@ -202,6 +241,11 @@ def table(report: dict[str, Any]) -> str:
             f"batch {row['batch12_ms_p50']:6.1f} ms (fp32 {row['fp32_batch12_ms_p50']:6.1f})  "
             f"query {row['query_ms_p50']:5.2f} ms  {row['size_mb']:5.1f} MB"
         )
+    if traffic := report.get("beside_traffic"):
+        lines.append(
+            f"  int8, CPU a text: alone {traffic['alone_cpu_ms_a_text_p50']} ms, beside a thread streaming "
+            f"{traffic['megabytes']} MB {traffic['beside_cpu_ms_a_text_p50']} ms"
+        )
     return "\n".join(lines)
 
 
@@ -210,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=12, help="alternating timing rounds")
     parser.add_argument("--repeats", type=int, default=5, help="runs per round (the query: 4× as many)")
     parser.add_argument("--variants", action="store_true", help="also measure the quantisation recipes tried")
+    parser.add_argument("--beside-traffic", type=int, metavar="MB", default=0, help="also: int8 beside memory traffic")
     parser.add_argument("--quick", action="store_true", help="a smoke run (seconds): fewer rounds and repeats")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     results_options(parser, RESULTS)

@@ -109,18 +109,47 @@ class WriteCalls:
             setattr(Collection, name, counted)
 
 
+class EmbeddedTexts:
+    """Counts the texts the embedder's model embeds (those not in its cache) and their characters, whichever backend
+    it runs on: with the embedder's CPU in a round's profile, what a text cost that round."""
+
+    def __init__(self) -> None:
+        from amphoreus_graph.models import embedder, onnx_encoder
+
+        self.texts = self.characters = 0
+        for encoder in (onnx_encoder.OnnxEncoder, embedder.TorchEncoder):
+            original = encoder.encode
+
+            def counted(model: Any, texts: list[str], *args: Any, _original: Any = original, **kw: Any) -> Any:
+                self.texts += len(texts)
+                self.characters += sum(len(t) for t in texts)
+                return _original(model, texts, *args, **kw)
+
+            encoder.encode = counted  # type: ignore[assignment,method-assign]
+
+
 class Progress:
     """What a run has done so far, kept round by round, so that a run stopped anywhere (a time, memory or disk
     cap, a round limit) still reports the rounds it finished and how far the unfinished one got."""
 
-    def __init__(self, agents: int, cycles: int, attention: int | None, sight: int | None, out: Path) -> None:
+    def __init__(
+        self,
+        agents: int,
+        cycles: int,
+        attention: int | None,
+        sight: int | None,
+        out: Path,
+        embedded: EmbeddedTexts | None = None,
+    ) -> None:
         self.head = {"agents": agents, "attention": attention, "sight": sight, "cycles": cycles}
         self.out = out
         self.begun = (time.perf_counter(), time.process_time())
         self.mark = self.begun  # where the round in progress began (wall, CPU)
         self.setup: dict[str, Any] | None = None
         self.rounds: list[dict[str, Any]] = []
-        self.turns = 0  # of the round in progress
+        self.turns = self.reflections = 0  # of the round in progress
+        self.embedded = embedded
+        self.embedded_before = (0, 0)  # texts and characters embedded when the round in progress began
         self.loadavg = [round(x, 2) for x in os.getloadavg()]
 
     def round_started(self, sampler: Sampler) -> None:
@@ -140,6 +169,9 @@ class Progress:
             {
                 "cycle": cycle,
                 "turns": self.turns,
+                "reflections": self.reflections,
+                "texts_embedded": self._embedded()[0] - self.embedded_before[0],
+                "characters_embedded": self._embedded()[1] - self.embedded_before[1],
                 "wall_s": round(now[0] - self.mark[0], 4),
                 "cpu_s": round(now[1] - self.mark[1], 4),
                 "checkpoint_file_bytes": sum(p.stat().st_size for p in files.checkpoint_files() if p.is_file()),
@@ -148,7 +180,10 @@ class Progress:
                 "profile": sampler.since_round(),
             }
         )
-        self.mark, self.turns = now, 0
+        self.mark, self.turns, self.reflections, self.embedded_before = now, 0, 0, self._embedded()
+
+    def _embedded(self) -> tuple[int, int]:
+        return (self.embedded.texts, self.embedded.characters) if self.embedded is not None else (0, 0)
 
     def report(self, writes: WriteCalls, sampler: Sampler, stopped: str | None, *, mid_round: bool) -> dict[str, Any]:
         """The figures so far (`mid_round`: a cap stopped the run inside a round, which is measured too). A turn's
@@ -218,7 +253,7 @@ def run_society(
     writes = WriteCalls()
     tmp = Path(tempfile.mkdtemp(prefix="amphoreus-scale-"))
     out = tmp / "run"
-    progress = Progress(agents, cycles, attention, sight, out)
+    progress = Progress(agents, cycles, attention, sight, out, EmbeddedTexts())
     sampler = Sampler(limits.sample_s, tmp, int(limits.max_rss_gb * 2**30), int(limits.max_disk_gb * 2**30))
 
     def finish(stopped: str | None, mid_round: bool = False) -> NoReturn:
@@ -241,6 +276,8 @@ def run_society(
         async for event in sim.stream():
             if event.type == "turn_done":
                 progress.turns += 1
+            elif event.type == "reflected":
+                progress.reflections += 1
             elif event.type == "round_started":
                 progress.round_started(sampler)
             elif isinstance(event, RoundDone):
