@@ -14,8 +14,9 @@ last request sent:
 - `request_spread`: the first to the last of the next round's requests (each turn is built on the event loop);
 - `round_ms`: game master to game master.
 
-Medians over the steady rounds (the first two left out). The spans cost a few microseconds each; the figures are
-for reading where the time goes, the ratio itself is `latency.py`'s. The JSON goes to
+Medians over the steady rounds (the first two left out). The spans cost a few microseconds each, and reading every
+thread's counters at both ends of a recall window ~1 ms of the recall's own thread; the figures are for reading
+where the time goes, the ratio itself is `latency.py`'s. The JSON goes to
 benchmarks/results/round_trace.json.
 
     python benchmarks/round_trace.py --variant real_memory --latency 0.5 --rounds 10
