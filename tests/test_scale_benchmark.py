@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.sampler import Sampler
+from benchmarks.sampler import Profile, Sampler
 from benchmarks.scale import Progress
 from tests.conftest import REPO
 
@@ -75,35 +75,34 @@ def _second_round_work() -> None:
     _spin(0.3)
 
 
-def _every_round_work() -> None:
-    _spin(0.3)
-
-
 def test_each_round_has_its_own_profile_and_the_run_has_all_of_them(tmp_path: Path):
+    """Each round's profile weighs that round's work alone, the run's weighs both. Read from the profiles' own
+    counters, not their top-12 tables: other tests' threads still running in the process may fill a table."""
     sampler = Sampler(0.005, tmp_path, 2**40, 2**40)
     sampler.start()
+    rounds = []
     try:
         progress = Progress(12, 1, 3, None, tmp_path / "run")
         progress.round_started(sampler)
         for work in (_first_round_work, _second_round_work):
-            # On a thread of its own, so that the test runner's frames (which a waiting thread does not weigh) stay
-            # out of the table; each function is half the round's CPU (over 90% would be cut as a wrapper).
-            worker = threading.Thread(target=lambda work=work: (work(), _every_round_work()))
+            worker = threading.Thread(target=work)
             worker.start()
             worker.join()
+            rounds.append(sampler.round)  # the profile `round_done` hands over
             progress.round_done(1, sampler)
             progress.round_started(sampler)
-        whole = sampler.summary()
+        whole = sampler.whole
     finally:
         sampler.halt.set()
 
-    def functions(profile: dict[str, object]) -> set[str]:
-        return {where.rsplit(":", 1)[1] for where, _ in profile["cumulative"]}  # type: ignore[attr-defined]
+    def weighed(profile: Profile) -> set[str]:
+        return {where.rsplit(":", 1)[1] for where, cpu in profile.cumulative.items() if cpu > 0}
 
-    first, second = (functions(r["profile"]) for r in progress.rounds)
+    first, second = (weighed(p) for p in rounds)
     assert "_first_round_work" in first and "_second_round_work" not in first
     assert "_second_round_work" in second and "_first_round_work" not in second
-    assert {"_first_round_work", "_second_round_work"} <= functions(whole)
+    assert {"_first_round_work", "_second_round_work"} <= weighed(whole)
+    assert all(r["profile"]["python_threads_cpu_s"] > 0 for r in progress.rounds)
 
 
 def test_a_run_stopped_before_its_first_round_reports_its_setup(tmp_path: Path):
