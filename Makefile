@@ -44,11 +44,16 @@ report: $(RUN_STAMP)
 studio: $(DEV_STAMP)
 	$(VENV)/bin/amphoreus studio
 
+# Two workers: most of the suite's time is processes starting (torch, Ray, langgraph dev) and waiting on them, so
+# two run side by side even on two cores; a module's tests share a worker, so a module's fixtures are built once.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
+
 test: $(DEV_STAMP)
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 test-fast: $(DEV_STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check amphoreus_graph graphs tests benchmarks tools

@@ -33,7 +33,6 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,10 +191,10 @@ def medians(rounds: list[dict[str, float | None]]) -> dict[str, float | None]:
     }
 
 
-def traced(variant: str, latency_s: float, rounds: int, run: Callable[..., Any] = society) -> dict[str, Any]:
+def traced(variant: str, latency_s: float, rounds: int) -> dict[str, Any]:
     trace = Trace()
     instrument(trace)
-    run(variant, latency_s, rounds)
+    society(variant, latency_s, rounds)
     per_round = rounds_of(trace.spans)
     windows = sum(1 for s in trace.spans if s.name == "recall_ahead")
     by_thread: Counter[str] = Counter()
