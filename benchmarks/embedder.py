@@ -8,6 +8,9 @@
   between a probe text's int8 and fp32 vectors; the floors the embedder requires; the verdict it stored.
 - batch independence: the least cosine between a text's vector alone and in the batch of 12 (int8 runs one text
   at a time for this; see OnnxEncoder.encode).
+- lanes (`--lanes`): int8's batch of 12 timed twice, alternating: each text a run in a row on one thread, and as
+  `encode` runs them, spread over one lane per core; how far the cores multiply what one does (a text's run
+  streams the model's weights, so two runs at once can share more than the cores).
 - variants (`--variants`): the quantisation recipes tried, each made afresh in a temp dir, with the same figures.
 - beside memory traffic (`--beside-traffic MB`): the CPU a text costs int8 alone and beside a thread that streams
   through MB of memory, alternating: what a 10,000-agent run's native threads (Chroma's, inserting into a graph
@@ -144,6 +147,22 @@ def beside_traffic(encoder: Encoder, rounds: int, megabytes: int) -> dict[str, f
     }
 
 
+def lanes(encoder: OnnxEncoder, rounds: int) -> dict[str, float]:
+    """ms for the batch of 12 on one thread (a run a text, in a row) and over the lanes, alternating round by round
+    (uncached: the encoder has no cache)."""
+    in_a_row, spread = [], []
+    for _ in range(rounds):
+        in_a_row.append(median_ms(lambda: [encoder.encode([text], 1) for text in TEXTS], 3))
+        spread.append(median_ms(lambda: encoder.encode(TEXTS, 64), 3))
+    row, lanes_p50 = statistics.median(in_a_row), statistics.median(spread)
+    return {
+        "cores": os.cpu_count() or 1,
+        "in_a_row_ms_p50": round(row, 2),
+        "lanes_ms_p50": round(lanes_p50, 2),
+        "speedup": round(row / lanes_p50, 2),
+    }
+
+
 def batch_independence(encoder: Encoder) -> float:
     """The least cosine between a text's vector encoded alone and within the batch of 12."""
     together = encoder.encode(TEXTS, 64)
@@ -209,6 +228,8 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.variants:
         report["variants"] = variants(fp32, args)
+    if args.lanes and isinstance(int8, OnnxEncoder):
+        report["lanes"] = lanes(int8, args.rounds)
     if args.beside_traffic:
         report["beside_traffic"] = beside_traffic(int8, args.rounds, args.beside_traffic)
     report["environment"] = environment(PACKAGES, load_before)
@@ -241,6 +262,11 @@ def table(report: dict[str, Any]) -> str:
             f"batch {row['batch12_ms_p50']:6.1f} ms (fp32 {row['fp32_batch12_ms_p50']:6.1f})  "
             f"query {row['query_ms_p50']:5.2f} ms  {row['size_mb']:5.1f} MB"
         )
+    if spread := report.get("lanes"):
+        lines.append(
+            f"  int8, batch of 12: a run a text in a row {spread['in_a_row_ms_p50']} ms, over {spread['cores']} "
+            f"lanes {spread['lanes_ms_p50']} ms ({spread['speedup']}×)"
+        )
     if traffic := report.get("beside_traffic"):
         lines.append(
             f"  int8, CPU a text: alone {traffic['alone_cpu_ms_a_text_p50']} ms, beside a thread streaming "
@@ -254,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=12, help="alternating timing rounds")
     parser.add_argument("--repeats", type=int, default=5, help="runs per round (the query: 4× as many)")
     parser.add_argument("--variants", action="store_true", help="also measure the quantisation recipes tried")
+    parser.add_argument("--lanes", action="store_true", help="also: int8 on one thread against the lanes")
     parser.add_argument("--beside-traffic", type=int, metavar="MB", default=0, help="also: int8 beside memory traffic")
     parser.add_argument("--quick", action="store_true", help="a smoke run (seconds): fewer rounds and repeats")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

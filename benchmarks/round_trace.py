@@ -10,6 +10,8 @@ last request sent:
 - `gm_to_recall`: the game master's end until the next round's recall is ranked (memory only): its embedding runs,
   their CPU and the wall they took (a run's wall beyond its CPU is time the run waited for a core), and the CPU
   each thread of the process used in that window (Linux's per-thread counters, 10 ms ticks: a sum over rounds);
+  `to_first_run`, `runs_span` and `rank_ms` split it: the game master's end to the first run, the first run's
+  start to the last one's end (on N cores at best the runs' CPU ÷ N), and the last run to the recall ranked;
 - `record_ms`, `gm_to_first_request`: the round's record, and the next round's first model request;
 - `request_spread`: the first to the last of the next round's requests (each turn is built on the event loop);
 - `round_ms`: game master to game master.
@@ -166,6 +168,7 @@ def rounds_of(spans: list[Span]) -> list[dict[str, float | None]]:
         recall = next((s for s in inside if s.name == "recall_ahead"), None)
         record = next((s for s in inside if s.name == "record"), None)
         runs = [s for s in inside if s.name == "embed_run" and recall is not None and s.end <= recall.end]
+        first, last = (min(r.start for r in runs), max(r.end for r in runs)) if runs else (None, None)
         out.append(
             {
                 "reply_to_gm": gm.start - max(replies),
@@ -174,6 +177,9 @@ def rounds_of(spans: list[Span]) -> list[dict[str, float | None]]:
                 "embed_runs": len(runs),
                 "embed_cpu": sum(r.cpu for r in runs),
                 "embed_wall": sum(r.end - r.start for r in runs),
+                "to_first_run": None if first is None else first - gm.end,
+                "runs_span": None if first is None or last is None else last - first,
+                "rank_ms": None if last is None or recall is None else recall.end - last,
                 "record_ms": None if record is None else record.end - record.start,
                 "gm_to_first_request": requests[0] - gm.end,
                 "request_spread": requests[-1] - requests[0],

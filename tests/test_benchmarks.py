@@ -96,6 +96,17 @@ def test_latency_benchmark_counts_the_checkpoints_written_behind_the_rounds():
     assert rows["framework"]["times_raw_run_checkpointer"] > 0
 
 
+def test_embedder_benchmark_times_int8_on_one_thread_and_over_its_lanes():
+    """`--lanes` sets the batch of 12 in a row on one thread beside the same batch over the lanes; int8 only."""
+    result = _run("embedder.py", "--quick", "--lanes")
+    if not result["int8_in_use"]:  # the probe check kept fp32: no lanes to time
+        assert "lanes" not in result
+        return
+    lanes = result["lanes"]
+    assert lanes["cores"] >= 1 and lanes["in_a_row_ms_p50"] > 0 and lanes["lanes_ms_p50"] > 0
+    assert abs(lanes["speedup"] - lanes["in_a_row_ms_p50"] / lanes["lanes_ms_p50"]) < 0.01
+
+
 def test_round_trace_reads_each_rounds_critical_path():
     """Every steady round is found between two game masters, and its parts fit inside it: the next round's first
     request comes after the recall it needs, and a round lasts at least the model's latency."""
@@ -107,4 +118,8 @@ def test_round_trace_reads_each_rounds_critical_path():
         assert r["reply_to_gm"] >= 0 and r["request_spread"] >= 0
         assert r["gm_to_recall"] is not None and r["gm_to_first_request"] >= r["gm_to_recall"]
         assert r["embed_runs"] == 0 or r["embed_wall"] > 0
+        if r["embed_runs"]:  # the window's three parts, in order, add up to it
+            parts = r["to_first_run"] + r["runs_span"] + r["rank_ms"]
+            assert min(r["to_first_run"], r["rank_ms"]) >= 0 and r["runs_span"] > 0
+            assert abs(parts - r["gm_to_recall"]) < 0.05  # each figure rounded to 0.01 ms
     assert result["median"]["round_ms"] >= 100
