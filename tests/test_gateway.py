@@ -254,11 +254,16 @@ def test_429s_halve_the_endpoints_concurrency_and_calm_brings_it_back(openai_ser
     openai_server.replier = counter
     openai_server.retry_after_s = 0.05
     refused: set[str] = set()
+    # The burst's 429s go back only once all eight have arrived: one episode is the requests sent before the client
+    # heard of a 429 (a request sent after the halving that is refused again rightly halves again), and on a busy
+    # machine the client could otherwise hear the first 429 before it has sent the eighth request.
+    burst = threading.Barrier(8, timeout=30)
 
     def first_of_the_burst_refused(request: ChatRequest) -> Behaviour:  # by question, not arrival: load-proof
         if request.prompt in refused or not request.prompt.startswith("Burst"):
             return Behaviour.ANSWER
         refused.add(request.prompt)
+        burst.wait()
         return Behaviour.RATE_LIMIT
 
     openai_server.schedule = first_of_the_burst_refused
