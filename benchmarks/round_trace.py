@@ -8,17 +8,20 @@ last request sent:
 
 - `reply_to_gm`: the last reply of the round until the game master starts (the turns' checkpoint);
 - `gm_to_recall`: the game master's end until the next round's recall is ranked (memory only): its embedding runs,
-  their CPU and the wall they took (a run's wall beyond its CPU is time the run waited for a core), and the CPU
-  each thread of the process used in that window (Linux's per-thread counters, 10 ms ticks: a sum over rounds);
+  their CPU and the wall they took (a run's wall beyond its CPU is time the run waited for a core), and with
+  `--thread-cpu` the CPU each thread of the process used in that window (Linux's per-thread counters, 10 ms ticks:
+  a sum over rounds);
   `to_first_run`, `runs_span` and `rank_ms` split it: the game master's end to the first run, the first run's
   start to the last one's end (on N cores at best the runs' CPU ÷ N), and the last run to the recall ranked;
 - `record_ms`, `gm_to_first_request`: the round's record, and the next round's first model request;
 - `request_spread`: the first to the last of the next round's requests (each turn is built on the event loop);
 - `round_ms`: game master to game master.
 
-Medians over the steady rounds (the first two left out). The spans cost a few microseconds each, and reading every
-thread's counters at both ends of a recall window ~1 ms of the recall's own thread; the figures are for reading
-where the time goes, the ratio itself is `latency.py`'s. The JSON goes to
+Medians over the steady rounds (the first two left out). The spans cost a few microseconds each. Reading every
+thread's counters (`--thread-cpu`) at both ends of a recall window costs the recall's own thread several ms before
+its first embedding run (~40 files of /proc, while the game master's step holds the GIL), so it is off by default:
+with it, read `to_first_run` and `gm_to_recall` as inflated by that. The figures are for reading where the time
+goes, the ratio itself is `latency.py`'s. The JSON goes to
 benchmarks/results/round_trace.json.
 
     python benchmarks/round_trace.py --variant real_memory --latency 0.5 --rounds 10
@@ -121,7 +124,7 @@ def _family(name: str) -> str:
     return head if tail.isdigit() and head else name
 
 
-def instrument(trace: Trace) -> None:
+def instrument(trace: Trace, *, thread_cpu: bool = False) -> None:
     """Spans around the nodes, the model's calls, the recall ranked ahead and the embedder's runs."""
     from amphoreus_graph.memory.remembrance import Remembrance
     from amphoreus_graph.models import onnx_encoder
@@ -132,7 +135,7 @@ def instrument(trace: Trace) -> None:
         trace.wrap_async(graph, node)
     trace.wrap(graph, "game_master", "game_master")
     trace.wrap_async(ScriptedChatModel, "_agenerate", "model_call")
-    trace.wrap(Remembrance, "_recall_ahead", "recall_ahead", window=True)
+    trace.wrap(Remembrance, "_recall_ahead", "recall_ahead", window=thread_cpu)
     opened = onnx_encoder.OnnxEncoder.__init__
 
     def with_timed_runs(encoder: Any, *args: Any, **kwargs: Any) -> None:
@@ -197,9 +200,9 @@ def medians(rounds: list[dict[str, float | None]]) -> dict[str, float | None]:
     }
 
 
-def traced(variant: str, latency_s: float, rounds: int) -> dict[str, Any]:
+def traced(variant: str, latency_s: float, rounds: int, *, thread_cpu: bool = False) -> dict[str, Any]:
     trace = Trace()
-    instrument(trace)
+    instrument(trace, thread_cpu=thread_cpu)
     society(variant, latency_s, rounds)
     per_round = rounds_of(trace.spans)
     windows = sum(1 for s in trace.spans if s.name == "recall_ahead")
@@ -233,11 +236,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", choices=VARIANTS, default="real_memory")
     parser.add_argument("--latency", type=float, default=0.5, help="the model's latency L, seconds")
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--thread-cpu", action="store_true", help="also each thread's CPU in the recall windows")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     results_options(parser, RESULTS)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
-    report = traced(args.variant, args.latency, args.rounds)
+    report = traced(args.variant, args.latency, args.rounds, thread_cpu=args.thread_cpu)
     report["environment"] = environment(PACKAGES, load_before)
     publish(report, table(report), path=args.results, save=not args.no_save, as_json=args.json)
     return 0

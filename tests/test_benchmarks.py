@@ -110,7 +110,7 @@ def test_embedder_benchmark_times_int8_on_one_thread_and_over_its_lanes():
 def test_round_trace_reads_each_rounds_critical_path():
     """Every steady round is found between two game masters, and its parts fit inside it: the next round's first
     request comes after the recall it needs, and a round lasts at least the model's latency."""
-    result = _run("round_trace.py", "--latency", "0.1", "--rounds", "5")
+    result = _run("round_trace.py", "--latency", "0.1", "--rounds", "5", "--thread-cpu")
     rounds = result["per_round"]
     assert len(rounds) == 4  # five game masters, four rounds between them
     for r in rounds:
@@ -123,3 +123,5 @@ def test_round_trace_reads_each_rounds_critical_path():
             assert min(r["to_first_run"], r["rank_ms"]) >= 0 and r["runs_span"] > 0
             assert abs(parts - r["gm_to_recall"]) < 0.05  # each figure rounded to 0.01 ms
     assert result["median"]["round_ms"] >= 100
+    if sys.platform == "linux":  # per-thread counters from /proc: the recall windows' CPU, by thread
+        assert result["recall_window_cpu_ms_by_thread"]
