@@ -20,6 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from amphoreus_graph.catalogs.scenario import MemoryConfig
 from amphoreus_graph.contracts.memory import MemoryEvent, MemoryKind, Moment
@@ -258,13 +259,14 @@ class Remembrance:
         n = k * self.config.overfetch
         for agent, vector in zip(agents, vectors, strict=True):
             candidates = self._search(agent, vector, n)
+            target = np.asarray(vector, dtype=np.float64)  # once an agent: the pending records' vectors are arrays
             waiting = [
                 (r, public, v)
                 for holder in (agent, SHARED_HOLDER)
                 for r, public, v in unfiled.get(holder, [])
                 if r.id not in self._held[holder].records
             ]
-            candidates += [(r, float(np.dot(vector, v))) for r, _, v in waiting]
+            candidates += [(r, float(np.dot(target, v))) for r, _, v in waiting]
             public = [self._held[agent].public, self._held[SHARED_HOLDER].public]
             public.append({r.id for r, is_public, _ in waiting if is_public})
             distinct = list({r.id: (r, similarity) for r, similarity in reversed(candidates)}.values())
@@ -301,14 +303,18 @@ class Remembrance:
             self._fresh(holder, hits)
         return hits
 
-    def _unfiled(self, pending: Sequence[MemoryEvent]) -> dict[str, list[tuple[MemoryRecord, bool, list[float]]]]:
+    def _unfiled(
+        self, pending: Sequence[MemoryEvent]
+    ) -> dict[str, list[tuple[MemoryRecord, bool, NDArray[np.float64]]]]:
         """Each holder's records of events not filed yet (SHARED_HOLDER's the public ones), with whether each is
-        public and its vector."""
+        public and its vector (float64, as a dot product of the lists would convert it: the same similarities,
+        without converting a vector again for every agent who recalls it)."""
         events = self._fileable(pending)
         if not events:
             return {}
         by_text, filed = self._records_for(events, self.rater.rate_now([e for e in events if not e.public]))
-        return {agent: [(r, public, by_text[r.text]) for r, public in batch] for agent, batch in filed.items()}
+        arrays = {text: np.asarray(vector, dtype=np.float64) for text, vector in by_text.items()}
+        return {agent: [(r, public, arrays[r.text]) for r, public in batch] for agent, batch in filed.items()}
 
     def anticipate(self, texts: Callable[[], list[str]]) -> Future[None] | None:
         """Embed the texts a coming recall will likely need (its queries, the events it will search as pending), on
