@@ -11,6 +11,7 @@ is stopped (by a signal to the main thread) while it still can report what it di
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import signal
@@ -47,6 +48,19 @@ def threads_cpu() -> Counter[str]:
     for name, cpu in thread_stats().values():
         out[name] += cpu
     return out
+
+
+def current_frames() -> dict[int, FrameType]:
+    """`sys._current_frames()` with the cyclic collector paused (only if it was running). On CPython 3.11 before
+    3.11.9 a collection that starts inside it waits for the thread-list lock the call holds, with the GIL held, and
+    the whole process hangs (python/cpython#106883; a `make test` worker hung so here); 3.11.9 pauses it itself."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def thread_stats() -> dict[int, tuple[str, float]]:
@@ -172,7 +186,7 @@ class Sampler(threading.Thread):
     def sample(self, me: int, used: dict[int, float]) -> None:
         native = {t.ident: t.native_id for t in threading.enumerate()}
         main = threading.main_thread().ident
-        for ident, frame in sys._current_frames().items():
+        for ident, frame in current_frames().items():
             if ident == me:
                 continue
             cpu = thread_cpu(native.get(ident))
